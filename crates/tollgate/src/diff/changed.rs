@@ -1,0 +1,3 @@
+//! Placeholder.
+#[derive(Debug, Default)]
+pub struct ChangedLines;

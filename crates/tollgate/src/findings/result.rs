@@ -1,0 +1,164 @@
+//! The review result: what `tollgate review` prints as JSON and every report renders.
+//!
+//! Field names are a contract with CI scripts (a superset of upstream's EnterpriseReviewResult):
+//! rename nothing; add fields only. `schemas/review-result.schema.json` is generated from these
+//! types and a test fails when it is stale.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Category, Finding, Severity};
+
+/// What kind of change a diff is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Classification {
+    Feature,
+    Bugfix,
+    Refactor,
+    Infra,
+    Docs,
+    Test,
+}
+
+impl Classification {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Classification::Feature => "feature",
+            Classification::Bugfix => "bugfix",
+            Classification::Refactor => "refactor",
+            Classification::Infra => "infra",
+            Classification::Docs => "docs",
+            Classification::Test => "test",
+        }
+    }
+}
+
+/// One signal's share of the risk score, so the score explains itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RiskFactor {
+    /// Signal name, e.g. `public_api_changed`.
+    pub signal: String,
+    /// Points added to the base score of 1.
+    pub points: f64,
+    pub detail: String,
+}
+
+/// The preflight signals computed from the diff.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Signals {
+    pub tests_touched: bool,
+    /// Changed test files.
+    pub test_files: Vec<String>,
+    pub config_files: Vec<String>,
+    pub dependency_files: Vec<String>,
+    pub public_api_files: Vec<String>,
+    pub binary_files: Vec<String>,
+    pub hotspot_files: Vec<String>,
+    pub docs_files: Vec<String>,
+    /// Number of added lines that hold a secret.
+    pub secrets_found: usize,
+}
+
+/// Time spent per stage, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Timings {
+    pub parse: f64,
+    pub preflight: f64,
+    pub invariants: f64,
+    pub static_analysis: f64,
+    pub llm: f64,
+    pub gate: f64,
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewStats {
+    pub files_changed: usize,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+    pub duration_ms: f64,
+    pub deterministic_checks_executed: usize,
+    /// Rule × file pairs evaluated.
+    pub invariants_executed: usize,
+    pub static_analyzers_executed: usize,
+    pub llm_passes_executed: usize,
+    /// Findings produced before filtering.
+    pub findings_total: usize,
+    /// Dropped by the confidence threshold or the category filter.
+    pub findings_filtered: usize,
+    /// Dropped because the allowlist names their rule or fingerprint.
+    pub findings_allowlisted: usize,
+    /// Dropped because the baseline already knows them.
+    pub findings_baselined: usize,
+    /// Merged into another finding with the same fingerprint.
+    pub findings_deduplicated: usize,
+    /// Left out of `findings` by `max_findings` (after the gate was decided).
+    pub findings_truncated: usize,
+    pub timings_ms: Timings,
+}
+
+/// Facts about the run itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewMetadata {
+    /// RFC 3339 UTC timestamp.
+    pub reviewed_at: String,
+    pub tool_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_sha: Option<String>,
+    /// The invariants file that was applied, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariants_path: Option<String>,
+    /// Non-fatal problems met during the run.
+    pub warnings: Vec<String>,
+    /// The effective gate settings, so a reader knows what the verdict was judged against.
+    pub gate: BTreeMap<String, serde_json::Value>,
+}
+
+/// The outcome of a review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewResult {
+    pub run_id: String,
+    /// 1 (trivial) to 5 (risky).
+    pub risk_score: u8,
+    /// What contributed to `risk_score`.
+    pub risk_factors: Vec<RiskFactor>,
+    pub classification: Classification,
+    /// Changed paths that match hotspot patterns.
+    pub hotspots: Vec<String>,
+    pub summary: String,
+    pub signals: Signals,
+    /// Findings after filters and the gate, truncated to `max_findings`, worst first.
+    pub findings: Vec<Finding>,
+    pub should_fail: bool,
+    /// Why the gate failed; empty when it passed.
+    pub fail_reasons: Vec<String>,
+    pub stats: ReviewStats,
+    pub metadata: ReviewMetadata,
+    /// Descriptions of the rules that `findings` refer to (SARIF `rules`, Markdown help).
+    pub rules: Vec<RuleInfo>,
+}
+
+/// What a rule checks, for people reading a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuleInfo {
+    /// The `rule_id` findings carry.
+    pub id: String,
+    /// Kebab-case name saying what was found, e.g. `secret-in-diff`.
+    pub name: String,
+    /// One line.
+    pub short_description: String,
+    /// A paragraph.
+    pub full_description: String,
+    /// How to fix or silence it (Markdown).
+    pub help: String,
+    pub default_severity: Severity,
+    pub category: Category,
+    /// Link to the rule's documentation, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help_uri: Option<String>,
+}

@@ -1,0 +1,23 @@
+//! Tollgate's core: everything the CLI, the MCP server and the GitHub Action do, as plain Rust.
+//!
+//! The review pipeline reads top-down:
+//!
+//! 1. [`diff`] parses a unified diff (or asks git for one) into files, hunks and lines.
+//! 2. [`review`] computes preflight signals, classifies the change, scores its risk, runs the
+//!    deterministic checks, [`secrets`] detection and [`invariants`], then filters the
+//!    [`findings`] and decides the gate.
+//! 3. [`report`] renders the [`findings::ReviewResult`] as JSON, SARIF or Markdown.
+//!
+//! The core never prints, never exits and never reads the environment or the working directory:
+//! front ends pass those in.
+
+pub mod config;
+pub mod diff;
+pub mod findings;
+pub mod invariants;
+pub mod report;
+pub mod review;
+pub mod secrets;
+
+/// The version reported in results and SARIF.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,1 +1,53 @@
-fn main() {}
+//! The `tollgate` command. Parses arguments, runs one command, maps the outcome to an exit code:
+//! 0 pass, 1 gate failed, 2 usage or runtime error.
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the CLI owns stdout (reports) and stderr (messages)"
+)]
+
+mod args;
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    init_logging(cli.verbose);
+    match commands::run(cli.command) {
+        Ok(status) => status.into(),
+        Err(err) => {
+            // A closed pipe (`tollgate review | head`) is not an error worth reporting.
+            if err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return commands::ExitStatus::Pass.into();
+            }
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            commands::ExitStatus::Error.into()
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOLLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        .init();
+}

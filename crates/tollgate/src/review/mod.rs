@@ -1,1 +1,492 @@
-//! TODO
+//! The review pipeline: diff → preflight signals → classification and risk → built-in checks
+//! (secrets included) → invariants → identities, dedupe, filters, baseline → the gate.
+//!
+//! [`run`] is the one call front ends make; [`review_diff`] is the same pipeline on an already
+//! parsed diff with already loaded inputs (no I/O at all).
+
+mod baseline;
+mod checks;
+mod classify;
+mod gate;
+mod language;
+mod signals;
+
+pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineFile, write_baseline};
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::config::ReviewConfig;
+use crate::diff::{self, Diff, DiffSpec, FileDiff};
+use crate::findings::{
+    Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo, Severity, Timings,
+    assign_identities,
+};
+use crate::invariants::{self, InvariantSet};
+
+/// Where the diff comes from.
+#[derive(Debug, Clone)]
+pub enum DiffInput {
+    /// Raw unified-diff bytes (a file or stdin).
+    Text(Vec<u8>),
+    /// Ask git for it.
+    Git(DiffSpec),
+}
+
+/// Everything a review run needs. The workspace is the repository root: invariants and
+/// baseline paths resolve inside it.
+#[derive(Debug)]
+pub struct ReviewRequest<'a> {
+    pub workspace: &'a Path,
+    pub diff: DiffInput,
+    pub config: &'a ReviewConfig,
+    /// Review only these paths of the diff (upstream's `changed_files`).
+    pub changed_files: Option<Vec<String>>,
+}
+
+/// The result plus what a caller may want to persist.
+#[derive(Debug)]
+pub struct ReviewOutcome {
+    pub result: ReviewResult,
+    /// Findings that passed the filters, baseline not applied: what `--write-baseline` records.
+    pub accepted: Vec<Finding>,
+}
+
+/// Why a review could not run (as opposed to a gate failure, which is a result).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReviewError {
+    #[error("Invalid diff: {0}")]
+    Diff(#[from] diff::DiffError),
+    #[error(transparent)]
+    Git(#[from] diff::GitError),
+    #[error(transparent)]
+    Invariants(#[from] invariants::InvariantsError),
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    #[error("Invalid changed_files entry `{path}`: {reason}")]
+    ChangedFile { path: String, reason: &'static str },
+    #[error("The input does not look like a diff: no file sections were found in {0} bytes")]
+    NotADiff(usize),
+}
+
+impl ReviewError {
+    /// Stable machine code (shared with the MCP server's error codes).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReviewError::Diff(_) | ReviewError::ChangedFile { .. } | ReviewError::NotADiff(_) => {
+                "INVALID_INPUT"
+            }
+            ReviewError::Git(_) => "EXECUTION_FAILED",
+            ReviewError::Invariants(_) | ReviewError::Baseline(_) => "INVALID_INPUT",
+        }
+    }
+}
+
+/// Loaded inputs of the pure pipeline.
+#[derive(Debug, Default)]
+pub struct ReviewInputs<'a> {
+    pub invariants: Vec<(String, &'a InvariantSet)>,
+    pub baseline: Option<&'a Baseline>,
+    pub changed_files: Option<&'a [String]>,
+    pub base_sha: Option<String>,
+    pub head_sha: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Runs a whole review: reads the diff, loads invariants and baseline, reviews.
+pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
+    let started = Instant::now();
+    let (diff, base_sha, head_sha) = match request.diff {
+        DiffInput::Text(bytes) => {
+            let n_bytes = bytes.len();
+            let looks_empty = bytes.iter().all(u8::is_ascii_whitespace);
+            let diff = diff::parse(bytes)?;
+            if diff.is_empty() && !looks_empty {
+                return Err(ReviewError::NotADiff(n_bytes));
+            }
+            (diff, None, None)
+        }
+        DiffInput::Git(spec) => {
+            let git = diff::diff_from_repo(request.workspace, &spec)?;
+            (git.diff, git.base_sha, git.head_sha)
+        }
+    };
+    let parse_ms = ms(started);
+
+    if let Some(paths) = &request.changed_files {
+        for path in paths {
+            validate_changed_file(path)?;
+        }
+    }
+
+    let config = request.config;
+    let mut warnings = Vec::new();
+    let mut sets = Vec::new();
+    for given in &config.invariants.paths {
+        let resolved = match invariants::resolve_invariants_path(request.workspace, given) {
+            Ok(path) => path,
+            Err(err) if !config.invariants.explicit && !request.workspace.join(given).exists() => {
+                // The default file is optional; anything else wrong with it is still an error.
+                let _ = err;
+                continue;
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let set = InvariantSet::load(&resolved)?;
+        warnings.extend(set.warnings().iter().cloned());
+        sets.push((given.clone(), set));
+    }
+    let baseline = match &config.baseline {
+        Some(path) => Some(Baseline::load(&resolve_in_workspace(request.workspace, path))?),
+        None => None,
+    };
+
+    let inputs = ReviewInputs {
+        invariants: sets.iter().map(|(p, s)| (p.clone(), s)).collect(),
+        baseline: baseline.as_ref(),
+        changed_files: request.changed_files.as_deref(),
+        base_sha,
+        head_sha,
+        warnings,
+    };
+    let mut outcome = review_diff(&diff, &inputs, config);
+    outcome.result.stats.timings_ms.parse = parse_ms;
+    outcome.result.stats.duration_ms = ms(started);
+    Ok(outcome)
+}
+
+/// The pipeline on a parsed diff with loaded inputs: no I/O, deterministic but for `run_id`,
+/// timestamps and timings.
+pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig) -> ReviewOutcome {
+    let started = Instant::now();
+    let mut warnings = inputs.warnings.clone();
+    let files = select_files(diff, inputs.changed_files, config, &mut warnings);
+
+    let (facts, mut signals) = signals::compute(diff, &files, &config.preflight);
+    let classification = classify::classify(diff, &facts);
+    let (mut findings, n_checks, n_secret_lines) = checks::run(
+        diff,
+        &facts,
+        &signals,
+        &config.rule_overrides,
+        (
+            config.preflight.large_change_lines,
+            config.preflight.large_change_files,
+        ),
+    );
+    signals.secrets_found = n_secret_lines;
+    let (risk_score, risk_factors) = classify::risk(
+        &facts,
+        &signals,
+        config.preflight.large_change_lines,
+        config.preflight.large_change_files,
+    );
+    let preflight_ms = ms(started);
+
+    let started_invariants = Instant::now();
+    let mut n_invariants = 0;
+    let all_files = files.len() == diff.files().len();
+    for (_, set) in &inputs.invariants {
+        let evaluation = set.evaluate(diff);
+        n_invariants += evaluation.executed;
+        warnings.extend(evaluation.warnings);
+        findings.extend(evaluation.findings.into_iter().filter(|f| {
+            all_files || files.iter().any(|kept| kept.path() == f.location.file)
+        }));
+    }
+    let invariants_ms = ms(started_invariants);
+
+    let started_gate = Instant::now();
+    let n_total = findings.len();
+    assign_identities(&mut findings);
+    let rules = rule_infos(&findings);
+    let outcome = gate::apply(findings, config, inputs.baseline);
+    let gate_ms = ms(started_gate);
+
+    let (lines_added, lines_removed) = facts.iter().fold((0, 0), |(a, r), f| {
+        (a + f.lines_added, r + f.lines_removed)
+    });
+    let hotspots = signals.hotspot_files.clone();
+    let stats = ReviewStats {
+        files_changed: facts.len(),
+        lines_added,
+        lines_removed,
+        duration_ms: ms(started),
+        deterministic_checks_executed: n_checks,
+        invariants_executed: n_invariants,
+        static_analyzers_executed: 0,
+        llm_passes_executed: 0,
+        findings_total: n_total,
+        findings_filtered: outcome.n_filtered,
+        findings_allowlisted: outcome.n_allowlisted,
+        findings_baselined: outcome.n_baselined,
+        findings_deduplicated: outcome.n_deduplicated,
+        findings_truncated: outcome.n_truncated,
+        timings_ms: Timings {
+            parse: 0.0,
+            preflight: preflight_ms,
+            invariants: invariants_ms,
+            static_analysis: 0.0,
+            llm: 0.0,
+            gate: gate_ms,
+        },
+    };
+    let mut gate_settings = BTreeMap::new();
+    gate_settings.insert(
+        "fail_on_severity".to_string(),
+        serde_json::json!(config.fail_on_severity),
+    );
+    gate_settings.insert(
+        "fail_on_rule_ids".to_string(),
+        serde_json::json!(config.fail_on_rule_ids),
+    );
+    gate_settings.insert(
+        "confidence_threshold".to_string(),
+        serde_json::json!(config.confidence_threshold),
+    );
+    gate_settings.insert(
+        "max_findings".to_string(),
+        serde_json::json!(config.max_findings),
+    );
+    gate_settings.insert(
+        "categories".to_string(),
+        serde_json::json!(config.categories),
+    );
+    gate_settings.insert(
+        "allowlist_entries".to_string(),
+        serde_json::json!(config.allowlist.len()),
+    );
+    gate_settings.insert(
+        "baseline_entries".to_string(),
+        serde_json::json!(inputs.baseline.map_or(0, Baseline::len)),
+    );
+    let invariants_path = (!inputs.invariants.is_empty()).then(|| {
+        inputs
+            .invariants
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let summary = summarize(
+        &facts.len(),
+        (lines_added, lines_removed),
+        classification.as_str(),
+        risk_score,
+        &outcome,
+        n_invariants,
+    );
+    let result = ReviewResult {
+        run_id: new_run_id(diff),
+        risk_score,
+        risk_factors,
+        classification,
+        hotspots,
+        summary,
+        signals,
+        findings: outcome.findings,
+        should_fail: outcome.should_fail,
+        fail_reasons: outcome.fail_reasons,
+        stats,
+        metadata: ReviewMetadata {
+            reviewed_at: now_rfc3339(),
+            tool_version: crate::VERSION.to_string(),
+            base_sha: inputs.base_sha.clone(),
+            head_sha: inputs.head_sha.clone(),
+            invariants_path,
+            warnings,
+            gate: gate_settings,
+        },
+        rules,
+    };
+    ReviewOutcome {
+        result,
+        accepted: outcome.accepted,
+    }
+}
+
+/// The built-in rules' descriptions (for `tollgate rules` and docs).
+pub fn builtin_rules() -> Vec<RuleInfo> {
+    checks::BUILTIN_RULES.iter().map(checks::rule_info).collect()
+}
+
+fn select_files<'d>(
+    diff: &'d Diff,
+    changed_files: Option<&[String]>,
+    config: &ReviewConfig,
+    warnings: &mut Vec<String>,
+) -> Vec<&'d FileDiff> {
+    let mut n_ignored = 0;
+    let files: Vec<&FileDiff> = diff
+        .files()
+        .iter()
+        .filter(|f| match changed_files {
+            Some(list) => list.iter().any(|p| {
+                let p = p.trim_start_matches("./");
+                f.new_path.as_deref() == Some(p) || f.old_path.as_deref() == Some(p)
+            }),
+            None => true,
+        })
+        .filter(|f| {
+            let ignored = config.preflight.ignore_paths.is_match(f.path());
+            n_ignored += usize::from(ignored);
+            !ignored
+        })
+        .collect();
+    if n_ignored > 0 {
+        warnings.push(format!(
+            "{n_ignored} file(s) skipped by the ignore globs ([preflight] ignore)"
+        ));
+    }
+    if let Some(list) = changed_files {
+        let missing = list
+            .iter()
+            .filter(|p| {
+                let p = p.trim_start_matches("./");
+                !diff.files().iter().any(|f| {
+                    f.new_path.as_deref() == Some(p) || f.old_path.as_deref() == Some(p)
+                })
+            })
+            .count();
+        if missing > 0 {
+            warnings.push(format!(
+                "{missing} changed_files entr(y/ies) are not in the diff and were ignored"
+            ));
+        }
+    }
+    files
+}
+
+fn rule_infos(findings: &[Finding]) -> Vec<RuleInfo> {
+    let mut infos: BTreeMap<&str, RuleInfo> = BTreeMap::new();
+    for finding in findings {
+        if infos.contains_key(finding.rule_id.as_str()) {
+            continue;
+        }
+        let info = match checks::builtin_rule(&finding.rule_id) {
+            Some(rule) => checks::rule_info(rule),
+            // Invariants and external tools: describe the rule from its first finding.
+            None => RuleInfo {
+                id: finding.rule_id.clone(),
+                name: finding.rule_id.clone(),
+                short_description: finding.title.clone(),
+                full_description: if finding.message.is_empty() {
+                    finding.title.clone()
+                } else {
+                    finding.message.clone()
+                },
+                help: if finding.recommendation.is_empty() {
+                    format!("See rule `{}`.", finding.rule_id)
+                } else {
+                    finding.recommendation.clone()
+                },
+                default_severity: finding.severity,
+                category: finding.category,
+                help_uri: None,
+            },
+        };
+        infos.insert(&finding.rule_id, info);
+    }
+    infos.into_values().collect()
+}
+
+fn summarize(
+    n_files: &usize,
+    (added, removed): (usize, usize),
+    classification: &str,
+    risk: u8,
+    outcome: &gate::GateOutcome,
+    n_invariants: usize,
+) -> String {
+    let total = outcome.findings.len() + outcome.n_truncated;
+    let mut by_severity = Vec::new();
+    for severity in Severity::ALL {
+        let n = outcome
+            .findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count();
+        if n > 0 {
+            by_severity.push(format!("{n} {severity}"));
+        }
+    }
+    let findings = if total == 0 {
+        "no findings".to_string()
+    } else {
+        format!("{total} finding(s) ({})", by_severity.join(", "))
+    };
+    let invariants = if n_invariants > 0 {
+        format!(", {n_invariants} invariant checks")
+    } else {
+        String::new()
+    };
+    let verdict = if outcome.should_fail {
+        format!("Gate FAILED ({} reason(s))", outcome.fail_reasons.len())
+    } else {
+        "Gate passed".to_string()
+    };
+    format!(
+        "{classification} change, {n_files} file(s) (+{added}/-{removed}), risk {risk}/5: {findings} from deterministic checks{invariants}. {verdict}."
+    )
+}
+
+fn validate_changed_file(path: &str) -> Result<(), ReviewError> {
+    let reason = if path.is_empty() {
+        Some("empty path")
+    } else if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
+        Some("absolute paths are not allowed")
+    } else if path.split(['/', '\\']).any(|seg| seg == "..") {
+        Some("`..` segments are not allowed")
+    } else if path.chars().any(char::is_control) {
+        Some("control characters are not allowed")
+    } else if path.starts_with('-') {
+        Some("paths may not start with `-`")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(ReviewError::ChangedFile {
+            path: path.escape_debug().to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn resolve_in_workspace(workspace: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        workspace.join(path)
+    }
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// `tg-<unix ms>-<8 hex of the diff hash>`: sortable, and two runs on the same diff at the same
+/// millisecond are the same run.
+fn new_run_id(diff: &Diff) -> String {
+    use sha2::{Digest, Sha256};
+    let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    // The head of the diff and its length identify it well enough; hashing 100 MB would not.
+    let bytes = diff.as_bytes();
+    let mut hasher = Sha256::new();
+    hasher.update(&bytes[..bytes.len().min(64 * 1024)]);
+    hasher.update(bytes.len().to_le_bytes());
+    let digest = hasher.finalize();
+    format!(
+        "tg-{millis}-{:02x}{:02x}{:02x}{:02x}",
+        digest[0], digest[1], digest[2], digest[3]
+    )
+}

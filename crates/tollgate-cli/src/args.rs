@@ -1,0 +1,142 @@
+//! Command-line definitions (clap types only; no behaviour).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tollgate",
+    version,
+    about = "Code review gate and planning engine for CI pipelines and coding agents"
+)]
+pub struct Cli {
+    /// More logging on stderr (-v info, -vv debug). `TOLLGATE_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Review a diff: findings, reports, and exit 1 when the gate fails.
+    Review(ReviewArgs),
+    /// Work with invariants files.
+    Invariants {
+        #[command(subcommand)]
+        command: InvariantsCommand,
+    },
+    /// Write a commented `tollgate.toml` and a starter `.review-invariants.yml`.
+    Init(InitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Repository root (the workspace): config, invariants and baseline resolve inside it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    #[command(flatten)]
+    pub source: DiffSourceArgs,
+
+    /// Configuration file [default: <repo>/tollgate.toml when present].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Output format, repeatable: json, sarif or markdown; `FORMAT=PATH` writes a file, a bare
+    /// FORMAT writes to stdout [default: json to stdout].
+    #[arg(long = "format", value_name = "FORMAT[=PATH]")]
+    pub formats: Vec<String>,
+
+    /// Drop findings below this confidence (0.0–1.0) [default: 0.55].
+    #[arg(long, value_name = "X")]
+    pub confidence_threshold: Option<f64>,
+
+    /// Findings kept in the output, after the gate is decided [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_findings: Option<usize>,
+
+    /// Keep only these categories (comma-separated).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub categories: Option<Vec<String>>,
+
+    /// Invariants file(s), repeatable [default: .review-invariants.yml when present].
+    #[arg(long, value_name = "PATH")]
+    pub invariants: Option<Vec<String>>,
+
+    /// Fail the gate on findings at or above this severity [default: CRITICAL].
+    #[arg(long, value_name = "SEVERITY")]
+    pub fail_on_severity: Option<String>,
+
+    /// Fail the gate on any finding of these rules (comma-separated; `prefix*` allowed).
+    #[arg(long, alias = "fail-on-invariant-ids", value_name = "LIST", value_delimiter = ',')]
+    pub fail_on_rule_ids: Option<Vec<String>>,
+
+    /// Drop findings by rule id, finding id or fingerprint (comma-separated).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub allowlist: Option<Vec<String>>,
+
+    /// Baseline file: findings whose fingerprints it lists do not count.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
+
+    /// Write the fingerprints of this run's findings to FILE as a new baseline.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// Review only these paths of the diff (comma-separated).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub changed_files: Option<Vec<String>>,
+
+    /// URL prefix for file links in Markdown (e.g. https://github.com/o/r/blob/<sha>/).
+    #[arg(long, value_name = "URL")]
+    pub link_base: Option<String>,
+
+    /// Print nothing on stderr but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Where the diff comes from; exactly one source (or `--base`/`--head`).
+#[derive(Debug, Args)]
+#[group(id = "source", multiple = true)]
+pub struct DiffSourceArgs {
+    /// Unified diff file, or `-` for stdin.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "staged", "unstaged", "working_tree"])]
+    pub diff: Option<String>,
+    /// Base ref: the diff is `BASE...HEAD` (from their merge base).
+    #[arg(long, value_name = "REF", requires = "head", conflicts_with_all = ["staged", "unstaged", "working_tree"])]
+    pub base: Option<String>,
+    /// Head ref (with --base).
+    #[arg(long, value_name = "REF", requires = "base")]
+    pub head: Option<String>,
+    /// Staged changes (index against HEAD).
+    #[arg(long, conflicts_with_all = ["unstaged", "working_tree"])]
+    pub staged: bool,
+    /// Unstaged changes (working tree against the index).
+    #[arg(long, conflicts_with = "working_tree")]
+    pub unstaged: bool,
+    /// All uncommitted changes (working tree against HEAD).
+    #[arg(long)]
+    pub working_tree: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InvariantsCommand {
+    /// Validate an invariants file; errors are printed as file:line:column and exit 2.
+    Check {
+        /// The file [default: .review-invariants.yml].
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Directory to write into.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Overwrite existing files.
+    #[arg(long)]
+    pub force: bool,
+}

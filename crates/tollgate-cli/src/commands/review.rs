@@ -1,0 +1,180 @@
+//! `tollgate review`: one call into the core's review pipeline, reports, exit status.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use tollgate::config::{CONFIG_FILE_NAME, RawConfig, RawReview};
+use tollgate::diff::DiffSpec;
+use tollgate::report::{Format, ReportConfig};
+use tollgate::review::{self, DiffInput, ReviewRequest};
+
+use super::ExitStatus;
+use crate::args::ReviewArgs;
+
+/// One `--format` argument.
+#[derive(Debug)]
+struct Output {
+    format: Format,
+    path: Option<PathBuf>,
+}
+
+pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
+    let outputs = parse_outputs(&args.formats)?;
+    let config = load_config(&args)?;
+    let diff = diff_input(&args)?;
+    let workspace = args.repo.clone();
+
+    let outcome = review::run(ReviewRequest {
+        workspace: &workspace,
+        diff,
+        config: &config,
+        changed_files: args.changed_files.clone(),
+    })?;
+    let result = &outcome.result;
+
+    if let Some(path) = &args.write_baseline {
+        review::write_baseline(path, &outcome.accepted)?;
+        if !args.quiet {
+            eprintln!(
+                "wrote baseline of {} finding(s) to {}",
+                outcome.accepted.len(),
+                path.display()
+            );
+        }
+    }
+
+    let report_config = ReportConfig::new(Some(workspace.clone()), args.link_base.clone());
+    for output in &outputs {
+        match &output.path {
+            Some(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                let file = std::fs::File::create(path)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                let mut writer = std::io::BufWriter::new(file);
+                tollgate::report::render(output.format, result, &report_config, &mut writer)?;
+                writer
+                    .flush()
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            None => {
+                let stdout = std::io::stdout();
+                let mut writer = std::io::BufWriter::new(stdout.lock());
+                tollgate::report::render(output.format, result, &report_config, &mut writer)?;
+                writer.flush()?;
+            }
+        }
+    }
+
+    if !args.quiet {
+        for warning in &result.metadata.warnings {
+            eprintln!("warning: {warning}");
+        }
+        eprintln!("tollgate: {}", result.summary);
+        for reason in &result.fail_reasons {
+            eprintln!("  - {reason}");
+        }
+    }
+    Ok(if result.should_fail {
+        ExitStatus::GateFailed
+    } else {
+        ExitStatus::Pass
+    })
+}
+
+fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
+    let mut outputs = Vec::new();
+    for spec in formats {
+        let (name, path) = match spec.split_once('=') {
+            Some((name, path)) if !path.is_empty() => (name, Some(PathBuf::from(path))),
+            Some((name, _)) => bail!("--format {spec}: missing path after `{name}=`"),
+            None => (spec.as_str(), None),
+        };
+        let format: Format = name
+            .parse()
+            .with_context(|| format!("--format {spec}"))?;
+        outputs.push(Output { format, path });
+    }
+    if outputs.iter().filter(|o| o.path.is_none()).count() > 1 {
+        bail!("only one --format may write to stdout; give the others a path (FORMAT=PATH)");
+    }
+    if outputs.is_empty() {
+        outputs.push(Output {
+            format: Format::Json,
+            path: None,
+        });
+    }
+    Ok(outputs)
+}
+
+/// File, then environment, then flags.
+fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConfig> {
+    let file_layer = match &args.config {
+        Some(path) => RawConfig::from_file(path)?,
+        None => {
+            let default = args.repo.join(CONFIG_FILE_NAME);
+            if default.is_file() {
+                RawConfig::from_file(&default)?
+            } else {
+                RawConfig::default()
+            }
+        }
+    };
+    let env_layer = RawConfig::from_env(std::env::vars())?;
+    let flag_layer = RawConfig {
+        review: RawReview {
+            confidence_threshold: args.confidence_threshold,
+            max_findings: args.max_findings,
+            categories: args.categories.clone(),
+            fail_on_severity: args.fail_on_severity.clone(),
+            fail_on_rule_ids: args.fail_on_rule_ids.clone(),
+            allowlist: args.allowlist.clone(),
+            invariants: args.invariants.clone(),
+            baseline: args.baseline.clone(),
+        },
+        ..RawConfig::default()
+    };
+    Ok(file_layer.overlay(env_layer).overlay(flag_layer).resolve()?)
+}
+
+fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {
+    let source = &args.source;
+    if let Some(diff) = &source.diff {
+        return Ok(DiffInput::Text(read_diff(diff)?));
+    }
+    if let (Some(base), Some(head)) = (&source.base, &source.head) {
+        return Ok(DiffInput::Git(DiffSpec::Range {
+            base: base.clone(),
+            head: head.clone(),
+        }));
+    }
+    if source.staged {
+        return Ok(DiffInput::Git(DiffSpec::Staged));
+    }
+    if source.unstaged {
+        return Ok(DiffInput::Git(DiffSpec::Unstaged));
+    }
+    if source.working_tree {
+        return Ok(DiffInput::Git(DiffSpec::WorkingTree));
+    }
+    bail!(
+        "no diff to review: pass --diff FILE, --diff - (stdin), --base REF --head REF, --staged, --unstaged or --working-tree"
+    )
+}
+
+fn read_diff(source: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if source == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("cannot read the diff from stdin")?;
+    } else {
+        bytes = std::fs::read(Path::new(source))
+            .with_context(|| format!("cannot read diff file {source}"))?;
+    }
+    Ok(bytes)
+}

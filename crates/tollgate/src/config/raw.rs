@@ -1,0 +1,402 @@
+//! The raw, layered shape of configuration: what a user wrote in `tollgate.toml`, in the
+//! environment or on the command line, before validation.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{
+    DEFAULT_HOTSPOTS, DEFAULT_IGNORE, DEFAULT_INVARIANTS_PATH, InvariantsSetting, PathPatterns,
+    PreflightConfig, ReviewConfig, RuleOverride,
+};
+use crate::findings::{Category, Severity};
+
+/// A configuration problem, naming where the bad value came from.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("Cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Invalid config file {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("Invalid value for {origin}: {message}")]
+    Value { origin: String, message: String },
+}
+
+/// Every setting optional: one layer of configuration.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    #[serde(default)]
+    pub review: RawReview,
+    #[serde(default)]
+    pub preflight: RawPreflight,
+    /// Per-rule overrides keyed by rule id, e.g. `[rules.TG001] severity = "LOW"`.
+    #[serde(default)]
+    pub rules: BTreeMap<String, RawRuleOverride>,
+}
+
+/// The `[review]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawReview {
+    pub confidence_threshold: Option<f64>,
+    pub max_findings: Option<usize>,
+    pub categories: Option<Vec<String>>,
+    pub fail_on_severity: Option<String>,
+    #[serde(alias = "fail_on_invariant_ids")]
+    pub fail_on_rule_ids: Option<Vec<String>>,
+    #[serde(alias = "allowlist_finding_ids")]
+    pub allowlist: Option<Vec<String>>,
+    /// One path or several.
+    pub invariants: Option<Vec<String>>,
+    pub baseline: Option<String>,
+}
+
+/// The `[preflight]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreflight {
+    /// Replaces the built-in hotspot globs.
+    pub hotspots: Option<Vec<String>>,
+    /// Added to the built-in hotspot globs.
+    pub extra_hotspots: Option<Vec<String>>,
+    pub test_paths: Option<Vec<String>>,
+    pub config_paths: Option<Vec<String>>,
+    /// Replaces the built-in ignored globs.
+    pub ignore: Option<Vec<String>>,
+    pub large_change_lines: Option<usize>,
+    pub large_change_files: Option<usize>,
+}
+
+/// `[rules.<id>]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawRuleOverride {
+    pub enabled: Option<bool>,
+    pub severity: Option<String>,
+}
+
+/// Environment variables read by [`RawConfig::from_env`], with the upstream names they alias.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("TOLLGATE_CONFIDENCE_THRESHOLD", ""),
+    ("TOLLGATE_MAX_FINDINGS", ""),
+    ("TOLLGATE_CATEGORIES", ""),
+    ("TOLLGATE_FAIL_ON_SEVERITY", "CE_REVIEW_FAIL_ON_SEVERITY"),
+    ("TOLLGATE_FAIL_ON_RULE_IDS", ""),
+    ("TOLLGATE_ALLOWLIST", ""),
+    ("TOLLGATE_INVARIANTS", ""),
+    ("TOLLGATE_BASELINE", ""),
+];
+
+impl RawConfig {
+    /// Parses the text of a `tollgate.toml`; `path` is only used in messages.
+    pub fn from_toml(text: &str, path: &str) -> Result<RawConfig, ConfigError> {
+        toml::from_str(text).map_err(|err| ConfigError::Parse {
+            path: path.to_string(),
+            message: describe_toml_error(text, &err),
+        })
+    }
+
+    /// Reads and parses a `tollgate.toml`.
+    pub fn from_file(path: &Path) -> Result<RawConfig, ConfigError> {
+        let display = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: display.clone(),
+            source,
+        })?;
+        RawConfig::from_toml(&text, &display)
+    }
+
+    /// Builds a layer from environment variables (`TOLLGATE_*`; upstream's
+    /// `CE_REVIEW_FAIL_ON_SEVERITY` is honoured when the Tollgate name is absent). Lists are
+    /// comma-separated.
+    pub fn from_env<I, K, V>(vars: I) -> Result<RawConfig, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let vars: BTreeMap<String, String> = vars
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string()))
+            .collect();
+        let get = |name: &str| -> Option<(String, String)> {
+            let (_, alias) = ENV_VARS.iter().find(|(n, _)| *n == name)?;
+            vars.get(name)
+                .map(|v| (name.to_string(), v.clone()))
+                .or_else(|| {
+                    (!alias.is_empty())
+                        .then(|| vars.get(*alias).map(|v| (alias.to_string(), v.clone())))
+                        .flatten()
+                })
+                .filter(|(_, v)| !v.trim().is_empty())
+        };
+        let mut review = RawReview::default();
+        if let Some((origin, value)) = get("TOLLGATE_CONFIDENCE_THRESHOLD") {
+            review.confidence_threshold = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_MAX_FINDINGS") {
+            review.max_findings = Some(parse_number(&origin, &value)?);
+        }
+        review.categories = get("TOLLGATE_CATEGORIES").map(|(_, v)| split_list(&v));
+        review.fail_on_severity = get("TOLLGATE_FAIL_ON_SEVERITY").map(|(_, v)| v);
+        review.fail_on_rule_ids = get("TOLLGATE_FAIL_ON_RULE_IDS").map(|(_, v)| split_list(&v));
+        review.allowlist = get("TOLLGATE_ALLOWLIST").map(|(_, v)| split_list(&v));
+        review.invariants = get("TOLLGATE_INVARIANTS").map(|(_, v)| split_list(&v));
+        review.baseline = get("TOLLGATE_BASELINE").map(|(_, v)| v);
+        Ok(RawConfig {
+            review,
+            ..RawConfig::default()
+        })
+    }
+
+    /// Stacks `higher` on top of `self`: every setting `higher` has wins.
+    pub fn overlay(self, higher: RawConfig) -> RawConfig {
+        let (low, high) = (self.review, higher.review);
+        let review = RawReview {
+            confidence_threshold: high.confidence_threshold.or(low.confidence_threshold),
+            max_findings: high.max_findings.or(low.max_findings),
+            categories: high.categories.or(low.categories),
+            fail_on_severity: high.fail_on_severity.or(low.fail_on_severity),
+            fail_on_rule_ids: high.fail_on_rule_ids.or(low.fail_on_rule_ids),
+            allowlist: high.allowlist.or(low.allowlist),
+            invariants: high.invariants.or(low.invariants),
+            baseline: high.baseline.or(low.baseline),
+        };
+        let (low, high) = (self.preflight, higher.preflight);
+        let preflight = RawPreflight {
+            hotspots: high.hotspots.or(low.hotspots),
+            extra_hotspots: high.extra_hotspots.or(low.extra_hotspots),
+            test_paths: high.test_paths.or(low.test_paths),
+            config_paths: high.config_paths.or(low.config_paths),
+            ignore: high.ignore.or(low.ignore),
+            large_change_lines: high.large_change_lines.or(low.large_change_lines),
+            large_change_files: high.large_change_files.or(low.large_change_files),
+        };
+        let mut rules = self.rules;
+        for (id, over) in higher.rules {
+            let entry = rules.entry(id).or_default();
+            entry.enabled = over.enabled.or(entry.enabled);
+            entry.severity = over.severity.or(entry.severity.take());
+        }
+        RawConfig {
+            review,
+            preflight,
+            rules,
+        }
+    }
+
+    /// Validates every value and applies defaults (upstream's `review_diff` defaults).
+    pub fn resolve(self) -> Result<ReviewConfig, ConfigError> {
+        let review = self.review;
+        let confidence_threshold = review.confidence_threshold.unwrap_or(0.55);
+        if !(0.0..=1.0).contains(&confidence_threshold) {
+            return Err(value_error(
+                "review.confidence_threshold",
+                format!("{confidence_threshold} is outside 0.0–1.0"),
+            ));
+        }
+        let categories = review
+            .categories
+            .unwrap_or_default()
+            .iter()
+            .map(|c| c.parse::<Category>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| value_error("review.categories", e.to_string()))?;
+        let fail_on_severity = match review.fail_on_severity {
+            Some(text) => text
+                .parse::<Severity>()
+                .map_err(|e| value_error("review.fail_on_severity", e.to_string()))?,
+            None => Severity::Critical,
+        };
+        let invariants = match review.invariants {
+            Some(paths) if !paths.is_empty() => InvariantsSetting {
+                paths,
+                explicit: true,
+            },
+            _ => InvariantsSetting {
+                paths: vec![DEFAULT_INVARIANTS_PATH.to_string()],
+                explicit: false,
+            },
+        };
+
+        let pre = self.preflight;
+        let mut hotspots = pre
+            .hotspots
+            .unwrap_or_else(|| DEFAULT_HOTSPOTS.iter().map(|s| s.to_string()).collect());
+        hotspots.extend(pre.extra_hotspots.unwrap_or_default());
+        let ignore = pre
+            .ignore
+            .unwrap_or_else(|| DEFAULT_IGNORE.iter().map(|s| s.to_string()).collect());
+        let globs = |key: &str, list: &[String]| {
+            PathPatterns::new(list).map_err(|e| value_error(key, e.to_string()))
+        };
+        let preflight = PreflightConfig {
+            hotspots: globs("preflight.hotspots", &hotspots)?,
+            extra_test_paths: globs("preflight.test_paths", &pre.test_paths.unwrap_or_default())?,
+            extra_config_paths: globs(
+                "preflight.config_paths",
+                &pre.config_paths.unwrap_or_default(),
+            )?,
+            ignore_paths: globs("preflight.ignore", &ignore)?,
+            large_change_lines: pre.large_change_lines.unwrap_or(1000),
+            large_change_files: pre.large_change_files.unwrap_or(50),
+        };
+
+        let mut rule_overrides = BTreeMap::new();
+        for (id, raw) in self.rules {
+            let severity = raw
+                .severity
+                .map(|s| s.parse::<Severity>())
+                .transpose()
+                .map_err(|e| value_error(&format!("rules.{id}.severity"), e.to_string()))?;
+            rule_overrides.insert(
+                id,
+                RuleOverride {
+                    enabled: raw.enabled.unwrap_or(true),
+                    severity,
+                },
+            );
+        }
+
+        Ok(ReviewConfig {
+            confidence_threshold,
+            max_findings: review.max_findings.unwrap_or(20),
+            categories,
+            fail_on_severity,
+            fail_on_rule_ids: review.fail_on_rule_ids.unwrap_or_default(),
+            allowlist: review.allowlist.unwrap_or_default(),
+            invariants,
+            baseline: review.baseline,
+            preflight,
+            rule_overrides,
+        })
+    }
+}
+
+fn value_error(origin: &str, message: String) -> ConfigError {
+    ConfigError::Value {
+        origin: origin.to_string(),
+        message,
+    }
+}
+
+fn parse_number<T: std::str::FromStr>(origin: &str, value: &str) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .trim()
+        .parse::<T>()
+        .map_err(|e| value_error(origin, format!("`{value}`: {e}")))
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Turns a TOML error into `line L, column C: message`.
+fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
+    let message = err.message().trim_end().to_string();
+    match err.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_env_which_overrides_file() {
+        let file = RawConfig::from_toml(
+            "[review]\nfail_on_severity = \"LOW\"\nmax_findings = 5\nconfidence_threshold = 0.1\n",
+            "tollgate.toml",
+        )
+        .unwrap();
+        let env = RawConfig::from_env([
+            ("TOLLGATE_FAIL_ON_SEVERITY", "medium"),
+            ("TOLLGATE_MAX_FINDINGS", "7"),
+        ])
+        .unwrap();
+        let flags = RawConfig {
+            review: RawReview {
+                fail_on_severity: Some("HIGH".into()),
+                ..RawReview::default()
+            },
+            ..RawConfig::default()
+        };
+        let config = file.overlay(env).overlay(flags).resolve().unwrap();
+        assert_eq!(config.fail_on_severity, Severity::High);
+        assert_eq!(config.max_findings, 7);
+        assert_eq!(config.confidence_threshold, 0.1);
+    }
+
+    #[test]
+    fn defaults_follow_upstream_review_diff() {
+        let config = RawConfig::default().resolve().unwrap();
+        assert_eq!(config.fail_on_severity, Severity::Critical);
+        assert_eq!(config.max_findings, 20);
+        assert_eq!(config.confidence_threshold, 0.55);
+        assert!(!config.invariants.explicit);
+        assert_eq!(config.invariants.paths, vec![DEFAULT_INVARIANTS_PATH]);
+    }
+
+    #[test]
+    fn upstream_env_alias_is_used_only_without_tollgate_name() {
+        let only_alias = RawConfig::from_env([("CE_REVIEW_FAIL_ON_SEVERITY", "HIGH")]).unwrap();
+        assert_eq!(only_alias.review.fail_on_severity.as_deref(), Some("HIGH"));
+        let both = RawConfig::from_env([
+            ("CE_REVIEW_FAIL_ON_SEVERITY", "HIGH"),
+            ("TOLLGATE_FAIL_ON_SEVERITY", "LOW"),
+        ])
+        .unwrap();
+        assert_eq!(both.review.fail_on_severity.as_deref(), Some("LOW"));
+    }
+
+    #[test]
+    fn errors_name_the_key_line_and_value() {
+        let err = RawConfig::from_toml("[review]\nmax_findngs = 3\n", "x/tollgate.toml").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("x/tollgate.toml"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        assert!(text.contains("max_findngs"), "{text}");
+
+        let err = RawConfig::from_env([("TOLLGATE_MAX_FINDINGS", "many")]).unwrap_err();
+        assert!(err.to_string().contains("TOLLGATE_MAX_FINDINGS"), "{err}");
+
+        let raw = RawConfig::from_toml("[review]\nfail_on_severity = \"SEVERE\"\n", "t").unwrap();
+        let err = raw.resolve().unwrap_err().to_string();
+        assert!(err.contains("review.fail_on_severity") && err.contains("SEVERE"), "{err}");
+
+        let raw = RawConfig::from_toml("[preflight]\nhotspots = [\"a/[\"]\n", "t").unwrap();
+        assert!(raw.resolve().unwrap_err().to_string().contains("preflight.hotspots"));
+    }
+
+    #[test]
+    fn rule_overrides_merge_per_field() {
+        let low = RawConfig::from_toml("[rules.TG001]\nseverity = \"LOW\"\n", "t").unwrap();
+        let high = RawConfig::from_toml("[rules.TG001]\nenabled = false\n", "t").unwrap();
+        let config = low.overlay(high).resolve().unwrap();
+        let over = &config.rule_overrides["TG001"];
+        assert!(!over.enabled);
+        assert_eq!(over.severity, Some(Severity::Low));
+    }
+}

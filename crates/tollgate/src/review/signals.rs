@@ -1,0 +1,276 @@
+//! Preflight signals: what kind of files a diff touches (tests, config, dependency manifests,
+//! docs, hotspots, binaries) and where it changes public API.
+
+use std::sync::LazyLock;
+
+use super::language::Language;
+use crate::config::{PathPatterns, PreflightConfig};
+use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
+use crate::findings::Signals;
+
+/// What preflight learned about one changed file.
+#[derive(Debug)]
+pub(crate) struct FileFacts<'d> {
+    pub(crate) file: &'d FileDiff,
+    pub(crate) path: &'d str,
+    pub(crate) language: Language,
+    pub(crate) is_test: bool,
+    pub(crate) is_config: bool,
+    pub(crate) is_dependency: bool,
+    pub(crate) is_docs: bool,
+    pub(crate) is_hotspot: bool,
+    /// Added lines that add Rust inline tests (`#[test]`, `#[cfg(test)]`).
+    pub(crate) adds_inline_tests: bool,
+    /// Changed lines declaring public API, added ones first.
+    pub(crate) public_api_lines: Vec<ApiLine>,
+    /// The first added line (new side), else the first removed line (old side).
+    pub(crate) first_changed_line: Option<u32>,
+    pub(crate) lines_added: usize,
+    pub(crate) lines_removed: usize,
+}
+
+/// A changed line that declares public API.
+#[derive(Debug)]
+pub(crate) struct ApiLine {
+    /// Added (new-side number) or removed (old-side number).
+    pub(crate) added: bool,
+    pub(crate) line: u32,
+    pub(crate) text: String,
+}
+
+impl FileFacts<'_> {
+    /// Source code that is not a test.
+    pub(crate) fn is_source(&self) -> bool {
+        self.language.is_code() && !self.is_test && !self.file.binary
+    }
+}
+
+/// Computes per-file facts and the summary signals for the files under review.
+pub(crate) fn compute<'d>(
+    diff: &'d Diff,
+    files: &[&'d FileDiff],
+    config: &PreflightConfig,
+) -> (Vec<FileFacts<'d>>, Signals) {
+    let facts: Vec<FileFacts<'d>> = files
+        .iter()
+        .map(|file| file_facts(diff, file, config))
+        .collect();
+    let collect = |pred: &dyn Fn(&FileFacts<'_>) -> bool| -> Vec<String> {
+        facts
+            .iter()
+            .filter(|f| pred(f))
+            .map(|f| f.path.to_string())
+            .collect()
+    };
+    let signals = Signals {
+        tests_touched: facts.iter().any(|f| f.is_test || f.adds_inline_tests),
+        test_files: collect(&|f| f.is_test || f.adds_inline_tests),
+        config_files: collect(&|f| f.is_config),
+        dependency_files: collect(&|f| f.is_dependency),
+        public_api_files: collect(&|f| !f.public_api_lines.is_empty()),
+        binary_files: collect(&|f| f.file.binary),
+        hotspot_files: collect(&|f| f.is_hotspot),
+        docs_files: collect(&|f| f.is_docs),
+        secrets_found: 0,
+    };
+    (facts, signals)
+}
+
+fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) -> FileFacts<'d> {
+    let path = file.path();
+    let language = Language::of_path(path);
+    let is_test = language.is_test_path(path) || config.extra_test_paths.is_match(path);
+    let is_dependency = DEPENDENCY_FILES.is_match(path);
+    let is_config = !is_dependency
+        && (CONFIG_FILES.is_match(path) || config.extra_config_paths.is_match(path));
+    let is_docs = DOCS_FILES.is_match(path);
+
+    let mut adds_inline_tests = false;
+    let mut public_api_lines = Vec::new();
+    let mut first_added = None;
+    let mut first_removed = None;
+    let check_api = language.is_code() && !is_test;
+    for line in file.hunks.iter().flat_map(|h| h.lines.iter()) {
+        let number = match line.kind {
+            LineKind::Context => continue,
+            LineKind::Added => {
+                first_added = first_added.or(line.new_line);
+                line.new_line
+            }
+            LineKind::Removed => {
+                first_removed = first_removed.or(line.old_line);
+                line.old_line
+            }
+        };
+        if !check_api && language != Language::Rust {
+            continue;
+        }
+        let text = diff.line_text(line);
+        if line.kind == LineKind::Added && language.is_inline_test_marker(&text) {
+            adds_inline_tests = true;
+        }
+        if check_api && language.declares_public_api(&text) {
+            public_api_lines.push(ApiLine {
+                added: line.kind == LineKind::Added,
+                line: number.unwrap_or(1),
+                text: text.into_owned(),
+            });
+        }
+    }
+    // Stable: added lines first, each group in diff order.
+    public_api_lines.sort_by_key(|api| !api.added);
+    let (lines_added, lines_removed) = file.line_counts();
+    FileFacts {
+        file,
+        path,
+        language,
+        is_test,
+        is_config,
+        is_dependency,
+        is_docs,
+        is_hotspot: config.hotspots.is_match(path),
+        adds_inline_tests,
+        public_api_lines,
+        first_changed_line: first_added.or(first_removed),
+        lines_added,
+        lines_removed,
+    }
+}
+
+/// Whether a file is new and not docs (feeds classification).
+pub(crate) fn is_new_file(facts: &FileFacts<'_>) -> bool {
+    matches!(facts.file.status, FileStatus::Added | FileStatus::Copied)
+}
+
+fn patterns(list: &[&str]) -> PathPatterns {
+    let owned: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    PathPatterns::new(&owned).expect("built-in globs are valid")
+}
+
+static CONFIG_FILES: LazyLock<PathPatterns> = LazyLock::new(|| {
+    patterns(&[
+        // CI
+        ".github/**",
+        ".gitlab-ci.yml",
+        ".gitlab/**",
+        ".circleci/**",
+        "Jenkinsfile",
+        "azure-pipelines.yml",
+        ".buildkite/**",
+        ".travis.yml",
+        "bitbucket-pipelines.yml",
+        ".ci/**",
+        // containers and infrastructure
+        "Dockerfile",
+        "Dockerfile.*",
+        "*.dockerfile",
+        "docker-compose*.yml",
+        "docker-compose*.yaml",
+        "compose.yml",
+        "compose.yaml",
+        "*.tf",
+        "*.tfvars",
+        "k8s/**",
+        "kubernetes/**",
+        "helm/**",
+        "charts/**",
+        // build and tool configuration
+        "Makefile",
+        "CMakeLists.txt",
+        "tsconfig*.json",
+        ".eslintrc*",
+        "eslint.config.*",
+        ".prettierrc*",
+        "*.config.js",
+        "*.config.ts",
+        "*.config.mjs",
+        "*.config.cjs",
+        ".babelrc",
+        ".npmrc",
+        ".env",
+        ".env.*",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        ".cargo/config",
+        ".cargo/config.toml",
+        "clippy.toml",
+        "rustfmt.toml",
+        "deny.toml",
+        "setup.cfg",
+        "tox.ini",
+        ".pre-commit-config.yaml",
+        "tollgate.toml",
+        ".review-invariants.yml",
+        ".semgrep.yml",
+        "CODEOWNERS",
+    ])
+});
+
+static DEPENDENCY_FILES: LazyLock<PathPatterns> = LazyLock::new(|| {
+    patterns(&[
+        "Cargo.toml",
+        "Cargo.lock",
+        "package.json",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "requirements*.txt",
+        "pyproject.toml",
+        "poetry.lock",
+        "Pipfile",
+        "Pipfile.lock",
+        "uv.lock",
+        "setup.py",
+        "go.mod",
+        "go.sum",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+        "gradle.lockfile",
+        "Gemfile",
+        "Gemfile.lock",
+        "composer.json",
+        "composer.lock",
+        "*.csproj",
+        "packages.lock.json",
+        "mix.exs",
+        "mix.lock",
+    ])
+});
+
+static DOCS_FILES: LazyLock<PathPatterns> = LazyLock::new(|| {
+    patterns(&[
+        "*.md",
+        "*.mdx",
+        "*.rst",
+        "*.adoc",
+        "docs/**",
+        "doc/**",
+        "LICENSE",
+        "LICENSE.*",
+        "CHANGELOG",
+        "AUTHORS",
+    ])
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_file_kinds() {
+        assert!(CONFIG_FILES.is_match(".github/workflows/ci.yml"));
+        assert!(CONFIG_FILES.is_match("services/api/Dockerfile"));
+        assert!(!CONFIG_FILES.is_match("src/data/fixtures.yml"), "any YAML is not config");
+        assert!(DEPENDENCY_FILES.is_match("crates/x/Cargo.toml"));
+        assert!(DEPENDENCY_FILES.is_match("web/package-lock.json"));
+        assert!(DEPENDENCY_FILES.is_match("requirements-dev.txt"));
+        assert!(DOCS_FILES.is_match("README.md"));
+        assert!(DOCS_FILES.is_match("docs/guide/intro.html"));
+        assert!(!DOCS_FILES.is_match("src/main.rs"));
+    }
+}

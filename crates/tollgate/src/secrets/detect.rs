@@ -1,0 +1,586 @@
+//! The detector table and the scan behind [`crate::secrets::find_secrets`].
+//!
+//! Every detector is one regex plus a rule saying how to judge what it captured. All patterns are
+//! compiled once into a [`RegexSet`] that finds, in one pass, which detectors can match at all;
+//! only those then run their own regex to extract ranges. The `regex` crate guarantees time
+//! linear in the text for each pass, and word boundaries are ASCII (`(?-u:\b)`) so the fast DFA
+//! engines stay usable on non-ASCII text.
+//!
+//! Candidates from all detectors are then resolved into non-overlapping matches, the most
+//! confident first.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+use crate::secrets::heuristics::{
+    CharClasses, is_code_reference, is_indirection, is_placeholder, shannon_entropy,
+};
+use crate::secrets::{SecretKind, SecretMatch};
+
+/// Finds all secrets in `text`, resolved into sorted, non-overlapping matches.
+pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let compiled = &*COMPILED;
+    let matched = compiled.prefilter.matches(text);
+    let mut candidates = Vec::new();
+    for (idx, (detector, regex)) in DETECTORS.iter().zip(&compiled.regexes).enumerate() {
+        if !matched.matched(idx) {
+            continue;
+        }
+        match detector.rule {
+            Rule::Token {
+                kind,
+                confidence,
+                min_alnum_classes,
+            } => scan_tokens(
+                regex,
+                text,
+                kind,
+                confidence,
+                min_alnum_classes,
+                &mut candidates,
+            ),
+            Rule::AwsSecretAccessKey => scan_aws_secret_keys(regex, text, &mut candidates),
+            Rule::PrivateKey => scan_private_keys(regex, text, &mut candidates),
+            Rule::UrlCredentials => scan_url_credentials(regex, text, &mut candidates),
+            Rule::Assignment => scan_assignments(regex, text, &mut candidates),
+        }
+    }
+    resolve_overlaps(candidates)
+}
+
+struct Detector {
+    /// A regex whose group `secret` (or, for assignments, one of the value groups) is the value.
+    pattern: &'static str,
+    rule: Rule,
+}
+
+#[derive(Clone, Copy)]
+enum Rule {
+    /// A provider format: the shape is evidence enough, so only placeholders are rejected.
+    Token {
+        kind: SecretKind,
+        confidence: f64,
+        /// How many of lowercase, uppercase and digits the whole value must use; raised where a
+        /// prefix is short enough that ordinary words could follow it.
+        min_alnum_classes: usize,
+    },
+    /// A 40-character AWS secret access key, only in an assignment to an AWS-like name: the
+    /// value alone is indistinguishable from any base64 string.
+    AwsSecretAccessKey,
+    /// `-----BEGIN … PRIVATE KEY-----`, extended to its `-----END …-----` footer when present.
+    PrivateKey,
+    /// `scheme://user:password@host`; the password is the secret.
+    UrlCredentials,
+    /// `name = value` where the name sounds secret; the value must look random.
+    Assignment,
+}
+
+/// High-confidence provider formats, then the context-dependent detectors.
+///
+/// Trailing `(?-u:\b)` appears only where the format has a fixed length, so a longer run of
+/// characters is rejected instead of being cut into a match.
+const DETECTORS: &[Detector] = &[
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::AwsAccessKeyId,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: concat!(
+            r"(?i:aws[_.\-]?secret(?:[_.\-]?access)?[_.\-]?key|secret[_.\-]?access[_.\-]?key)",
+            r#"["'`]?\]?[ \t]*(?:=>|:=|=|:)[ \t]*["'`]?"#,
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        ),
+        rule: Rule::AwsSecretAccessKey,
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>gh[pousr]_[A-Za-z0-9]{36,251})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::GithubToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>github_pat_[A-Za-z0-9_]{50,255})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::GithubToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>gl(?:pat|dt|rt|ptt|soat|cbt)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]{1,64}){0,2})",
+        rule: Rule::Token {
+            kind: SecretKind::GitlabToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>xox[baprs]-[A-Za-z0-9\-]{10,250}|xapp-[0-9]-[A-Za-z0-9\-]{10,250})",
+        rule: Rule::Token {
+            kind: SecretKind::SlackToken,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?P<secret>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_/]{8,128})",
+        rule: Rule::Token {
+            kind: SecretKind::SlackWebhook,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>[sr]k_live_[A-Za-z0-9]{20,247})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::StripeKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>AIza[A-Za-z0-9_\-]{35})",
+        rule: Rule::Token {
+            kind: SecretKind::GoogleApiKey,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,250})",
+        rule: Rule::Token {
+            kind: SecretKind::OpenaiApiKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    // Legacy user keys embed base64("OpenAI") at a fixed offset.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::OpenaiApiKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    // Any other `sk-` plus a long alphanumeric run: OpenAI's shape, also used by many
+    // OpenAI-compatible providers. Less specific, so less confident and it must look mixed.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>sk-[A-Za-z0-9]{32,100})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::OpenaiApiKey,
+            confidence: 0.8,
+            min_alnum_classes: 2,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>sk-ant-[A-Za-z0-9_\-]{32,250})",
+        rule: Rule::Token {
+            kind: SecretKind::AnthropicApiKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>npm_[A-Za-z0-9]{36})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::NpmToken,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    // `AgEI` / `AgEN` start the base64 of a macaroon issued by pypi.org / test.pypi.org.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>pypi-AgE[IN][A-Za-z0-9_\-]{50,})",
+        rule: Rule::Token {
+            kind: SecretKind::PypiToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})",
+        rule: Rule::Token {
+            kind: SecretKind::SendgridApiKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    // `SK` + 32 hex is Twilio's API key SID; the shape is short and plain, hence the lower score.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>SK[0-9a-fA-F]{32})(?-u:\b)",
+        rule: Rule::Token {
+            kind: SecretKind::TwilioApiKey,
+            confidence: 0.75,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
+        rule: Rule::PrivateKey,
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
+        rule: Rule::Token {
+            kind: SecretKind::Jwt,
+            confidence: 0.85,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: concat!(
+            r"(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://",
+            r#"(?P<user>[^\s:/?#@"'`<>\[\]]*):(?P<secret>[^\s/?#@"'`<>]+)@"#,
+            r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-_~%]+)",
+        ),
+        rule: Rule::UrlCredentials,
+    },
+    // The name must end right before the operator, so `token = …` matches but
+    // `tokenizer_config_path = …` and `token_url = …` do not. Quoted values may carry a Python
+    // string prefix (`b"…"`, `r'…'`); `Bearer`/`Basic`/`token` before the value are skipped.
+    Detector {
+        pattern: concat!(
+            r"(?i:(?P<key>pass(?:word|wd|phrase)|secret(?:[_.\-]?key)?|token|api[_.\-]?key",
+            r"|access[_.\-]?key|auth(?:orization)?|credentials?",
+            r"|(?:private|signing|encryption|master)[_.\-]?key))",
+            r#"["'`]?\]?[ \t]*(?:=>|:=|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
+            r#"(?:[bBrRuUfF]{0,2}"(?P<dq>[^"\r\n]*)""#,
+            r#"|[bBrRuUfF]{0,2}'(?P<sq>[^'\r\n]*)'"#,
+            r"|`(?P<bq>[^`\r\n]*)`",
+            r#"|(?P<bare>[^\s"'`,;()\[\]{}<>\\:=][^\s"'`,;()\[\]{}<>\\]*))"#,
+        ),
+        rule: Rule::Assignment,
+    },
+];
+
+struct Compiled {
+    prefilter: RegexSet,
+    /// One per entry of [`DETECTORS`], in the same order.
+    regexes: Vec<Regex>,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    // The patterns are constants covered by this module's tests: a failure here is a bug in this
+    // file, never a reaction to input.
+    Compiled {
+        prefilter: RegexSet::new(DETECTORS.iter().map(|detector| detector.pattern))
+            .expect("secret detector patterns compile as a set"),
+        regexes: DETECTORS
+            .iter()
+            .map(|detector| Regex::new(detector.pattern).expect("secret detector pattern compiles"))
+            .collect(),
+    }
+});
+
+/// Longest value the assignment detector judges; longer quoted strings are prose or data blobs,
+/// and private keys have their own detector.
+const MAX_ASSIGNED_CHARS: usize = 512;
+
+/// Thresholds for a value assigned to a secret-like name. Random base62/base64 tokens of 16+
+/// characters measure 3.7–4.5 bits/char, while words, slugs and identifiers stay below ~3.5.
+const GENERIC_MIN_CHARS: usize = 16;
+const GENERIC_MIN_ENTROPY: f64 = 3.5;
+
+/// Hex caps entropy at 4 bits/char and a random 16-character hex string measures only ~3.3, so
+/// hex gets its own, lower bar.
+const HEX_MIN_ENTROPY: f64 = 3.0;
+
+/// Passwords are shorter than tokens; a password-like name plus a value mixing three character
+/// classes (`Tr0ub4dor&3`) is enough.
+const PASSWORD_MIN_CHARS: usize = 8;
+const PASSWORD_MIN_CLASSES: usize = 3;
+const PASSWORD_MIN_ENTROPY: f64 = 2.5;
+
+fn scan_tokens(
+    regex: &Regex,
+    text: &str,
+    kind: SecretKind,
+    confidence: f64,
+    min_alnum_classes: usize,
+    out: &mut Vec<SecretMatch>,
+) {
+    for caps in regex.captures_iter(text) {
+        let Some(value) = caps.name("secret") else {
+            continue;
+        };
+        if is_placeholder(value.as_str())
+            || CharClasses::of(value.as_str()).n_alnum() < min_alnum_classes
+        {
+            continue;
+        }
+        out.push(SecretMatch {
+            kind,
+            range: value.range(),
+            confidence,
+        });
+    }
+}
+
+fn scan_aws_secret_keys(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    for caps in regex.captures_iter(text) {
+        let Some(value) = caps.name("secret") else {
+            continue;
+        };
+        let candidate = value.as_str();
+        if is_placeholder(candidate)
+            || CharClasses::of(candidate).n_alnum() < 2
+            || shannon_entropy(candidate) < HEX_MIN_ENTROPY
+        {
+            continue;
+        }
+        out.push(SecretMatch {
+            kind: SecretKind::AwsSecretAccessKey,
+            range: value.range(),
+            confidence: 0.85,
+        });
+    }
+}
+
+fn scan_private_keys(header: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    const FOOTER: &str = "-----END";
+    /// An 8192-bit RSA key in PEM is ~6.5 KB and armoured PGP keys can be a few times that; a
+    /// footer further away belongs to something else.
+    const MAX_BLOCK_BYTES: usize = 64 * 1024;
+
+    // The first footer at or after the last place looked, so that a text full of headers without
+    // footers is searched once, not once per header. `None` means not looked yet; `Some(None)`
+    // means there is no footer after that point.
+    let mut next_footer: Option<Option<usize>> = None;
+    let mut search_from = 0;
+    while let Some(found) = header.find_at(text, search_from) {
+        let header_end = found.end();
+        let footer = match next_footer {
+            Some(Some(pos)) if pos >= header_end => Some(pos),
+            Some(None) => None,
+            _ => {
+                let pos = text
+                    .get(header_end..)
+                    .and_then(|rest| rest.find(FOOTER))
+                    .map(|offset| header_end + offset);
+                next_footer = Some(pos);
+                pos
+            }
+        };
+        let block_end = footer
+            .filter(|&pos| pos.saturating_sub(header_end) <= MAX_BLOCK_BYTES)
+            .map(|pos| footer_end(text, pos + FOOTER.len()));
+        let (range, confidence) = match block_end {
+            Some(end) => (found.start()..end, 0.99),
+            // A header alone (one line of a diff, a truncated paste) still means a key is
+            // being added.
+            None => (found.range(), 0.9),
+        };
+        search_from = range.end;
+        out.push(SecretMatch {
+            kind: SecretKind::PrivateKey,
+            range,
+            confidence,
+        });
+    }
+}
+
+/// End of a footer whose `-----END` ends at `after_end`: past the closing dashes that follow
+/// its label, or right after `-----END` if they are missing.
+fn footer_end(text: &str, after_end: usize) -> usize {
+    const MAX_LABEL_BYTES: usize = 64;
+    let rest = text.as_bytes().get(after_end..).unwrap_or_default();
+    let window = rest.get(..MAX_LABEL_BYTES + 5).unwrap_or(rest);
+    window
+        .windows(5)
+        .position(|bytes| bytes == b"-----")
+        .map_or(after_end, |offset| after_end + offset + 5)
+}
+
+fn scan_url_credentials(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    const MIN_PASSWORD_CHARS: usize = 3;
+    for caps in regex.captures_iter(text) {
+        let (Some(user), Some(password), Some(host)) =
+            (caps.name("user"), caps.name("secret"), caps.name("host"))
+        else {
+            continue;
+        };
+        let password_text = password.as_str();
+        let host_text = host.as_str().to_ascii_lowercase();
+        // `postgres:postgres@`, `user:pass@`, `{user}:{password}@` and hosts under
+        // example.com are documentation and local defaults, not leaked credentials.
+        if password_text.chars().count() < MIN_PASSWORD_CHARS
+            || password_text == user.as_str()
+            || is_placeholder(password_text)
+            || is_indirection(password_text)
+            || host_text.contains("example")
+        {
+            continue;
+        }
+        let local = host_text == "localhost"
+            || host_text.starts_with("127.")
+            || host_text == "0.0.0.0"
+            || host_text == "[::1]";
+        out.push(SecretMatch {
+            kind: SecretKind::UrlCredentials,
+            range: password.range(),
+            confidence: if local { 0.6 } else { 0.8 },
+        });
+    }
+}
+
+fn scan_assignments(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    for caps in regex.captures_iter(text) {
+        let Some(key) = caps.name("key") else {
+            continue;
+        };
+        let quoted = caps
+            .name("dq")
+            .or_else(|| caps.name("sq"))
+            .or_else(|| caps.name("bq"));
+        let (value, is_quoted) = match (quoted, caps.name("bare")) {
+            (Some(value), _) => (value, true),
+            (None, Some(value)) => (value, false),
+            (None, None) => continue,
+        };
+        let next = text.get(value.end()..).and_then(|rest| rest.chars().next());
+        if let Some((kind, confidence)) =
+            judge_assignment(key.as_str(), value.as_str(), is_quoted, next)
+        {
+            out.push(SecretMatch {
+                kind,
+                range: value.range(),
+                confidence,
+            });
+        }
+    }
+}
+
+/// Decides whether `value`, assigned to the secret-like name `key`, is a secret.
+fn judge_assignment(
+    key: &str,
+    value: &str,
+    is_quoted: bool,
+    next: Option<char>,
+) -> Option<(SecretKind, f64)> {
+    let n_chars = value.chars().count();
+    if n_chars == 0
+        || n_chars > MAX_ASSIGNED_CHARS
+        || value.chars().any(char::is_whitespace)
+        || is_placeholder(value)
+        || is_indirection(value)
+        || (!is_quoted && is_code_reference(value, next))
+    {
+        return None;
+    }
+    let classes = CharClasses::of(value);
+    let entropy = shannon_entropy(value);
+    let is_hex = value.chars().all(|ch| ch.is_ascii_hexdigit());
+    let is_password = key.to_ascii_lowercase().starts_with("pass");
+    let kind = if is_password {
+        SecretKind::Password
+    } else {
+        SecretKind::GenericSecret
+    };
+
+    let looks_random = n_chars >= GENERIC_MIN_CHARS
+        && classes.n_alnum() >= 2
+        && (entropy >= GENERIC_MIN_ENTROPY || (is_hex && entropy >= HEX_MIN_ENTROPY));
+    if looks_random {
+        // 0.35 at the threshold, rising with entropy, capped well below provider formats.
+        let confidence = (0.35 + 0.1 * (entropy - GENERIC_MIN_ENTROPY)).clamp(0.35, 0.6);
+        return Some((kind, confidence));
+    }
+    let looks_like_password = is_password
+        && n_chars >= PASSWORD_MIN_CHARS
+        && classes.n_all() >= PASSWORD_MIN_CLASSES
+        && entropy >= PASSWORD_MIN_ENTROPY;
+    looks_like_password.then_some((SecretKind::Password, 0.45))
+}
+
+/// Keeps the most confident (then longest, then earliest) candidate wherever candidates overlap,
+/// and returns the survivors sorted by start.
+fn resolve_overlaps(mut candidates: Vec<SecretMatch>) -> Vec<SecretMatch> {
+    candidates.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then_with(|| b.range.len().cmp(&a.range.len()))
+            .then_with(|| a.range.start.cmp(&b.range.start))
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    // Accepted matches keyed by start. They never overlap, so the one starting last before a
+    // candidate's end is the only one that can overlap it.
+    let mut accepted: BTreeMap<usize, SecretMatch> = BTreeMap::new();
+    for candidate in candidates {
+        if candidate.range.is_empty() {
+            continue;
+        }
+        let overlaps = accepted
+            .range(..candidate.range.end)
+            .next_back()
+            .is_some_and(|(_, previous)| previous.range.end > candidate.range.start);
+        if !overlaps {
+            accepted.insert(candidate.range.start, candidate);
+        }
+    }
+    accepted.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(COMPILED.regexes.len(), DETECTORS.len());
+        assert_eq!(COMPILED.prefilter.len(), DETECTORS.len());
+    }
+
+    #[test]
+    fn overlaps_keep_the_most_confident() {
+        let candidate = |kind, range, confidence| SecretMatch {
+            kind,
+            range,
+            confidence,
+        };
+        let resolved = resolve_overlaps(vec![
+            candidate(SecretKind::GenericSecret, 0..10, 0.4),
+            candidate(SecretKind::GithubToken, 2..10, 0.95),
+            candidate(SecretKind::Jwt, 9..12, 0.5),
+            candidate(SecretKind::Password, 12..14, 0.4),
+            candidate(SecretKind::Password, 20..20, 0.4),
+        ]);
+        let kinds: Vec<_> = resolved.iter().map(|m| (m.kind, m.range.clone())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (SecretKind::GithubToken, 2..10),
+                (SecretKind::Password, 12..14)
+            ]
+        );
+    }
+
+    #[test]
+    fn footer_end_finds_closing_dashes() {
+        let text = "-----END RSA PRIVATE KEY-----\nnext";
+        assert_eq!(footer_end(text, 8), text.find('\n').unwrap_or(0));
+        // Missing dashes: the footer ends right after `-----END`.
+        assert_eq!(footer_end("-----END", 8), 8);
+        assert_eq!(footer_end("-----END", 100), 100);
+    }
+
+    #[test]
+    fn password_thresholds() {
+        assert_eq!(
+            judge_assignment("password", "Tr0ub4dor&3", true, None),
+            Some((SecretKind::Password, 0.45))
+        );
+        assert_eq!(judge_assignment("password", "hunter22", true, None), None);
+        assert_eq!(judge_assignment("token", "Tr0ub4dor&3", true, None), None);
+    }
+}

@@ -47,20 +47,6 @@ impl fmt::Display for ProblemDisplay<'_> {
     }
 }
 
-/// A warning about a loaded file: the rules still load, but something deserves a look (an
-/// unknown key, a rule that is guidance only, an ignored section).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    pub path: PathBuf,
-    pub problem: Problem,
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.problem.display(&self.path).fmt(f)
-    }
-}
-
 /// Why an invariants file could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

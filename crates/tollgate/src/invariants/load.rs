@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::findings::{Category, Severity};
 
-use super::error::{InvariantsError, Problem, Warning};
+use super::error::{InvariantsError, Problem};
 use super::model::{Check, DEFAULT_CONFIDENCE, Invariant, InvariantSet, Lines, Origin};
 use super::paths::{self, PathFilter};
 use super::pattern::Pattern;
@@ -32,14 +32,16 @@ pub const TITLE_CHARS: usize = 80;
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     pub path: PathBuf,
-    /// All rules, including guidance-only and disabled ones.
-    pub n_rules: usize,
-    /// Enabled rules with an action (evaluated against diffs).
-    pub n_checks: usize,
-    /// Enabled rules without an action.
-    pub n_guidance: usize,
-    pub n_disabled: usize,
-    pub warnings: Vec<Problem>,
+    /// Number of rules, including guidance-only and disabled ones.
+    pub rules: usize,
+    /// Number of enabled rules with an action (evaluated against diffs).
+    pub checks: usize,
+    /// Number of enabled rules without an action.
+    pub guidance: usize,
+    /// Number of rules with `enabled: false`.
+    pub disabled: usize,
+    /// Rendered `path:line:col: rule ID: message` lines.
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Display for CheckReport {
@@ -49,12 +51,12 @@ impl std::fmt::Display for CheckReport {
             f,
             "{}: {} rule{} ({} check{}, {} guidance, {} disabled), {} warning{}",
             self.path.display(),
-            self.n_rules,
-            plural(self.n_rules),
-            self.n_checks,
-            plural(self.n_checks),
-            self.n_guidance,
-            self.n_disabled,
+            self.rules,
+            plural(self.rules),
+            self.checks,
+            plural(self.checks),
+            self.guidance,
+            self.disabled,
             self.warnings.len(),
             plural(self.warnings.len()),
         )
@@ -71,15 +73,11 @@ pub fn check_file(path: &Path) -> Result<CheckReport, InvariantsError> {
     let set = InvariantSet::load(path)?;
     Ok(CheckReport {
         path: path.to_path_buf(),
-        n_rules: set.len(),
-        n_checks: set.checks().count(),
-        n_guidance: set.guidance().count(),
-        n_disabled: set.rules().iter().filter(|rule| !rule.enabled()).count(),
-        warnings: set
-            .warnings()
-            .iter()
-            .map(|warning| warning.problem.clone())
-            .collect(),
+        rules: set.len(),
+        checks: set.checks().count(),
+        guidance: set.guidance().count(),
+        disabled: set.rules().iter().filter(|rule| !rule.enabled()).count(),
+        warnings: set.warnings().to_vec(),
     })
 }
 
@@ -132,11 +130,8 @@ impl InvariantSet {
         Ok(InvariantSet {
             rules,
             warnings: warnings
-                .into_iter()
-                .map(|problem| Warning {
-                    path: path.to_path_buf(),
-                    problem,
-                })
+                .iter()
+                .map(|problem| problem.display(path).to_string())
                 .collect(),
             sources: vec![path.to_path_buf()],
         })
@@ -1028,7 +1023,7 @@ mod tests {
     }
 
     fn warnings(set: &InvariantSet) -> Vec<String> {
-        set.warnings().iter().map(ToString::to_string).collect()
+        set.warnings().to_vec()
     }
 
     /// A file in upstream's format, byte for byte as its documentation shows it.
@@ -1489,10 +1484,10 @@ rules:
         let report = check_file(&path).unwrap();
         assert_eq!(
             (
-                report.n_rules,
-                report.n_checks,
-                report.n_guidance,
-                report.n_disabled
+                report.rules,
+                report.checks,
+                report.guidance,
+                report.disabled
             ),
             (4, 3, 1, 0)
         );

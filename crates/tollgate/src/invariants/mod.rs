@@ -41,7 +41,7 @@ mod resolve;
 mod testutil;
 mod yaml;
 
-pub use error::{InvariantsError, PathRefusal, Problem, Warning};
+pub use error::{InvariantsError, PathRefusal, Problem};
 pub use evaluate::{EVIDENCE_CHARS, Evaluation, MAX_FINDINGS_PER_RULE_AND_FILE};
 pub use load::{
     CheckReport, DEFAULT_FILE_NAME, MAX_FILE_BYTES, TITLE_CHARS, check_file, load_from_workspace,

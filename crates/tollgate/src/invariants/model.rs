@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::findings::{Category, Severity};
 
-use super::error::{InvariantsError, Problem, Warning};
+use super::error::{InvariantsError, Problem};
 use super::paths::PathFilter;
 use super::pattern::Pattern;
 
@@ -19,7 +19,8 @@ pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 #[derive(Debug, Clone, Default)]
 pub struct InvariantSet {
     pub(super) rules: Vec<Invariant>,
-    pub(super) warnings: Vec<Warning>,
+    /// Rendered `path:line:col: rule ID: message` lines.
+    pub(super) warnings: Vec<String>,
     pub(super) sources: Vec<PathBuf>,
 }
 
@@ -129,8 +130,9 @@ impl InvariantSet {
         self.rules.is_empty()
     }
 
-    /// Warnings from loading (unknown keys, guidance-only rules, ignored sections).
-    pub fn warnings(&self) -> &[Warning] {
+    /// Warnings from loading (unknown keys, guidance-only rules, ignored sections), each
+    /// rendered as `path:line:col: rule ID: message`.
+    pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 

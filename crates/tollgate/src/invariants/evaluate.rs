@@ -472,7 +472,7 @@ mod tests {
 diff --git a/src/app.js b/src/app.js
 --- a/src/app.js
 +++ b/src/app.js
-@@ -10,3 +10,6 @@ function main() {
+@@ -10,2 +10,6 @@ function main() {
  const a = 1;
 +const b = eval(input);
  const c = 2;

@@ -1499,6 +1499,32 @@ rules:
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn edited_files_load_or_report_without_panicking(
+            at in 0usize..UPSTREAM.len(),
+            n_removed in 0usize..12,
+            inserted in "[\\PC\n]{0,12}",
+        ) {
+            let mut text = UPSTREAM.to_string();
+            let start = (0..=at).rev().find(|idx| text.is_char_boundary(*idx)).unwrap_or(0);
+            let end = (start + n_removed).min(text.len());
+            let end = (end..=text.len()).find(|idx| text.is_char_boundary(*idx)).unwrap_or(text.len());
+            text.replace_range(start..end, &inserted);
+            if let Err(InvariantsError::Invalid { problems, .. }) = load(&text) {
+                proptest::prop_assert!(!problems.is_empty());
+                proptest::prop_assert!(problems.iter().all(|p| p.line >= 1 && p.column >= 1));
+            }
+        }
+
+        #[test]
+        fn yaml_shaped_noise_loads_or_reports_without_panicking(
+            text in "[a-z_:\\- \n\\[\\]{}'\"#&*!|>0-9,.?]{0,160}",
+        ) {
+            let _ = load(&text);
+        }
+    }
+
     #[test]
     fn suggestions_find_close_keys_only() {
         assert_eq!(suggest("sevirity"), Some("severity"));

@@ -243,14 +243,9 @@ impl Translator {
     }
 
     fn starts_with(&self, text: &str) -> bool {
-        let mut ahead = 0;
-        for expected in text.chars() {
-            if self.peek(ahead) != Some(expected) {
-                return false;
-            }
-            ahead += 1;
-        }
-        true
+        text.chars()
+            .enumerate()
+            .all(|(ahead, expected)| self.peek(ahead) == Some(expected))
     }
 
     fn snippet(&self, start: usize, len: usize) -> String {
@@ -946,6 +941,27 @@ mod tests {
     fn modifier_groups_are_allowed() {
         assert!(matches("(?i:abc)d", "", "ABCd"));
         assert!(matches("(?i)abc", "", "ABC"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_translates_or_errors_without_panicking(
+            source in "\\PC{0,40}",
+            flags in "[a-z]{0,3}",
+        ) {
+            if let Ok(pattern) = Pattern::new(&source, &flags) {
+                let _ = pattern.regex().find("some text é 123 \\ [x] {y}");
+            }
+        }
+
+        #[test]
+        fn regex_syntax_soup_translates_or_errors_without_panicking(
+            source in r"[\\\[\]\(\)\{\}\?\*\+\|\^\$\.:=!<>a-fkpuxcPdDwWsSbB0-9,\-]{0,30}",
+        ) {
+            if let Ok(pattern) = Pattern::new(&source, "") {
+                let _ = pattern.regex().is_match("abc-123 <x>");
+            }
+        }
     }
 
     #[test]

@@ -1106,6 +1106,19 @@ notes: "free text is ignored"
     }
 
     #[test]
+    fn crlf_files_with_a_bom_load_with_the_same_positions() {
+        let windows = format!("\u{feff}{}", UPSTREAM.replace('\n', "\r\n"));
+        let set = load(&windows).unwrap();
+        assert_eq!(set.len(), 4);
+        assert_eq!(set.get("auth-check").unwrap().origin().line, 12);
+        let bad = format!("{RULE_HEAD}    severity: URGENT\n    category: security\n")
+            .replace('\n', "\r\n");
+        assert!(
+            problems(&bad)[0].starts_with(".review-invariants.yml:5:15: rule r1: Unknown severity")
+        );
+    }
+
+    #[test]
     fn title_is_the_first_80_characters_on_a_char_boundary() {
         let long = "é".repeat(100);
         let text = format!(

@@ -1,12 +1,22 @@
-//! Unified diffs: the model, a strict parser for git diffs and plain patches, changed-line
-//! maps, and diffs read straight from a repository through git2.
+//! Unified diffs: the model, a strict parser for git diffs and plain patches, a renderer back
+//! to git's format, changed-line maps, and diffs read straight from a repository through git2.
+//!
+//! [`parse`] turns bytes into a [`Diff`], which owns them; files, hunks and lines refer to the
+//! bytes by range. [`ChangedLines`] answers "is this line added / inside a hunk?" for
+//! anchoring findings and inline comments. [`diff_from_repo`] asks git for a diff and runs it
+//! through the same parser, so there is one code path for diffs from anywhere. [`render`]
+//! writes a model back out (the parser's round-trip tests and fuzz target rely on it).
 
 mod changed;
 mod git;
 mod model;
 mod parse;
+mod render;
+#[cfg(test)]
+mod testutil;
 
 pub use changed::ChangedLines;
 pub use git::{DiffSpec, GitDiff, GitError, diff_from_repo};
 pub use model::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
-pub use parse::{DiffError, parse};
+pub use parse::{DiffError, DiffErrorKind, parse};
+pub use render::render;

@@ -204,3 +204,367 @@ fn require_workdir(repo: &Repository, repo_dir: &Path) -> Result<(), GitError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use git2::{Index, IndexEntry, IndexTime, Signature, Time};
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::diff::model::{FileStatus, LineKind};
+
+    const FILE: u32 = 0o100644;
+    const EXECUTABLE: u32 = 0o100755;
+
+    /// A temporary repository; commits are built from in-memory trees so branches can be made
+    /// without touching the working tree.
+    struct TestRepo {
+        dir: TempDir,
+        repo: Repository,
+    }
+
+    /// A change to apply in a commit: write (mode, content) or delete.
+    type Change<'a> = (&'a str, Option<(u32, &'a [u8])>);
+
+    impl TestRepo {
+        fn new() -> TestRepo {
+            let dir = TempDir::new().expect("temp dir");
+            let repo = Repository::init(dir.path()).expect("git init");
+            TestRepo { dir, repo }
+        }
+
+        fn path(&self) -> &Path {
+            self.dir.path()
+        }
+
+        /// Commits `changes` on top of `parent` (or on nothing) and points `branch` at it.
+        fn commit(&self, branch: &str, parent: Option<Oid>, changes: &[Change<'_>]) -> Oid {
+            let mut index = Index::new().expect("in-memory index");
+            let parent = parent.map(|id| self.repo.find_commit(id).expect("parent"));
+            if let Some(parent) = &parent {
+                index
+                    .read_tree(&parent.tree().expect("tree"))
+                    .expect("read tree");
+            }
+            for (path, change) in changes {
+                match change {
+                    Some((mode, content)) => {
+                        let blob = self.repo.blob(content).expect("write blob");
+                        let entry = IndexEntry {
+                            ctime: IndexTime::new(0, 0),
+                            mtime: IndexTime::new(0, 0),
+                            dev: 0,
+                            ino: 0,
+                            mode: *mode,
+                            uid: 0,
+                            gid: 0,
+                            file_size: u32::try_from(content.len()).expect("small file"),
+                            id: blob,
+                            flags: 0,
+                            flags_extended: 0,
+                            path: path.as_bytes().to_vec(),
+                        };
+                        index.add(&entry).expect("add");
+                    }
+                    None => index.remove_path(Path::new(path)).expect("remove"),
+                }
+            }
+            let tree_id = index.write_tree_to(&self.repo).expect("write tree");
+            let tree = self.repo.find_tree(tree_id).expect("tree");
+            let signature =
+                Signature::new("Test", "test@example.com", &Time::new(0, 0)).expect("signature");
+            let parents: Vec<_> = parent.iter().collect();
+            self.repo
+                .commit(
+                    Some(&format!("refs/heads/{branch}")),
+                    &signature,
+                    &signature,
+                    "test",
+                    &tree,
+                    &parents,
+                )
+                .expect("commit")
+        }
+
+        /// Points HEAD at `branch` and makes the index and working tree match it.
+        fn checkout(&self, branch: &str) {
+            self.repo
+                .set_head(&format!("refs/heads/{branch}"))
+                .expect("set head");
+            let mut options = git2::build::CheckoutBuilder::new();
+            options.force();
+            self.repo
+                .checkout_head(Some(&mut options))
+                .expect("checkout");
+        }
+
+        fn write(&self, path: &str, content: &[u8]) {
+            fs::write(self.path().join(path), content).expect("write file");
+        }
+
+        fn stage(&self, path: &str) {
+            let mut index = self.repo.index().expect("index");
+            index.add_path(Path::new(path)).expect("stage");
+            index.write().expect("write index");
+        }
+
+        fn diff(&self, spec: &DiffSpec) -> GitDiff {
+            match diff_from_repo(self.path(), spec) {
+                Ok(diff) => diff,
+                Err(err) => panic!("diff_from_repo({spec:?}) failed: {err}"),
+            }
+        }
+    }
+
+    fn range(base: &str, head: &str) -> DiffSpec {
+        DiffSpec::Range {
+            base: base.to_owned(),
+            head: head.to_owned(),
+        }
+    }
+
+    fn paths(diff: &GitDiff) -> Vec<(FileStatus, Option<&str>, Option<&str>)> {
+        diff.diff
+            .files()
+            .iter()
+            .map(|f| (f.status, f.old_path.as_deref(), f.new_path.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn range_diffs_from_the_merge_base() {
+        let repo = TestRepo::new();
+        let root = repo.commit(
+            "main",
+            None,
+            &[
+                ("a.txt", Some((FILE, b"one\ntwo\nthree\n"))),
+                ("keep.txt", Some((FILE, b"keep\n"))),
+            ],
+        );
+        let feature = repo.commit(
+            "feature",
+            Some(root),
+            &[("a.txt", Some((FILE, b"one\n2\nthree\n")))],
+        );
+        // Work on main after the fork must not show up in the feature's diff.
+        repo.commit(
+            "main",
+            Some(root),
+            &[
+                ("keep.txt", Some((FILE, b"changed on main\n"))),
+                ("main_only.txt", Some((FILE, b"x\n"))),
+            ],
+        );
+
+        let diff = repo.diff(&range("main", "feature"));
+        assert_eq!(
+            paths(&diff),
+            [(FileStatus::Modified, Some("a.txt"), Some("a.txt"))]
+        );
+        assert_eq!(diff.base_sha, Some(root.to_string()));
+        assert_eq!(diff.head_sha, Some(feature.to_string()));
+        let file = &diff.diff.files()[0];
+        let added: Vec<_> = file
+            .added_lines()
+            .map(|l| (l.new_line, diff.diff.line_text(l)))
+            .collect();
+        assert_eq!(added, [(Some(2), "2".into())]);
+
+        let reverse = repo.diff(&range("feature", "main"));
+        assert_eq!(
+            paths(&reverse),
+            [
+                (FileStatus::Modified, Some("keep.txt"), Some("keep.txt")),
+                (FileStatus::Added, None, Some("main_only.txt")),
+            ]
+        );
+        // Full and abbreviated shas work as revisions too.
+        let by_sha = repo.diff(&range(&root.to_string()[..10], &feature.to_string()));
+        assert_eq!(paths(&by_sha), paths(&diff));
+    }
+
+    #[test]
+    fn range_shows_renames_binaries_modes_and_awkward_paths() {
+        let repo = TestRepo::new();
+        let body: Vec<u8> = (0..40)
+            .flat_map(|n| format!("line {n}\n").into_bytes())
+            .collect();
+        let root = repo.commit(
+            "main",
+            None,
+            &[
+                ("old.txt", Some((FILE, &body))),
+                ("img.bin", Some((FILE, b"\x89PNG\0\0\x01"))),
+                ("run.sh", Some((FILE, b"echo hi\n"))),
+                ("gone.txt", Some((FILE, b"bye\n"))),
+            ],
+        );
+        repo.commit(
+            "feature",
+            Some(root),
+            &[
+                ("old.txt", None),
+                ("new.txt", Some((FILE, &body))),
+                ("img.bin", Some((FILE, b"\x89PNG\0\0\x02"))),
+                ("run.sh", Some((EXECUTABLE, b"echo hi\n"))),
+                ("gone.txt", None),
+                (
+                    "dir with space/caf\u{e9} \"q\".txt",
+                    Some((FILE, b"crlf\r\nno newline")),
+                ),
+            ],
+        );
+        let diff = repo.diff(&range("main", "feature"));
+        let files = diff.diff.files();
+        let find = |path: &str| {
+            files
+                .iter()
+                .find(|f| f.path() == path)
+                .unwrap_or_else(|| panic!("no {path} in {:?}", paths(&diff)))
+        };
+
+        let renamed = find("new.txt");
+        assert_eq!(
+            (renamed.status, renamed.old_path.as_deref()),
+            (FileStatus::Renamed, Some("old.txt"))
+        );
+        assert_eq!(renamed.similarity, Some(100));
+        assert!(renamed.hunks.is_empty());
+
+        let binary = find("img.bin");
+        assert!(binary.binary && binary.hunks.is_empty());
+        assert_eq!(binary.status, FileStatus::Modified);
+
+        let mode = find("run.sh");
+        assert_eq!(
+            (mode.old_mode, mode.new_mode),
+            (Some(FILE), Some(EXECUTABLE))
+        );
+        assert!(mode.hunks.is_empty());
+
+        assert_eq!(find("gone.txt").status, FileStatus::Deleted);
+
+        let awkward = find("dir with space/caf\u{e9} \"q\".txt");
+        assert_eq!(awkward.status, FileStatus::Added);
+        let lines = &awkward.hunks[0].lines;
+        assert_eq!(diff.diff.line_bytes(&lines[0]), b"crlf\r");
+        assert_eq!(diff.diff.line_bytes(&lines[1]), b"no newline");
+        assert!(lines[1].no_newline_at_eof && !lines[0].no_newline_at_eof);
+        assert!(lines.iter().all(|l| l.kind == LineKind::Added));
+    }
+
+    #[test]
+    fn unknown_revision_is_named() {
+        let repo = TestRepo::new();
+        repo.commit("main", None, &[("a", Some((FILE, b"a\n")))]);
+        let err =
+            diff_from_repo(repo.path(), &range("main", "no-such-branch")).expect_err("unknown ref");
+        assert!(matches!(&err, GitError::UnknownRevision { rev, .. } if rev == "no-such-branch"));
+        assert!(
+            err.to_string()
+                .starts_with("unknown revision `no-such-branch`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unrelated_histories_have_no_merge_base() {
+        let repo = TestRepo::new();
+        repo.commit("main", None, &[("a", Some((FILE, b"a\n")))]);
+        repo.commit("orphan", None, &[("b", Some((FILE, b"b\n")))]);
+        let err = diff_from_repo(repo.path(), &range("main", "orphan")).expect_err("no merge base");
+        assert!(matches!(err, GitError::NoMergeBase { .. }));
+        assert_eq!(
+            err.to_string(),
+            "no merge base between `main` and `orphan`: their histories are unrelated"
+        );
+    }
+
+    #[test]
+    fn missing_repository_names_the_path() {
+        let dir = TempDir::new().expect("temp dir");
+        let err = diff_from_repo(dir.path(), &DiffSpec::Staged).expect_err("no repo");
+        assert!(matches!(err, GitError::RepoNotFound { .. }));
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("no git repository at {}", dir.path().display())),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn staged_on_an_unborn_head_diffs_against_nothing() {
+        let repo = TestRepo::new();
+        repo.write("first.txt", b"hello\n");
+        repo.stage("first.txt");
+        let diff = repo.diff(&DiffSpec::Staged);
+        assert_eq!(paths(&diff), [(FileStatus::Added, None, Some("first.txt"))]);
+        assert_eq!((diff.base_sha, diff.head_sha), (None, None));
+        let working_tree = repo.diff(&DiffSpec::WorkingTree);
+        assert_eq!(
+            paths(&working_tree),
+            [(FileStatus::Added, None, Some("first.txt"))]
+        );
+    }
+
+    #[test]
+    fn staged_unstaged_and_working_tree_see_different_changes() {
+        let repo = TestRepo::new();
+        let head = repo.commit(
+            "main",
+            None,
+            &[
+                ("staged.txt", Some((FILE, b"a\n"))),
+                ("unstaged.txt", Some((FILE, b"b\n"))),
+            ],
+        );
+        repo.checkout("main");
+        repo.write("staged.txt", b"a changed\n");
+        repo.stage("staged.txt");
+        repo.write("unstaged.txt", b"b changed\n");
+        repo.write("untracked.txt", b"never shown\n");
+
+        let staged = repo.diff(&DiffSpec::Staged);
+        assert_eq!(
+            paths(&staged),
+            [(FileStatus::Modified, Some("staged.txt"), Some("staged.txt"))]
+        );
+        assert_eq!(staged.base_sha, Some(head.to_string()));
+
+        let unstaged = repo.diff(&DiffSpec::Unstaged);
+        assert_eq!(
+            paths(&unstaged),
+            [(
+                FileStatus::Modified,
+                Some("unstaged.txt"),
+                Some("unstaged.txt")
+            )]
+        );
+        assert_eq!((unstaged.base_sha, unstaged.head_sha), (None, None));
+
+        let working_tree = repo.diff(&DiffSpec::WorkingTree);
+        assert_eq!(
+            paths(&working_tree),
+            [
+                (FileStatus::Modified, Some("staged.txt"), Some("staged.txt")),
+                (
+                    FileStatus::Modified,
+                    Some("unstaged.txt"),
+                    Some("unstaged.txt")
+                ),
+            ]
+        );
+        assert_eq!(working_tree.base_sha, Some(head.to_string()));
+    }
+
+    #[test]
+    fn bare_repositories_have_no_working_tree() {
+        let dir = TempDir::new().expect("temp dir");
+        Repository::init_bare(dir.path()).expect("init bare");
+        let err = diff_from_repo(dir.path(), &DiffSpec::Unstaged).expect_err("bare");
+        assert!(matches!(err, GitError::Bare { .. }), "{err}");
+    }
+}

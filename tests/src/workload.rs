@@ -1042,6 +1042,30 @@ mod tests {
         assert!(workload.invariants_path.is_file());
     }
 
+    /// The core's invariants engine loads the file without warnings and finds exactly the hits
+    /// the generator reports, rule by rule: the workload's findings are what it claims.
+    #[test]
+    fn invariant_engine_finds_exactly_the_sprinkled_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let workload = generate(dir.path(), &small_spec()).unwrap();
+
+        let set = tollgate::invariants::InvariantSet::load(&workload.invariants_path).unwrap();
+        assert_eq!(set.checks().count(), 3);
+        assert!(set.warnings().is_empty(), "{:?}", set.warnings());
+        let diff = tollgate::diff::parse(fs::read(&workload.diff_path).unwrap()).unwrap();
+        let evaluation = set.evaluate(&diff);
+        let count = |id: &str| {
+            evaluation
+                .findings
+                .iter()
+                .filter(|finding| finding.rule_id == id)
+                .count()
+        };
+        assert_eq!(count("bench-eval-call"), workload.hits.eval_call);
+        assert_eq!(count("bench-debug-output"), workload.hits.debug_output);
+        assert_eq!(count("bench-todo-marker"), workload.hits.todo_marker);
+    }
+
     #[test]
     fn same_seed_same_bytes() {
         let first = tempfile::tempdir().unwrap();

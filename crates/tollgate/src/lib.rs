@@ -16,7 +16,7 @@ pub mod diff;
 pub mod findings;
 pub mod invariants;
 pub mod report;
-// pub mod review; (re-enabled once invariants and secrets land)
+pub mod review;
 pub mod secrets;
 
 /// The version reported in results and SARIF.

@@ -70,7 +70,7 @@ fn json_contract_has_fixed_field_names() {
         .find(|f| f["rule_id"] == "TG002")
         .expect("public API finding");
     assert_eq!(api["location"]["file"], "src/auth/session.ts");
-    assert_eq!(api["location"]["start_line"], 15);
+    assert_eq!(api["location"]["start_line"], 13);
     assert_eq!(api["on_changed_line"], true);
     // The CI change is flagged at the added line.
     let ci = findings

@@ -373,7 +373,8 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_line_and_value() {
-        let err = RawConfig::from_toml("[review]\nmax_findngs = 3\n", "x/tollgate.toml").unwrap_err();
+        let err =
+            RawConfig::from_toml("[review]\nmax_findngs = 3\n", "x/tollgate.toml").unwrap_err();
         let text = err.to_string();
         assert!(text.contains("x/tollgate.toml"), "{text}");
         assert!(text.contains("line 2"), "{text}");
@@ -384,10 +385,18 @@ mod tests {
 
         let raw = RawConfig::from_toml("[review]\nfail_on_severity = \"SEVERE\"\n", "t").unwrap();
         let err = raw.resolve().unwrap_err().to_string();
-        assert!(err.contains("review.fail_on_severity") && err.contains("SEVERE"), "{err}");
+        assert!(
+            err.contains("review.fail_on_severity") && err.contains("SEVERE"),
+            "{err}"
+        );
 
         let raw = RawConfig::from_toml("[preflight]\nhotspots = [\"a/[\"]\n", "t").unwrap();
-        assert!(raw.resolve().unwrap_err().to_string().contains("preflight.hotspots"));
+        assert!(
+            raw.resolve()
+                .unwrap_err()
+                .to_string()
+                .contains("preflight.hotspots")
+        );
     }
 
     #[test]

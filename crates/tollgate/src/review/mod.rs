@@ -25,6 +25,7 @@ use crate::findings::{
 };
 use crate::invariants::{self, InvariantSet};
 
+
 /// Where the diff comes from.
 #[derive(Debug, Clone)]
 pub enum DiffInput {
@@ -125,18 +126,15 @@ pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
     let mut warnings = Vec::new();
     let mut sets = Vec::new();
     for given in &config.invariants.paths {
-        let resolved = match invariants::resolve_invariants_path(request.workspace, given) {
-            Ok(path) => path,
-            Err(err) if !config.invariants.explicit && !request.workspace.join(given).exists() => {
-                // The default file is optional; anything else wrong with it is still an error.
-                let _ = err;
-                continue;
+        match invariants::load_from_workspace(request.workspace, given) {
+            Ok(set) => {
+                warnings.extend(set.warnings().iter().cloned());
+                sets.push((given.clone(), set));
             }
+            // The default file is optional; a named one must exist.
+            Err(invariants::InvariantsError::NotFound { .. }) if !config.invariants.explicit => {}
             Err(err) => return Err(err.into()),
-        };
-        let set = InvariantSet::load(&resolved)?;
-        warnings.extend(set.warnings().iter().cloned());
-        sets.push((given.clone(), set));
+        }
     }
     let baseline = match &config.baseline {
         Some(path) => Some(Baseline::load(&resolve_in_workspace(request.workspace, path))?),

@@ -21,7 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Review a diff: findings, reports, and exit 1 when the gate fails.
-    Review(ReviewArgs),
+    Review(Box<ReviewArgs>),
     /// Work with invariants files.
     Invariants {
         #[command(subcommand)]
@@ -70,7 +70,12 @@ pub struct ReviewArgs {
     pub fail_on_severity: Option<String>,
 
     /// Fail the gate on any finding of these rules (comma-separated; `prefix*` allowed).
-    #[arg(long, alias = "fail-on-invariant-ids", value_name = "LIST", value_delimiter = ',')]
+    #[arg(
+        long,
+        alias = "fail-on-invariant-ids",
+        value_name = "LIST",
+        value_delimiter = ','
+    )]
     pub fail_on_rule_ids: Option<Vec<String>>,
 
     /// Drop findings by rule id, finding id or fingerprint (comma-separated).

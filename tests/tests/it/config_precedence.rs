@@ -11,7 +11,13 @@ fn file_then_env_then_flags() {
     )
     .unwrap();
     let diff = fixture("diffs/sample.diff");
-    let args = ["review", "--repo", dir.path().to_str().unwrap(), "--diff", diff.to_str().unwrap()];
+    let args = [
+        "review",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--diff",
+        diff.to_str().unwrap(),
+    ];
 
     // The file alone fails the sample (MEDIUM findings).
     tollgate(&args).run().assert_code(1);
@@ -33,9 +39,20 @@ fn file_then_env_then_flags() {
 #[test]
 fn bad_config_is_exit_2_with_location() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tollgate.toml"), "[review]\nfail_on_sevrity = \"LOW\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("tollgate.toml"),
+        "[review]\nfail_on_sevrity = \"LOW\"\n",
+    )
+    .unwrap();
     let diff = fixture("diffs/sample.diff");
-    let run = tollgate(&["review", "--repo", dir.path().to_str().unwrap(), "--diff", diff.to_str().unwrap()]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--diff",
+        diff.to_str().unwrap(),
+    ])
+    .run();
     run.assert_code(2);
     assert!(run.stderr.contains("tollgate.toml"), "{}", run.stderr);
     assert!(run.stderr.contains("line 2"), "{}", run.stderr);
@@ -45,5 +62,9 @@ fn bad_config_is_exit_2_with_location() {
         .env("TOLLGATE_MAX_FINDINGS", "lots")
         .run();
     run.assert_code(2);
-    assert!(run.stderr.contains("TOLLGATE_MAX_FINDINGS"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("TOLLGATE_MAX_FINDINGS"),
+        "{}",
+        run.stderr
+    );
 }

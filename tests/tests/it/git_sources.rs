@@ -27,7 +27,16 @@ fn base_head_uses_merge_base_semantics() {
     repo.write("src/mainline.rs", "pub fn mainline() {}\n");
     repo.commit("mainline work");
 
-    let run = tollgate(&["review", "--repo", repo.path().to_str().unwrap(), "--base", "main", "--head", "feature"]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--base",
+        "main",
+        "--head",
+        "feature",
+    ])
+    .run();
     run.assert_code(0);
     let json = run.json();
     assert_eq!(json["stats"]["files_changed"], 1, "{json}");
@@ -68,12 +77,25 @@ fn unknown_ref_and_missing_repo_are_clear_errors() {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n");
     repo.commit("init");
-    let run = tollgate(&["review", "--repo", repo.path().to_str().unwrap(), "--base", "nope", "--head", "HEAD"]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--base",
+        "nope",
+        "--head",
+        "HEAD",
+    ])
+    .run();
     run.assert_code(2);
     assert!(run.stderr.contains("nope"), "{}", run.stderr);
 
     let dir = tempfile::tempdir().unwrap();
     let run = tollgate(&["review", "--repo", dir.path().to_str().unwrap(), "--staged"]).run();
     run.assert_code(2);
-    assert!(run.stderr.contains(dir.path().to_str().unwrap()), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(dir.path().to_str().unwrap()),
+        "{}",
+        run.stderr
+    );
 }

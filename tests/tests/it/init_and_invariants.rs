@@ -20,7 +20,9 @@ fn init_writes_valid_starters_and_refuses_to_overwrite() {
         "a refused init writes nothing"
     );
 
-    let check = tollgate(&["invariants", "check"]).current_dir(dir.path()).run();
+    let check = tollgate(&["invariants", "check"])
+        .current_dir(dir.path())
+        .run();
     check.assert_code(0);
     assert!(check.stdout.contains("rule(s) valid"), "{}", check.stdout);
 }
@@ -63,7 +65,15 @@ fn review_applies_the_default_invariants_file_at_exact_lines() {
         "const a = 1;\nconst b = eval(input);\nconst c = 2;\nconst d = eval(other);\n",
     );
     let dir = repo.path().to_str().unwrap();
-    let run = tollgate(&["review", "--repo", dir, "--working-tree", "--fail-on-severity", "HIGH"]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        dir,
+        "--working-tree",
+        "--fail-on-severity",
+        "HIGH",
+    ])
+    .run();
     run.assert_code(1);
     let json = run.json();
     let lines: Vec<u64> = json["findings"]
@@ -74,14 +84,33 @@ fn review_applies_the_default_invariants_file_at_exact_lines() {
         .map(|f| f["location"]["start_line"].as_u64().unwrap())
         .collect();
     assert_eq!(lines, vec![2, 4], "one finding per occurrence, exact lines");
-    assert_eq!(json["metadata"]["invariants_path"], ".review-invariants.yml");
+    assert_eq!(
+        json["metadata"]["invariants_path"],
+        ".review-invariants.yml"
+    );
 
     // An explicitly named invariants file must exist.
-    let run = tollgate(&["review", "--repo", dir, "--working-tree", "--invariants", "missing.yml"]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        dir,
+        "--working-tree",
+        "--invariants",
+        "missing.yml",
+    ])
+    .run();
     run.assert_code(2);
     assert!(run.stderr.contains("missing.yml"), "{}", run.stderr);
 
     // Paths outside the workspace are refused.
-    let run = tollgate(&["review", "--repo", dir, "--working-tree", "--invariants", "../outside.yml"]).run();
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        dir,
+        "--working-tree",
+        "--invariants",
+        "../outside.yml",
+    ])
+    .run();
     run.assert_code(2);
 }

@@ -1,5 +1,10 @@
 //! End-to-end tests of the `tollgate` binary: one test target, one module per topic.
 
+#![allow(
+    clippy::print_stderr,
+    reason = "tests explain skipped external tools on stderr"
+)]
+
 mod baseline_allowlist;
 mod config_precedence;
 mod git_sources;

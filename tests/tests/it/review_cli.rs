@@ -10,7 +10,11 @@ fn sample() -> String {
 fn readme_command_reviews_the_sample_and_passes() {
     let run = tollgate(&["review", "--diff", &sample(), "--format", "markdown"]).run();
     run.assert_code(0);
-    assert!(run.stdout.contains("<!-- tollgate:summary:v1 -->"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("<!-- tollgate:summary:v1 -->"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("src/auth/session.ts"), "{}", run.stdout);
     assert!(run.stderr.contains("Gate passed"), "{}", run.stderr);
 }
@@ -34,7 +38,12 @@ fn json_contract_has_fixed_field_names() {
     ] {
         assert!(json.get(key).is_some(), "missing top-level `{key}`");
     }
-    for key in ["files_changed", "lines_added", "lines_removed", "duration_ms"] {
+    for key in [
+        "files_changed",
+        "lines_added",
+        "lines_removed",
+        "duration_ms",
+    ] {
         assert!(json["stats"].get(key).is_some(), "missing stats.{key}");
     }
     assert_eq!(json["stats"]["files_changed"], 3);
@@ -59,7 +68,10 @@ fn json_contract_has_fixed_field_names() {
             "fingerprint",
             "on_changed_line",
         ] {
-            assert!(finding.get(key).is_some(), "finding misses `{key}`: {finding}");
+            assert!(
+                finding.get(key).is_some(),
+                "finding misses `{key}`: {finding}"
+            );
         }
         let loc = &finding["location"];
         assert!(loc["file"].is_string() && loc["start_line"].is_u64() && loc["end_line"].is_u64());
@@ -104,7 +116,9 @@ fn secret_fails_the_gate_and_is_never_printed() {
     assert_eq!(json["should_fail"], true);
     let reasons = json["fail_reasons"].as_array().unwrap();
     assert!(
-        reasons.iter().any(|r| r.as_str().unwrap().contains("TG008")),
+        reasons
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("TG008")),
         "{reasons:?}"
     );
     let secret = "AKIAQWERTYUIOPASDFGH";
@@ -115,7 +129,10 @@ fn secret_fails_the_gate_and_is_never_printed() {
         ("markdown", std::fs::read_to_string(&md).unwrap()),
     ] {
         assert!(!text.contains(secret), "{name} leaks the secret");
-        assert!(!text.contains("QWERTYUIOP"), "{name} leaks part of the secret");
+        assert!(
+            !text.contains("QWERTYUIOP"),
+            "{name} leaks part of the secret"
+        );
     }
     let finding = json["findings"]
         .as_array()
@@ -153,7 +170,11 @@ fn malformed_diff_is_exit_2_naming_the_line() {
         .stdin("this is not a diff at all\n")
         .run();
     run.assert_code(2);
-    assert!(run.stderr.contains("does not look like a diff"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("does not look like a diff"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -162,7 +183,16 @@ fn usage_errors_are_exit_2() {
     run.assert_code(2);
     assert!(run.stderr.contains("no diff to review"), "{}", run.stderr);
 
-    let run = tollgate(&["review", "--diff", &sample(), "--format", "json", "--format", "sarif"]).run();
+    let run = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--format",
+        "json",
+        "--format",
+        "sarif",
+    ])
+    .run();
     run.assert_code(2);
     assert!(run.stderr.contains("stdout"), "{}", run.stderr);
 
@@ -173,7 +203,14 @@ fn usage_errors_are_exit_2() {
     run.assert_code(2);
     assert!(run.stderr.contains("/nonexistent/x.diff"), "{}", run.stderr);
 
-    let run = tollgate(&["review", "--diff", &sample(), "--changed-files", "../etc/passwd"]).run();
+    let run = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--changed-files",
+        "../etc/passwd",
+    ])
+    .run();
     run.assert_code(2);
     assert!(run.stderr.contains(".."), "{}", run.stderr);
 }
@@ -208,7 +245,11 @@ fn formats_write_files_and_max_findings_never_hides_a_failure() {
     let sarif: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("r.sarif")).unwrap()).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
-    assert!(std::fs::read_to_string(out.join("r.md")).unwrap().contains("tollgate"));
+    assert!(
+        std::fs::read_to_string(out.join("r.md"))
+            .unwrap()
+            .contains("tollgate")
+    );
 }
 
 #[test]
@@ -221,7 +262,14 @@ fn category_and_confidence_filters() {
     }
     assert!(json["stats"]["findings_filtered"].as_u64().unwrap() > 0);
 
-    let run = tollgate(&["review", "--diff", &sample(), "--confidence-threshold", "0.99"]).run();
+    let run = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--confidence-threshold",
+        "0.99",
+    ])
+    .run();
     run.assert_code(0);
     assert_eq!(run.json()["findings"], serde_json::json!([]));
 

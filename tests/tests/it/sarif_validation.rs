@@ -45,8 +45,14 @@ fn sarif_passes_github_ingestion_rules() {
     repo.write("src/app.js", "export const a = 1;\n");
     repo.write("assets/logo.png", "\u{1}\u{2}binary?\n");
     repo.commit("init");
-    repo.write("src/app.js", "export const a = 1;\nexport const b = eval(x);\n");
-    repo.write("src/dir with space/ü.py", "PASSWORD = \"Xk29sLq0Vb7Rn3Tz8Wc1\"\n");
+    repo.write(
+        "src/app.js",
+        "export const a = 1;\nexport const b = eval(x);\n",
+    );
+    repo.write(
+        "src/dir with space/ü.py",
+        "PASSWORD = \"Xk29sLq0Vb7Rn3Tz8Wc1\"\n",
+    );
     repo.write(".github/workflows/ci.yml", "on: push\n");
     let out = repo.path().join("out.sarif");
     tollgate(&[

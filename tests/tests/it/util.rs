@@ -17,7 +17,14 @@ pub fn tollgate_bin() -> &'static Path {
         }
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "tollgate-cli", "--bin", "tollgate"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "tollgate-cli",
+                "--bin",
+                "tollgate",
+            ])
             .current_dir(workspace)
             .status()
             .expect("cargo runs");
@@ -33,7 +40,9 @@ pub fn tollgate_bin() -> &'static Path {
 
 /// A fixture file under tests/fixtures.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
 }
 
 /// The outcome of one `tollgate` run.
@@ -56,7 +65,10 @@ impl Run {
     /// stdout as JSON; panics with both streams when it is not.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!("stdout is not JSON ({e})\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
+            panic!(
+                "stdout is not JSON ({e})\nstdout:\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
         })
     }
 
@@ -173,11 +185,7 @@ impl TestRepo {
         let tree_id = index.write_tree().unwrap();
         let tree = self.repo.find_tree(tree_id).unwrap();
         let sig = Signature::now("Test", "test@example.com").unwrap();
-        let parent = self
-            .repo
-            .head()
-            .ok()
-            .and_then(|h| h.peel_to_commit().ok());
+        let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let id = self
             .repo

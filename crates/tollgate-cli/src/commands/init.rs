@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use tollgate::config::{CONFIG_FILE_NAME, DEFAULT_INVARIANTS_PATH, STARTER_CONFIG, STARTER_INVARIANTS};
+use tollgate::config::{
+    CONFIG_FILE_NAME, DEFAULT_INVARIANTS_PATH, STARTER_CONFIG, STARTER_INVARIANTS,
+};
 
 use super::ExitStatus;
 use crate::args::InitArgs;

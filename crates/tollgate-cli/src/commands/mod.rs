@@ -31,7 +31,7 @@ impl From<ExitStatus> for ExitCode {
 
 pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
     match command {
-        Command::Review(args) => review::run(args),
+        Command::Review(args) => review::run(*args),
         Command::Invariants {
             command: InvariantsCommand::Check { file },
         } => invariants::check(file),

@@ -93,9 +93,7 @@ fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
             Some((name, _)) => bail!("--format {spec}: missing path after `{name}=`"),
             None => (spec.as_str(), None),
         };
-        let format: Format = name
-            .parse()
-            .with_context(|| format!("--format {spec}"))?;
+        let format: Format = name.parse().with_context(|| format!("--format {spec}"))?;
         outputs.push(Output { format, path });
     }
     if outputs.iter().filter(|o| o.path.is_none()).count() > 1 {
@@ -137,7 +135,10 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
         },
         ..RawConfig::default()
     };
-    Ok(file_layer.overlay(env_layer).overlay(flag_layer).resolve()?)
+    Ok(file_layer
+        .overlay(env_layer)
+        .overlay(flag_layer)
+        .resolve()?)
 }
 
 fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {

@@ -7,7 +7,7 @@
 use super::signals::FileFacts;
 use crate::config::RuleOverride;
 use crate::diff::Diff;
-use crate::findings::{Category, Finding, Location, RuleInfo, Severity, Source, Signals};
+use crate::findings::{Category, Finding, Location, RuleInfo, Severity, Signals, Source};
 use crate::secrets;
 
 /// A built-in rule: its metadata and upstream alias.
@@ -232,14 +232,21 @@ fn tests_not_touched(
         return;
     }
     let sources: Vec<&FileFacts<'_>> = facts.iter().filter(|f| f.is_source()).collect();
-    let Some(first) = sources.iter().find(|f| f.lines_added > 0).or(sources.first()) else {
+    let Some(first) = sources
+        .iter()
+        .find(|f| f.lines_added > 0)
+        .or(sources.first())
+    else {
         return;
     };
     let (location, anchor, on_changed) = first_change(diff, first);
     let files = sources.iter().map(|f| f.path).collect::<Vec<_>>();
     let mut finding = base(
         rule,
-        format!("{} source file(s) changed without test changes", sources.len()),
+        format!(
+            "{} source file(s) changed without test changes",
+            sources.len()
+        ),
         location,
     )
     .with_message(format!(

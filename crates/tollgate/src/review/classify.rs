@@ -94,10 +94,12 @@ fn preamble(diff: &Diff) -> &str {
 }
 
 static FIX_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?mi)^Subject:.*\b(fix(es|ed)?|bug|hotfix|regression|patch)\b").expect("static regex")
+    Regex::new(r"(?mi)^Subject:.*\b(fix(es|ed)?|bug|hotfix|regression|patch)\b")
+        .expect("static regex")
 });
-static REGRESSION_WORD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(regression|issue\s*#?\d+|bug\s*#?\d+)\b").expect("static regex"));
+static REGRESSION_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(regression|issue\s*#?\d+|bug\s*#?\d+)\b").expect("static regex")
+});
 // Guard clauses typical of fixes: null/None/nil checks, bounds checks, early returns on error.
 static GUARD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(if|elif|else if|guard|unless)\b.*(==|!=|===|!==|\bis\b|\bis not\b)\s*(null|nil|None|undefined)\b|^\s*if\b.*\.(len|length|size)\(?\)?\s*[<>]=?|^\s*if\s+err\s*!=\s*nil")

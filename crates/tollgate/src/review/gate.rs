@@ -73,10 +73,7 @@ pub(crate) fn apply(
     sort_for_display(&mut kept);
     let mut reasons = Vec::new();
     for finding in &kept {
-        let at = format!(
-            "{}:{}",
-            finding.location.file, finding.location.start_line
-        );
+        let at = format!("{}:{}", finding.location.file, finding.location.start_line);
         if fail_on.iter().any(|id| id_matches(id, &finding.rule_id)) {
             reasons.push(format!(
                 "Rule {} is set to fail the gate: {} at {at}",

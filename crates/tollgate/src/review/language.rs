@@ -79,7 +79,10 @@ impl Language {
                         .any(|suffix| name.ends_with(suffix))
             }
             Language::CSharp => {
-                generic || name.ends_with("tests.cs") || name.ends_with("test.cs") || lower.contains(".tests/")
+                generic
+                    || name.ends_with("tests.cs")
+                    || name.ends_with("test.cs")
+                    || lower.contains(".tests/")
             }
             Language::Ruby => generic || name.ends_with("_spec.rb") || name.ends_with("_test.rb"),
             Language::Other => generic,
@@ -117,19 +120,21 @@ static RUST_PUB: LazyLock<Regex> = LazyLock::new(|| {
 static RUST_TEST_ATTR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*#\[(test|tokio::test|cfg\(test\))").expect("static regex"));
 static JS_EXPORT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(export\s|export\{|module\.exports\b|exports\.[A-Za-z_$])").expect("static regex")
+    Regex::new(r"^\s*(export\s|export\{|module\.exports\b|exports\.[A-Za-z_$])")
+        .expect("static regex")
 });
 // Top-level definitions whose name does not start with `_`, and `__all__`.
 static PY_PUBLIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^((async\s+)?def|class)\s+[A-Za-z][A-Za-z0-9_]*|^__all__\s*[+]?=").expect("static regex")
+    Regex::new(r"^((async\s+)?def|class)\s+[A-Za-z][A-Za-z0-9_]*|^__all__\s*[+]?=")
+        .expect("static regex")
 });
 // Exported (capitalised) top-level funcs, methods, types, vars and consts.
 static GO_EXPORTED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(func\s+(\([^)]*\)\s*)?[A-Z]|type\s+[A-Z]|(var|const)\s+[A-Z])").expect("static regex")
+    Regex::new(r"^(func\s+(\([^)]*\)\s*)?[A-Z]|type\s+[A-Z]|(var|const)\s+[A-Z])")
+        .expect("static regex")
 });
-static JAVA_PUBLIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(@\w+\s+)*(public|protected)\s").expect("static regex")
-});
+static JAVA_PUBLIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(@\w+\s+)*(public|protected)\s").expect("static regex"));
 
 #[cfg(test)]
 mod tests {
@@ -152,7 +157,11 @@ mod tests {
             ("lib/foo_spec.rb", true),
         ];
         for (path, expected) in cases {
-            assert_eq!(Language::of_path(path).is_test_path(path), expected, "{path}");
+            assert_eq!(
+                Language::of_path(path).is_test_path(path),
+                expected,
+                "{path}"
+            );
         }
     }
 

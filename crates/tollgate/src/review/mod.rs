@@ -25,7 +25,6 @@ use crate::findings::{
 };
 use crate::invariants::{self, InvariantSet};
 
-
 /// Where the diff comes from.
 #[derive(Debug, Clone)]
 pub enum DiffInput {
@@ -137,7 +136,10 @@ pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
         }
     }
     let baseline = match &config.baseline {
-        Some(path) => Some(Baseline::load(&resolve_in_workspace(request.workspace, path))?),
+        Some(path) => Some(Baseline::load(&resolve_in_workspace(
+            request.workspace,
+            path,
+        ))?),
         None => None,
     };
 
@@ -190,9 +192,12 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
         let evaluation = set.evaluate(diff);
         n_invariants += evaluation.executed;
         warnings.extend(evaluation.warnings);
-        findings.extend(evaluation.findings.into_iter().filter(|f| {
-            all_files || files.iter().any(|kept| kept.path() == f.location.file)
-        }));
+        findings.extend(
+            evaluation
+                .findings
+                .into_iter()
+                .filter(|f| all_files || files.iter().any(|kept| kept.path() == f.location.file)),
+        );
     }
     let invariants_ms = ms(started_invariants);
 
@@ -203,9 +208,9 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
     let outcome = gate::apply(findings, config, inputs.baseline);
     let gate_ms = ms(started_gate);
 
-    let (lines_added, lines_removed) = facts.iter().fold((0, 0), |(a, r), f| {
-        (a + f.lines_added, r + f.lines_removed)
-    });
+    let (lines_added, lines_removed) = facts
+        .iter()
+        .fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
     let hotspots = signals.hotspot_files.clone();
     let stats = ReviewStats {
         files_changed: facts.len(),
@@ -307,7 +312,10 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
 
 /// The built-in rules' descriptions (for `tollgate rules` and docs).
 pub fn builtin_rules() -> Vec<RuleInfo> {
-    checks::BUILTIN_RULES.iter().map(checks::rule_info).collect()
+    checks::BUILTIN_RULES
+        .iter()
+        .map(checks::rule_info)
+        .collect()
 }
 
 fn select_files<'d>(
@@ -339,15 +347,15 @@ fn select_files<'d>(
         ));
     }
     if let Some(list) = changed_files {
-        let missing = list
-            .iter()
-            .filter(|p| {
-                let p = p.trim_start_matches("./");
-                !diff.files().iter().any(|f| {
-                    f.new_path.as_deref() == Some(p) || f.old_path.as_deref() == Some(p)
+        let missing =
+            list.iter()
+                .filter(|p| {
+                    let p = p.trim_start_matches("./");
+                    !diff.files().iter().any(|f| {
+                        f.new_path.as_deref() == Some(p) || f.old_path.as_deref() == Some(p)
+                    })
                 })
-            })
-            .count();
+                .count();
         if missing > 0 {
             warnings.push(format!(
                 "{missing} changed_files entr(y/ies) are not in the diff and were ignored"

@@ -81,8 +81,8 @@ fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) 
     let language = Language::of_path(path);
     let is_test = language.is_test_path(path) || config.extra_test_paths.is_match(path);
     let is_dependency = DEPENDENCY_FILES.is_match(path);
-    let is_config = !is_dependency
-        && (CONFIG_FILES.is_match(path) || config.extra_config_paths.is_match(path));
+    let is_config =
+        !is_dependency && (CONFIG_FILES.is_match(path) || config.extra_config_paths.is_match(path));
     let is_docs = DOCS_FILES.is_match(path);
 
     let mut adds_inline_tests = false;
@@ -265,7 +265,10 @@ mod tests {
     fn built_in_file_kinds() {
         assert!(CONFIG_FILES.is_match(".github/workflows/ci.yml"));
         assert!(CONFIG_FILES.is_match("services/api/Dockerfile"));
-        assert!(!CONFIG_FILES.is_match("src/data/fixtures.yml"), "any YAML is not config");
+        assert!(
+            !CONFIG_FILES.is_match("src/data/fixtures.yml"),
+            "any YAML is not config"
+        );
         assert!(DEPENDENCY_FILES.is_match("crates/x/Cargo.toml"));
         assert!(DEPENDENCY_FILES.is_match("web/package-lock.json"));
         assert!(DEPENDENCY_FILES.is_match("requirements-dev.txt"));

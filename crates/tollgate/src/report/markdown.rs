@@ -39,7 +39,11 @@ pub(super) fn render(
     config: &ReportConfig,
     out: &mut dyn io::Write,
 ) -> Result<(), ReportError> {
-    let markdown = render_markdown(result, config);
+    let mut markdown = render_markdown(result, config);
+    // Text files (and terminals) end with a newline.
+    if !markdown.ends_with('\n') {
+        markdown.push('\n');
+    }
     out.write_all(markdown.as_bytes())
         .map_err(ReportError::io(Format::Markdown))
 }

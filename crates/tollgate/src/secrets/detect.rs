@@ -248,7 +248,8 @@ const DETECTORS: &[Detector] = &[
     },
     // The name must end right before the operator, so `token = …` matches but
     // `tokenizer_config_path = …` and `token_url = …` do not. Quoted values may carry a Python
-    // string prefix (`b"…"`, `r'…'`); `Bearer`/`Basic`/`token` before the value are skipped.
+    // string prefix (`b"…"`, `r'…'`); `Bearer`/`Basic`/`token` before the value are skipped. A
+    // bare value stops at `&` so `?api_key=…&page=2` yields only the key.
     Detector {
         pattern: concat!(
             r"(?i:(?P<key>pass(?:word|wd|phrase)|secret(?:[_.\-]?key)?|token|api[_.\-]?key",
@@ -258,7 +259,7 @@ const DETECTORS: &[Detector] = &[
             r#"(?:[bBrRuUfF]{0,2}"(?P<dq>[^"\r\n]*)""#,
             r#"|[bBrRuUfF]{0,2}'(?P<sq>[^'\r\n]*)'"#,
             r"|`(?P<bq>[^`\r\n]*)`",
-            r#"|(?P<bare>[^\s"'`,;()\[\]{}<>\\:=][^\s"'`,;()\[\]{}<>\\]*))"#,
+            r#"|(?P<bare>[^\s"'`,;()\[\]{}<>\\:=&][^\s"'`,;()\[\]{}<>\\&]*))"#,
         ),
         rule: Rule::Assignment,
     },
@@ -492,8 +493,10 @@ fn judge_assignment(
         && classes.n_alnum() >= 2
         && (entropy >= GENERIC_MIN_ENTROPY || (is_hex && entropy >= HEX_MIN_ENTROPY));
     if looks_random {
-        // 0.35 at the threshold, rising with entropy, capped well below provider formats.
+        // 0.35 at the threshold, rising with entropy, capped well below provider formats, and
+        // rounded so reports and snapshots show 0.42 rather than 0.4183…
         let confidence = (0.35 + 0.1 * (entropy - GENERIC_MIN_ENTROPY)).clamp(0.35, 0.6);
+        let confidence = (confidence * 100.0).round() / 100.0;
         return Some((kind, confidence));
     }
     let looks_like_password = is_password

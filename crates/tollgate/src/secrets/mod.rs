@@ -402,6 +402,9 @@ mod tests {
         add(K::GenericSecret, noise(HEX, 32, 51), &|v| {
             format!("headers[\"X-Api-Key\"] = \"{v}\"")
         });
+        add(K::GenericSecret, noise(ALNUM, 28, 58), &|v| {
+            format!("GET https://api.invalid/v1/items?access_token={v}&page=2")
+        });
         add(K::GenericSecret, noise(ALNUM, 32, 52), &|v| {
             format!("\ttoken := \"{v}\"")
         });
@@ -446,6 +449,8 @@ mod tests {
         for case in positive_cases() {
             let found = find_secrets(&case.line);
             let confidence = found.first().map_or(0.0, |m| m.confidence);
+            // Two decimals at most, so rendered reports are stable.
+            assert!(((confidence * 100.0).round() / 100.0 - confidence).abs() < 1e-12);
             match case.kind {
                 SecretKind::Password | SecretKind::GenericSecret => {
                     assert!(confidence <= 0.6, "{}", case.line);

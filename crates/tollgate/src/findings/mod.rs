@@ -190,7 +190,8 @@ impl fmt::Display for Source {
 }
 
 /// Where a finding points: a path relative to the repository root (always `/`-separated) and a
-/// 1-based, inclusive line range. Columns are 1-based and optional.
+/// 1-based, inclusive line range. Columns are 1-based, optional, and count Unicode characters
+/// (code points), not bytes: formats that want bytes or UTF-16 units convert from the line text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Location {
     pub file: String,

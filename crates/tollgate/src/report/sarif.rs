@@ -249,7 +249,8 @@ fn build_run(
         )
         .original_uri_base_ids(BTreeMap::from([(SRCROOT.to_string(), srcroot)]))
         .invocations(vec![invocation])
-        .column_kind(json!("utf16CodeUnits"))
+        // `Location` columns count characters (see findings::Location).
+        .column_kind(json!("unicodeCodePoints"))
         .results(results)
         .build()
 }
@@ -721,7 +722,7 @@ mod tests {
             let driver = &run["tool"]["driver"];
             assert_eq!(driver["name"], DRIVER_NAME);
             assert_eq!(driver["semanticVersion"], "0.1.0");
-            assert_eq!(run["columnKind"], "utf16CodeUnits");
+            assert_eq!(run["columnKind"], "unicodeCodePoints");
             assert_eq!(run["invocations"][0]["executionSuccessful"], true);
             let id = run["automationDetails"]["id"].as_str().unwrap();
             let source = id.trim_start_matches("tollgate/").trim_end_matches('/');

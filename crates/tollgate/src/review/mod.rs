@@ -496,3 +496,6 @@ fn new_run_id(diff: &Diff) -> String {
         digest[0], digest[1], digest[2], digest[3]
     )
 }
+
+#[cfg(test)]
+mod tests;

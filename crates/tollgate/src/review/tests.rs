@@ -1,0 +1,323 @@
+//! Pipeline tests: a diff and a config in, a review result out.
+
+use super::*;
+use crate::config::RawConfig;
+use crate::findings::{Category, Classification};
+
+/// Reviews `diff` with the settings of a `tollgate.toml` text.
+fn check_review(diff: &str, config_toml: &str) -> ReviewResult {
+    let config = RawConfig::from_toml(config_toml, "test.toml")
+        .unwrap()
+        .resolve()
+        .unwrap();
+    let diff = crate::diff::parse(diff.as_bytes().to_vec()).unwrap();
+    review_diff(&diff, &ReviewInputs::default(), &config).result
+}
+
+fn rule_lines(result: &ReviewResult, rule: &str) -> Vec<(String, u32)> {
+    result
+        .findings
+        .iter()
+        .filter(|f| f.rule_id == rule)
+        .map(|f| (f.location.file.clone(), f.location.start_line))
+        .collect()
+}
+
+/// A diff adding `lines` to a new file at `path`.
+fn new_file(path: &str, lines: &[&str]) -> String {
+    let mut text = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for line in lines {
+        text.push('+');
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+/// A diff replacing line `at` of an existing file with `new` lines.
+fn edit(path: &str, at: u32, old: &str, new: &[&str]) -> String {
+    let mut text = format!(
+        "diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{at},1 +{at},{} @@\n-{old}\n",
+        new.len()
+    );
+    for line in new {
+        text.push('+');
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn classification_table() {
+    let cases: Vec<(String, Classification)> = vec![
+        (
+            new_file("docs/guide.md", &["# Guide"]),
+            Classification::Docs,
+        ),
+        (
+            new_file("tests/test_api.py", &["def test_x():", "    assert 1"]),
+            Classification::Test,
+        ),
+        (
+            new_file(".github/workflows/ci.yml", &["on: push"]),
+            Classification::Infra,
+        ),
+        (
+            new_file("src/feature.rs", &["fn feature() {}"]),
+            Classification::Feature,
+        ),
+        (
+            edit(
+                "src/parse.py",
+                10,
+                "    value = data[key]",
+                &[
+                    "    if data is None:",
+                    "        return None",
+                    "    value = data[key]",
+                ],
+            ),
+            Classification::Bugfix,
+        ),
+        (String::new(), Classification::Refactor),
+    ];
+    for (diff, expected) in cases {
+        let result = check_review(&diff, "");
+        assert_eq!(result.classification, expected, "{diff}");
+    }
+}
+
+#[test]
+fn words_like_error_in_code_do_not_make_a_bugfix() {
+    // Upstream's defect: any added line mentioning "error" or "null" was a bugfix.
+    let diff = edit(
+        "src/log.ts",
+        3,
+        "const level = 1;",
+        &["const errorColor = 'red';", "const nullable = true;"],
+    );
+    assert_ne!(
+        check_review(&diff, "").classification,
+        Classification::Bugfix
+    );
+}
+
+#[test]
+fn risk_explains_itself() {
+    let diff = edit(
+        "src/auth/token.rs",
+        5,
+        "fn check() {}",
+        &[
+            "pub fn check(token: &str) -> bool {",
+            "    !token.is_empty()",
+            "}",
+        ],
+    );
+    let result = check_review(&diff, "");
+    let signals: Vec<&str> = result
+        .risk_factors
+        .iter()
+        .map(|f| f.signal.as_str())
+        .collect();
+    assert_eq!(signals, vec!["hotspots", "public_api_changed", "no_tests"]);
+    // 1 + 0.5 + 1.5 + 1 = 4.
+    assert_eq!(result.risk_score, 4);
+    assert!(result.risk_factors[1].detail.contains("src/auth/token.rs"));
+
+    let docs = check_review(&new_file("README.md", &["hello"]), "");
+    assert_eq!(docs.risk_score, 1);
+    assert!(docs.risk_factors.is_empty());
+}
+
+#[test]
+fn findings_point_at_real_lines() {
+    let diff = format!(
+        "{}{}",
+        edit(
+            "src/lib.rs",
+            40,
+            "fn old() {}",
+            &["fn helper() {}", "pub fn api() {}"]
+        ),
+        new_file("Cargo.lock", &["# lock"]),
+    );
+    let result = check_review(&diff, "[review]\nmax_findings = 50\n");
+    assert_eq!(
+        rule_lines(&result, "TG002"),
+        vec![("src/lib.rs".into(), 41)]
+    );
+    assert_eq!(
+        rule_lines(&result, "TG001"),
+        vec![("src/lib.rs".into(), 40)]
+    );
+    assert_eq!(rule_lines(&result, "TG006"), vec![("Cargo.lock".into(), 1)]);
+    assert!(result.findings.iter().all(|f| f.on_changed_line));
+}
+
+#[test]
+fn inline_rust_tests_count_as_tests() {
+    let diff = edit(
+        "src/lib.rs",
+        40,
+        "fn old() {}",
+        &["fn helper() {}", "#[cfg(test)]", "mod tests {}"],
+    );
+    let result = check_review(&diff, "");
+    assert!(result.signals.tests_touched);
+    assert!(rule_lines(&result, "TG001").is_empty());
+}
+
+#[test]
+fn secrets_are_found_per_occurrence_without_leaking() {
+    let key = format!("AKIA{}", "Q7WX3ZPL9MKD2RTB");
+    let token = format!("ghp_{}", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
+    let diff = new_file(
+        "src/settings.py",
+        &[
+            "import os",
+            &format!("KEY = \"{key}\""),
+            &format!("TOKEN = \"{token}\""),
+        ],
+    );
+    let result = check_review(&diff, "");
+    assert!(result.should_fail);
+    assert_eq!(
+        rule_lines(&result, "TG008"),
+        vec![("src/settings.py".into(), 2), ("src/settings.py".into(), 3)]
+    );
+    let secret_finding = result
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "TG008")
+        .unwrap();
+    assert_eq!(secret_finding.location.start_column, Some(8));
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(!json.contains(&key) && !json.contains(&token));
+    assert!(!json.contains("Q7WX3ZPL9MKD2RTB"));
+    assert_eq!(result.signals.secrets_found, 2);
+}
+
+#[test]
+fn gate_is_decided_before_truncation_and_says_why() {
+    let diff = edit("src/a.rs", 1, "fn a() {}", &["pub fn a() {}"]);
+    let result = check_review(
+        &diff,
+        "[review]\nfail_on_severity = \"MEDIUM\"\nmax_findings = 0\n",
+    );
+    assert!(result.findings.is_empty());
+    assert!(result.should_fail);
+    assert_eq!(result.stats.findings_truncated, 2);
+    assert!(
+        result
+            .fail_reasons
+            .iter()
+            .any(|r| r.contains("HIGH TG002 at src/a.rs:1"))
+    );
+    assert!(
+        result
+            .fail_reasons
+            .iter()
+            .any(|r| r.contains("MEDIUM TG001"))
+    );
+}
+
+#[test]
+fn allowlist_and_fail_on_rule_ids() {
+    let diff = edit("src/a.rs", 1, "fn a() {}", &["pub fn a() {}"]);
+    let passed = check_review(
+        &diff,
+        "[review]\nallowlist = [\"PRE002\", \"TG001\"]\nfail_on_severity = \"LOW\"\n",
+    );
+    assert!(!passed.should_fail, "{:?}", passed.fail_reasons);
+    assert_eq!(passed.stats.findings_allowlisted, 2);
+
+    let forced = check_review(&diff, "[review]\nfail_on_rule_ids = [\"TG0*\"]\n");
+    assert!(forced.should_fail);
+    assert!(forced.fail_reasons[0].contains("set to fail the gate"));
+}
+
+#[test]
+fn rule_overrides_change_severity_or_disable() {
+    let diff = edit("src/a.rs", 1, "fn a() {}", &["pub fn a() {}"]);
+    let result = check_review(
+        &diff,
+        "[rules.TG002]\nseverity = \"CRITICAL\"\n[rules.TG001]\nenabled = false\n",
+    );
+    assert!(result.should_fail);
+    assert!(rule_lines(&result, "TG001").is_empty());
+    assert_eq!(result.stats.deterministic_checks_executed, 7);
+    let api = result
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "TG002")
+        .unwrap();
+    assert_eq!(api.category, Category::Architecture);
+}
+
+#[test]
+fn baseline_drops_known_fingerprints() {
+    let diff = edit("src/a.rs", 1, "fn a() {}", &["pub fn a() {}"]);
+    let first = check_review(&diff, "");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baseline.json");
+    write_baseline(&path, &first.findings).unwrap();
+    let baseline = Baseline::load(&path).unwrap();
+    let config = RawConfig::default().resolve().unwrap();
+    let parsed = crate::diff::parse(diff.into_bytes()).unwrap();
+    let inputs = ReviewInputs {
+        baseline: Some(&baseline),
+        ..ReviewInputs::default()
+    };
+    let second = review_diff(&parsed, &inputs, &config).result;
+    assert!(second.findings.is_empty());
+    assert_eq!(second.stats.findings_baselined, first.findings.len());
+}
+
+#[test]
+fn ignored_and_selected_files() {
+    let diff = format!(
+        "{}{}",
+        new_file("node_modules/x/index.js", &["module.exports = 1;"]),
+        new_file("src/app.js", &["export const a = 1;"]),
+    );
+    let result = check_review(&diff, "");
+    assert_eq!(result.stats.files_changed, 1);
+    assert!(
+        result
+            .metadata
+            .warnings
+            .iter()
+            .any(|w| w.contains("ignore"))
+    );
+
+    let config = RawConfig::default().resolve().unwrap();
+    let parsed = crate::diff::parse(diff.into_bytes()).unwrap();
+    let only = vec!["src/app.js".to_string()];
+    let inputs = ReviewInputs {
+        changed_files: Some(&only),
+        ..ReviewInputs::default()
+    };
+    let result = review_diff(&parsed, &inputs, &config).result;
+    assert_eq!(result.stats.files_changed, 1);
+}
+
+#[test]
+fn changed_files_entries_are_validated() {
+    for bad in [
+        "/etc/passwd",
+        "../x",
+        "a/../../b",
+        "-rf",
+        "a\u{7}b",
+        "C:\\x",
+        "",
+    ] {
+        assert!(validate_changed_file(bad).is_err(), "{bad:?}");
+    }
+    assert!(validate_changed_file("src/ok file.rs").is_ok());
+}

@@ -204,10 +204,12 @@ fn run(args: &BenchArgs) -> anyhow::Result<Verdict> {
 
     eprintln!("timing {} runs of each command, interleaved", args.runs);
     let mut review_times = Vec::with_capacity(args.runs);
+    let mut stages = Stages::default();
     let mut version_times = Vec::with_capacity(args.runs);
     let mut git_times = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
         review_times.push(review.job.run_checked()?.wall);
+        stages.record(&review.outputs[0]);
         version_times.push(version.run_checked()?.wall);
         git_times.push(git_apply.run_checked()?.wall);
     }
@@ -231,6 +233,7 @@ fn run(args: &BenchArgs) -> anyhow::Result<Verdict> {
         review: &review,
         exit_code: first.code,
         n_findings,
+        stages: &stages,
         rows: &rows,
         big: big.as_ref(),
     };
@@ -435,6 +438,79 @@ impl ReviewJob {
         let json = std::fs::read(&self.outputs[0]).ok()?;
         let value: serde_json::Value = serde_json::from_slice(&json).ok()?;
         value.get("findings")?.as_array().map(Vec::len)
+    }
+}
+
+/// The review's own per-stage timings (`stats.timings_ms` of its JSON report), collected over
+/// the timed runs. Optional: when the report has no such object, nothing is shown.
+#[derive(Debug, Default)]
+struct Stages {
+    /// Stage name → one value per run, in the report's order.
+    ms: Vec<(String, Vec<f64>)>,
+}
+
+impl Stages {
+    fn record(&mut self, json_path: &Path) {
+        let Ok(bytes) = std::fs::read(json_path) else {
+            return;
+        };
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return;
+        };
+        let Some(timings) = value
+            .pointer("/stats/timings_ms")
+            .and_then(serde_json::Value::as_object)
+        else {
+            return;
+        };
+        for (name, ms) in timings {
+            let Some(ms) = ms.as_f64() else { continue };
+            match self.ms.iter_mut().find(|(known, _)| known == name) {
+                Some((_, values)) => values.push(ms),
+                None => self.ms.push((name.clone(), vec![ms])),
+            }
+        }
+    }
+
+    /// "Where the time goes (…): parse 2.1 ms, preflight 24.9 ms, …", in pipeline order,
+    /// skipping stages that took no time.
+    fn render(&self, wall_median: Duration) -> Option<String> {
+        // The JSON object's keys come back sorted by name; show them in pipeline order.
+        const PIPELINE: [&str; 6] = [
+            "parse",
+            "preflight",
+            "invariants",
+            "static_analysis",
+            "llm",
+            "gate",
+        ];
+        let rank = |name: &str| PIPELINE.iter().position(|&known| known == name);
+        let mut stages: Vec<(&str, f64)> = self
+            .ms
+            .iter()
+            .map(|(name, values)| {
+                let mut sorted = values.clone();
+                sorted.sort_by(f64::total_cmp);
+                (name.as_str(), sorted[sorted.len() / 2])
+            })
+            .filter(|&(_, median)| median > 0.0)
+            .collect();
+        if stages.is_empty() {
+            return None;
+        }
+        stages.sort_by_key(|&(name, _)| rank(name).unwrap_or(PIPELINE.len()));
+        let total: f64 = stages.iter().map(|&(_, median)| median).sum();
+        let parts: Vec<String> = stages
+            .iter()
+            .map(|(name, median)| format!("{name} {median:.1} ms"))
+            .collect();
+        Some(format!(
+            "Where the time goes (medians of the review's own `stats.timings_ms`): {}; together \
+             {total:.1} ms of the {} median wall time, the rest being process start and the \
+             reports.",
+            parts.join(", "),
+            millis(wall_median),
+        ))
     }
 }
 
@@ -701,6 +777,7 @@ struct Report<'a> {
     review: &'a ReviewJob,
     exit_code: i32,
     n_findings: Option<usize>,
+    stages: &'a Stages,
     rows: &'a [(&'a String, Stats); 3],
     big: Option<&'a BigResults>,
 }
@@ -747,6 +824,9 @@ impl Report<'_> {
             out,
             "Review exit status {verdict}; {findings} findings in the JSON report.\n"
         )?;
+        if let Some(line) = self.stages.render(self.rows[0].1.median) {
+            writeln!(out, "{line}\n")?;
+        }
 
         let review_median = self.rows[0].1.median;
         writeln!(
@@ -869,16 +949,28 @@ fn machine_line(tollgate: &Path) -> String {
         .unwrap_or_else(|_| std::env::consts::OS.to_string());
     let version = capture(Command::new(tollgate).arg("--version"))
         .unwrap_or_else(|| "tollgate (version unknown)".to_string());
-    let commit = capture(Command::new("git").arg("-C").arg(workspace_root()).args([
-        "rev-parse",
-        "--short",
-        "HEAD",
-    ]))
-    .map_or_else(String::new, |commit| format!(" (source commit {commit})"));
+    let commit = source_commit().map_or_else(String::new, |commit| format!(" ({commit})"));
     format!(
         "{} UTC · {cpu}, {cores} cores available · {kernel} · {version}{commit}",
         utc_date(SystemTime::now())
     )
+}
+
+/// The workspace's commit, and whether tracked files differ from it. The binary may have been
+/// built from another state: this only says what the source tree holds now.
+fn source_commit() -> Option<String> {
+    let git = || {
+        let mut command = Command::new("git");
+        command.arg("-C").arg(workspace_root());
+        command
+    };
+    let commit = capture(git().args(["rev-parse", "--short", "HEAD"]))?;
+    let status = capture(git().args(["status", "--porcelain", "--untracked-files=no"]))?;
+    Some(if status.is_empty() {
+        format!("source tree at {commit}")
+    } else {
+        format!("source tree at {commit} plus uncommitted changes")
+    })
 }
 
 fn capture(command: &mut Command) -> Option<String> {

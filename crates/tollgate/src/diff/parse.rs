@@ -620,6 +620,8 @@ impl<'a> Parser<'a> {
             self.lines.next_line();
             mark_no_newline(&mut hunk, line)?;
         }
+        // Line records dominate memory on big diffs; growth may have doubled the reservation.
+        hunk.lines.shrink_to_fit();
         Ok(hunk)
     }
 

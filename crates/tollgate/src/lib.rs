@@ -15,6 +15,7 @@ pub mod config;
 pub mod diff;
 pub mod findings;
 pub mod invariants;
+pub mod publish;
 pub mod report;
 pub mod review;
 pub mod secrets;

@@ -318,6 +318,69 @@ fn finding_block(
     md
 }
 
+/// One finding as the body of an inline review comment on its own lines: severity, title and
+/// rule, then its texts. With `suggestion`, a fix's replacement becomes a GitHub
+/// ` ```suggestion ` block, which replaces the commented lines in one click; the caller decides
+/// when that is safe. Without it the replacement is shown as a plain code block.
+pub fn render_comment(finding: &Finding, suggestion: bool) -> String {
+    let mut md = String::new();
+    let title = if finding.title.trim().is_empty() {
+        finding.rule_id.as_str()
+    } else {
+        finding.title.as_str()
+    };
+    let _ = writeln!(
+        md,
+        "**{}** · **{}** · {}\n",
+        severity_heading(finding.severity),
+        escape_inline(&truncate(title, MAX_TITLE_CHARS)),
+        code_span(&finding.rule_id, false),
+    );
+    if !finding.message.trim().is_empty() {
+        let _ = writeln!(
+            md,
+            "{}\n",
+            escape_block(&truncate(&finding.message, MAX_MESSAGE_CHARS))
+        );
+    }
+    if !finding.impact.trim().is_empty() {
+        let _ = writeln!(
+            md,
+            "**Impact:** {}\n",
+            escape_inline(&truncate(&finding.impact, MAX_RECOMMENDATION_CHARS))
+        );
+    }
+    if !finding.recommendation.trim().is_empty() {
+        let _ = writeln!(
+            md,
+            "**Recommendation:** {}\n",
+            escape_inline(&truncate(&finding.recommendation, MAX_RECOMMENDATION_CHARS))
+        );
+    }
+    if let Some(fix) = &finding.suggested_fix {
+        if !fix.description.trim().is_empty() {
+            let _ = writeln!(
+                md,
+                "**Suggested fix:** {}\n",
+                escape_inline(&truncate(&fix.description, MAX_LINE_CHARS))
+            );
+        }
+        match fix.replacement.as_deref() {
+            // A suggestion is applied as written, so it is never shortened.
+            Some(replacement) if suggestion => {
+                md.push_str(&fenced_block(replacement, "suggestion"));
+                md.push('\n');
+            }
+            Some(replacement) => {
+                md.push_str(&code_block(&truncate(replacement, MAX_FIX_CHARS)));
+                md.push('\n');
+            }
+            None => {}
+        }
+    }
+    md
+}
+
 /// `path:line` or `path:start-end`, linked when a link base is configured.
 fn location_text(finding: &Finding, config: &ReportConfig) -> String {
     let location = &finding.location;
@@ -409,7 +472,7 @@ fn render_footer(result: &ReviewResult) -> String {
 /// Escapes untrusted text for use inside a line (a list item, a table cell, link text): HTML
 /// metacharacters become entities, Markdown punctuation is backslash-escaped, line breaks become
 /// `<br>` (so a text cannot end a table row or start a block) and `@mentions` are defused.
-fn escape_inline(text: &str) -> String {
+pub fn escape_inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -486,9 +549,16 @@ fn code_span(text: &str, in_table: bool) -> String {
 
 /// A fenced code block whose fence is longer than any backtick run in the text.
 fn code_block(text: &str) -> String {
+    fenced_block(text, "")
+}
+
+/// [`code_block`] with an info string (` ```suggestion `). One trailing line break of the text
+/// is dropped: the closing fence supplies it.
+fn fenced_block(text: &str, info: &str) -> String {
     let fence = "`".repeat((longest_run(text, '`') + 1).max(3));
     let body = text.strip_suffix('\n').unwrap_or(text);
-    format!("{fence}\n{body}\n{fence}\n")
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    format!("{fence}{info}\n{body}\n{fence}\n")
 }
 
 fn longest_run(text: &str, needle: char) -> usize {
@@ -773,6 +843,29 @@ mod tests {
         let markdown = render_with(Format::Markdown, &result, &config);
         assert!(markdown.chars().count() <= 300);
         assert!(markdown.starts_with(SUMMARY_MARKER));
+    }
+
+    #[test]
+    fn comments_escape_untrusted_text_and_fence_suggestions() {
+        let mut finding = hostile_result().findings.remove(0);
+        finding.suggested_fix = Some(crate::findings::SuggestedFix {
+            description: "Use <b>this</b>".into(),
+            replacement: Some("let x = \"```\";\n".into()),
+            applicability: crate::findings::Applicability::Safe,
+        });
+        let comment = render_comment(&finding, true);
+        assert!(comment.starts_with("**🛑 Critical** · **&lt;/details&gt;"), "{comment}");
+        for tag in ["<img", "<script", "<b>"] {
+            assert!(!comment.contains(tag), "{tag} leaked:\n{comment}");
+        }
+        assert!(!comment.contains("@octocat"));
+        assert!(
+            comment.contains("````suggestion\nlet x = \"```\";\n````\n"),
+            "{comment}"
+        );
+        let plain = render_comment(&finding, false);
+        assert!(!plain.contains("suggestion"), "{plain}");
+        assert!(plain.contains("````\nlet x = \"```\";\n````\n"), "{plain}");
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! Reports: turns a [`ReviewResult`] into JSON, SARIF 2.1.0 or a Markdown PR comment.
+//! Reports: turns a [`ReviewResult`] into JSON, SARIF 2.1.0, a Markdown PR comment, or one of
+//! the CI formats (reviewdog rdjson/rdjsonl, GitLab Code Quality, Checkstyle XML, JUnit XML,
+//! GitHub workflow commands).
 //!
 //! [`render`] dispatches on [`Format`] to one file per format (`json.rs`, `sarif.rs`,
-//! `markdown.rs`); each renderer owns its own severity table. Renderers show what they are given:
+//! `markdown.rs`, `rdjson.rs`, `gitlab.rs`, `checkstyle.rs`, `junit.rs`, `github.rs`); each
+//! renderer owns its own severity table. Renderers show what they are given:
 //! they never filter, dedupe or decide the gate (that is `review`'s job), and they sort so that
 //! the same result always renders to the same bytes. [`ReportConfig`] carries what a renderer
 //! cannot know from the result itself: where the checkout is and how long a comment may be.
@@ -9,17 +12,25 @@
 //! [`line_hashes`] computes GitHub's `primaryLocationLineHash` for SARIF; [`review_result_schema`]
 //! is the JSON Schema committed as `schemas/review-result.schema.json`.
 
+mod checkstyle;
+mod github;
+mod gitlab;
 mod json;
+mod junit;
 mod line_hash;
 mod markdown;
+mod rdjson;
 mod sarif;
+mod source;
+mod xml;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
+pub use github::{escape_data, escape_property};
 pub use json::review_result_schema;
 pub use line_hash::line_hashes;
-pub use markdown::SUMMARY_MARKER;
+pub use markdown::{SUMMARY_MARKER, escape_inline, render_comment};
 
 use std::fmt;
 use std::io;
@@ -37,25 +48,56 @@ pub enum Format {
     Sarif,
     /// A PR comment in GitHub-flavoured Markdown, with a hidden marker for sticky comments.
     Markdown,
+    /// reviewdog's Diagnostic Format as one JSON object (`reviewdog -f=rdjson`).
+    Rdjson,
+    /// reviewdog's Diagnostic Format as JSON Lines, one diagnostic a line (`reviewdog -f=rdjsonl`).
+    Rdjsonl,
+    /// GitLab Code Quality (`artifacts:reports:codequality`).
+    Gitlab,
+    /// Checkstyle XML (reviewdog, cs2pr, Jenkins Warnings NG).
+    Checkstyle,
+    /// JUnit XML (GitLab `artifacts:reports:junit`, Jenkins, Azure DevOps, CircleCI).
+    Junit,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::message`).
+    Github,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Json, Format::Sarif, Format::Markdown];
+    pub const ALL: [Format; 9] = [
+        Format::Json,
+        Format::Sarif,
+        Format::Markdown,
+        Format::Rdjson,
+        Format::Rdjsonl,
+        Format::Gitlab,
+        Format::Checkstyle,
+        Format::Junit,
+        Format::Github,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Json => "json",
             Format::Sarif => "sarif",
             Format::Markdown => "markdown",
+            Format::Rdjson => "rdjson",
+            Format::Rdjsonl => "rdjsonl",
+            Format::Gitlab => "gitlab",
+            Format::Checkstyle => "checkstyle",
+            Format::Junit => "junit",
+            Format::Github => "github",
         }
     }
 
     /// The usual file extension, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
-            Format::Json => "json",
+            Format::Json | Format::Rdjson | Format::Gitlab => "json",
             Format::Sarif => "sarif",
             Format::Markdown => "md",
+            Format::Rdjsonl => "jsonl",
+            Format::Checkstyle | Format::Junit => "xml",
+            Format::Github => "txt",
         }
     }
 }
@@ -69,16 +111,22 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = UnknownValue;
 
-    /// Case-insensitive; `md` is accepted for `markdown`.
+    /// Case-insensitive; `md` is accepted for `markdown`, `codequality` for `gitlab`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
             "json" => Ok(Format::Json),
             "sarif" => Ok(Format::Sarif),
             "markdown" | "md" => Ok(Format::Markdown),
+            "rdjson" => Ok(Format::Rdjson),
+            "rdjsonl" => Ok(Format::Rdjsonl),
+            "gitlab" | "codequality" => Ok(Format::Gitlab),
+            "checkstyle" => Ok(Format::Checkstyle),
+            "junit" => Ok(Format::Junit),
+            "github" => Ok(Format::Github),
             _ => Err(UnknownValue {
                 what: "report format",
                 given: s.to_string(),
-                expected: "json, sarif, markdown (md)",
+                expected: "json, sarif, markdown (md), rdjson, rdjsonl, gitlab (codequality), checkstyle, junit, github",
             }),
         }
     }
@@ -89,7 +137,8 @@ impl FromStr for Format {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportConfig {
     /// The checkout the finding paths are relative to. SARIF reads files under it for
-    /// `primaryLocationLineHash` and names it in `originalUriBaseIds`; without it both are left out.
+    /// `primaryLocationLineHash` and names it in `originalUriBaseIds`, rdjson for converting
+    /// columns to UTF-8 bytes; without it these are left out.
     pub repo_root: Option<PathBuf>,
     /// Markdown: findings shown in full before the rest collapse into a `<details>` block.
     pub markdown_max_findings: usize,
@@ -175,7 +224,54 @@ pub fn render(
         Format::Json => json::render(result, out),
         Format::Sarif => sarif::render(result, config, out),
         Format::Markdown => markdown::render(result, config, out),
+        Format::Rdjson => rdjson::render(result, config, out),
+        Format::Rdjsonl => rdjson::render_lines(result, config, out),
+        Format::Gitlab => gitlab::render(result, out),
+        Format::Checkstyle => checkstyle::render(result, out),
+        Format::Junit => junit::render(result, out),
+        Format::Github => github::render(result, out),
     }
+}
+
+/// The one-line text of a finding for formats with a single message field: `title. message`,
+/// never empty.
+fn finding_text(finding: &crate::findings::Finding) -> String {
+    let title = finding.title.trim();
+    let message = finding.message.trim();
+    match (title.is_empty(), message.is_empty()) {
+        (false, false) if title.ends_with(['.', '!', '?', ':']) => format!("{title} {message}"),
+        (false, false) => format!("{title}. {message}"),
+        (false, true) => title.to_string(),
+        (true, false) => message.to_string(),
+        (true, true) => finding.rule_id.clone(),
+    }
+}
+
+/// The help link of a finding's rule, if the result describes one.
+fn rule_help_uri<'a>(result: &'a ReviewResult, rule_id: &str) -> Option<&'a str> {
+    result
+        .rules
+        .iter()
+        .find(|rule| rule.id == rule_id)
+        .and_then(|rule| rule.help_uri.as_deref())
+        .map(str::trim)
+        .filter(|uri| !uri.is_empty())
+}
+
+/// The findings in display order (worst first, then path, line, rule), whatever order the
+/// result holds them in, so every format renders the same result to the same bytes.
+fn sorted_findings(result: &ReviewResult) -> Vec<&crate::findings::Finding> {
+    let mut findings: Vec<&crate::findings::Finding> = result.findings.iter().collect();
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| a.location.file.cmp(&b.location.file))
+            .then_with(|| a.location.start_line.cmp(&b.location.start_line))
+            .then_with(|| a.location.start_column.cmp(&b.location.start_column))
+            .then_with(|| a.rule_id.cmp(&b.rule_id))
+            .then_with(|| a.fingerprint.cmp(&b.fingerprint))
+    });
+    findings
 }
 
 /// Percent-encodes a `/`-separated relative path for use in a URI: everything except RFC 3986
@@ -213,6 +309,7 @@ mod tests {
             assert_eq!(format.as_str().parse::<Format>().unwrap(), format);
         }
         assert_eq!("MD".parse::<Format>().unwrap(), Format::Markdown);
+        assert_eq!("codequality".parse::<Format>().unwrap(), Format::Gitlab);
         let err = "html".parse::<Format>().unwrap_err();
         assert!(err.to_string().contains("`html`"), "{err}");
     }

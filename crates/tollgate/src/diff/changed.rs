@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::diff::model::{Diff, LineKind};
+use crate::diff::model::Diff;
 
 /// Added lines and new-side hunk ranges per new path, built once from a [`Diff`].
 ///
@@ -32,11 +32,9 @@ impl ChangedLines {
                 continue;
             };
             let entry = files.entry(path.to_owned()).or_default();
-            entry.added.extend(
-                file.added_lines()
-                    .filter(|line| line.kind == LineKind::Added)
-                    .filter_map(|line| line.new_line),
-            );
+            entry
+                .added
+                .extend(file.added_lines().filter_map(|line| line.new_line));
             entry.hunks.extend(
                 file.hunks
                     .iter()

@@ -285,6 +285,14 @@ impl<'a> Parser<'a> {
 
         match self.state {
             State::Preamble => {
+                // Otherwise a `git diff --color` would silently parse as an empty diff.
+                if text.starts_with(b"\x1b[") {
+                    return Err(DiffError::new(
+                        line.number,
+                        DiffErrorKind::UnexpectedLine,
+                        "the diff contains ANSI color codes; produce it with `--no-color`",
+                    ));
+                }
                 if text.starts_with(b"@@ -") {
                     return Err(DiffError::new(
                         line.number,
@@ -2072,6 +2080,13 @@ diff --git a/y b/y
         assert_eq!((e.kind, e.line), (DiffErrorKind::CombinedDiff, 1));
         let e = err("--- a/x\n+++ b/x\n@@@ -1,2 -1,2 +1,2 @@@\n");
         assert_eq!((e.kind, e.line), (DiffErrorKind::CombinedDiff, 3));
+    }
+
+    #[test]
+    fn colored_diffs_are_refused() {
+        let e = err("\x1b[1mdiff --git a/x b/x\x1b[m\n\x1b[1m--- a/x\x1b[m\n");
+        assert_eq!((e.kind, e.line), (DiffErrorKind::UnexpectedLine, 1));
+        assert!(e.message.contains("`--no-color`"), "{e}");
     }
 
     #[test]

@@ -203,21 +203,20 @@ fn run(args: &BenchArgs) -> anyhow::Result<Verdict> {
     }
 
     eprintln!("timing {} runs of each command, interleaved", args.runs);
-    let mut review_times = Vec::with_capacity(args.runs);
+    let mut review_runs = Vec::with_capacity(args.runs);
     let mut stages = Stages::default();
-    let mut version_times = Vec::with_capacity(args.runs);
-    let mut git_times = Vec::with_capacity(args.runs);
+    let mut version_runs = Vec::with_capacity(args.runs);
+    let mut git_runs = Vec::with_capacity(args.runs);
     for _ in 0..args.runs {
-        review_times.push(review.job.run_checked()?.wall);
+        review_runs.push(review.job.run_checked()?);
         stages.record(&review.outputs[0]);
-        version_times.push(version.run_checked()?.wall);
-        git_times.push(git_apply.run_checked()?.wall);
+        version_runs.push(version.run_checked()?);
+        git_runs.push(git_apply.run_checked()?);
     }
-    let review_stats = Stats::of(&review_times);
     let rows = [
-        (&review.job.label, review_stats),
-        (&version.label, Stats::of(&version_times)),
-        (&git_apply.label, Stats::of(&git_times)),
+        Row::of(&review.job.label, &review_runs),
+        Row::of(&version.label, &version_runs),
+        Row::of(&git_apply.label, &git_runs),
     ];
 
     let big = if args.skip_big {
@@ -326,7 +325,30 @@ struct Job {
 #[derive(Debug, Clone, Copy)]
 struct RunOutcome {
     wall: Duration,
+    /// User plus system CPU time of the child (`None` where rusage is unavailable).
+    cpu: Option<Duration>,
     code: i32,
+}
+
+/// One line of the timing table.
+#[derive(Debug)]
+struct Row<'a> {
+    label: &'a str,
+    wall: Stats,
+    /// Median CPU time: unlike wall time, it barely moves when other work competes for the cores.
+    cpu_median: Option<Duration>,
+}
+
+impl Row<'_> {
+    fn of<'a>(label: &'a str, runs: &[RunOutcome]) -> Row<'a> {
+        let walls: Vec<Duration> = runs.iter().map(|run| run.wall).collect();
+        let cpus: Option<Vec<Duration>> = runs.iter().map(|run| run.cpu).collect();
+        Row {
+            label,
+            wall: Stats::of(&walls),
+            cpu_median: cpus.map(|cpus| Stats::of(&cpus).median),
+        }
+    }
 }
 
 impl Job {
@@ -334,13 +356,18 @@ impl Job {
     fn run_checked(&self) -> anyhow::Result<RunOutcome> {
         let mut command = self.command();
         command.stdout(Stdio::null()).stderr(Stdio::piped());
+        let cpu_before = children_cpu();
         let start = Instant::now();
         let output = command
             .output()
             .with_context(|| format!("cannot run {}", self.display()))?;
         let wall = start.elapsed();
+        // `output` has reaped the child, so the children's totals now include it.
+        let cpu = cpu_before
+            .zip(children_cpu())
+            .and_then(|(before, after)| after.checked_sub(before));
         match output.status.code() {
-            Some(code @ (0 | 1)) => Ok(RunOutcome { wall, code }),
+            Some(code @ (0 | 1)) => Ok(RunOutcome { wall, cpu, code }),
             other => bail!(
                 "{} exited with {}:\n{}",
                 self.display(),
@@ -754,6 +781,23 @@ fn measure_mode(args: &[OsString]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// User plus system CPU time of all waited-for children so far.
+#[cfg(unix)]
+fn children_cpu() -> Option<Duration> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let duration = |time: nix::sys::time::TimeVal| {
+        Duration::from_secs(u64::try_from(time.tv_sec()).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(time.tv_usec()).unwrap_or(0))
+    };
+    Some(duration(usage.user_time()) + duration(usage.system_time()))
+}
+
+#[cfg(not(unix))]
+fn children_cpu() -> Option<Duration> {
+    None
+}
+
 /// Peak RSS of the largest waited-for child, in KiB (Linux reports `ru_maxrss` in KiB).
 #[cfg(target_os = "linux")]
 fn children_max_rss_kib() -> Option<u64> {
@@ -778,7 +822,7 @@ struct Report<'a> {
     exit_code: i32,
     n_findings: Option<usize>,
     stages: &'a Stages,
-    rows: &'a [(&'a String, Stats); 3],
+    rows: &'a [Row<'a>; 3],
     big: Option<&'a BigResults>,
 }
 
@@ -824,26 +868,29 @@ impl Report<'_> {
             out,
             "Review exit status {verdict}; {findings} findings in the JSON report.\n"
         )?;
-        if let Some(line) = self.stages.render(self.rows[0].1.median) {
+        if let Some(line) = self.stages.render(self.rows[0].wall.median) {
             writeln!(out, "{line}\n")?;
         }
 
-        let review_median = self.rows[0].1.median;
+        let review_median = self.rows[0].wall.median;
         writeln!(
             out,
-            "| command | runs | min | median | p90 | max | median vs review |"
+            "| command | runs | min | median | p90 | max | median vs review | CPU median (user+sys) |"
         )?;
-        writeln!(out, "|---|--:|--:|--:|--:|--:|--:|")?;
-        for (label, stats) in self.rows {
+        writeln!(out, "|---|--:|--:|--:|--:|--:|--:|--:|")?;
+        for row in self.rows {
+            let stats = &row.wall;
             writeln!(
                 out,
-                "| {label} | {} | {} | {} | {} | {} | {:.2}× |",
+                "| {} | {} | {} | {} | {} | {} | {:.2}× | {} |",
+                row.label,
                 stats.n,
                 millis(stats.min),
                 millis(stats.median),
                 millis(stats.p90),
                 millis(stats.max),
                 stats.median.as_secs_f64() / review_median.as_secs_f64(),
+                row.cpu_median.map_or_else(|| "n/a".to_string(), millis),
             )?;
         }
         let target = if review_median < TARGET_MEDIAN {

@@ -6,8 +6,11 @@
 //! anchoring findings and inline comments. [`diff_from_repo`] asks git for a diff and runs it
 //! through the same parser, so there is one code path for diffs from anywhere. [`render`]
 //! writes a model back out (the parser's round-trip tests and fuzz target rely on it).
+//! [`read_file_at_commit`] reads a file as a commit has it (a pull request's gate configuration
+//! comes from its base), and [`is_shallow`] tells a shallow CI checkout from a missing commit.
 
 mod changed;
+mod commit_files;
 mod git;
 mod model;
 mod parse;
@@ -16,6 +19,7 @@ mod render;
 mod testutil;
 
 pub use changed::ChangedLines;
+pub use commit_files::{is_shallow, read_file_at_commit};
 pub use git::{DiffSpec, GitDiff, GitError, diff_from_repo};
 pub use model::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use parse::{DiffError, DiffErrorKind, parse};

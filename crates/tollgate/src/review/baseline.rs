@@ -64,8 +64,15 @@ impl Baseline {
             path: display.clone(),
             source,
         })?;
+        Baseline::from_json(&text, &display)
+    }
+
+    /// Parses the text of a baseline file; `label` names it in messages (a path, or a path at
+    /// a commit).
+    pub fn from_json(text: &str, label: &str) -> Result<Baseline, BaselineError> {
+        let display = label.to_string();
         let file: BaselineFile =
-            serde_json::from_str(&text).map_err(|err| BaselineError::Parse {
+            serde_json::from_str(text).map_err(|err| BaselineError::Parse {
                 path: display.clone(),
                 message: format!("line {}, column {}: {err}", err.line(), err.column()),
             })?;

@@ -8,10 +8,12 @@ mod baseline;
 mod checks;
 mod classify;
 mod gate;
+mod gate_files;
 mod language;
 mod signals;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineFile, write_baseline};
+pub use gate_files::{GateFileError, GateFiles};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -97,6 +99,15 @@ pub struct ReviewInputs<'a> {
 
 /// Runs a whole review: reads the diff, loads invariants and baseline, reviews.
 pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
+    run_with_gate_files(request, &GateFiles::Workspace)
+}
+
+/// [`run`], with the invariants and the baseline read from `gate_files` (a pull request's base
+/// commit, say) instead of the workspace's working tree.
+pub fn run_with_gate_files(
+    request: ReviewRequest<'_>,
+    gate_files: &GateFiles,
+) -> Result<ReviewOutcome, ReviewError> {
     let started = Instant::now();
     let (diff, base_sha, head_sha) = match request.diff {
         DiffInput::Text(bytes) => {
@@ -125,7 +136,7 @@ pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
     let mut warnings = Vec::new();
     let mut sets = Vec::new();
     for given in &config.invariants.paths {
-        match invariants::load_from_workspace(request.workspace, given) {
+        match gate_files::load_invariants(gate_files, request.workspace, given) {
             Ok(set) => {
                 warnings.extend(set.warnings().iter().cloned());
                 sets.push((given.clone(), set));
@@ -136,10 +147,11 @@ pub fn run(request: ReviewRequest<'_>) -> Result<ReviewOutcome, ReviewError> {
         }
     }
     let baseline = match &config.baseline {
-        Some(path) => Some(Baseline::load(&resolve_in_workspace(
+        Some(path) => Some(gate_files::load_baseline(
+            gate_files,
             request.workspace,
             path,
-        ))?),
+        )?),
         None => None,
     };
 

@@ -1,0 +1,152 @@
+//! Files as they are in a commit, read through git2 without touching the working tree, and
+//! whether a checkout has its history.
+//!
+//! A pull request's gate reads its configuration from the base commit, so the change under
+//! review cannot rewrite the rules that judge it; [`read_file_at_commit`] is how. CI checkouts
+//! are often shallow (one commit), and then the base or the merge base is simply missing:
+//! [`is_shallow`] lets a front end say so instead of reporting an unknown revision.
+
+use std::path::{Component, Path};
+
+use git2::{ErrorCode, ObjectType, Repository};
+
+use crate::diff::git::GitError;
+
+/// The content of `path` (repository-relative, `/`-separated) in the commit `rev` names;
+/// `Ok(None)` when the commit has no such file (or `path` is absolute or climbs out with `..`).
+pub fn read_file_at_commit(
+    repo_dir: &Path,
+    rev: &str,
+    path: &str,
+) -> Result<Option<Vec<u8>>, GitError> {
+    let repo = open(repo_dir)?;
+    let unknown = |source| GitError::UnknownRevision {
+        rev: rev.to_owned(),
+        source,
+    };
+    let commit = repo
+        .revparse_single(rev)
+        .and_then(|object| object.peel_to_commit())
+        .map_err(unknown)?;
+    let relative = Path::new(path.strip_prefix("./").unwrap_or(path));
+    if !relative
+        .components()
+        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
+    {
+        return Ok(None);
+    }
+    let tree = commit.tree().map_err(|source| GitError::Git {
+        action: "reading the commit's tree",
+        source,
+    })?;
+    let entry = match tree.get_path(relative) {
+        Ok(entry) => entry,
+        Err(err) if err.code() == ErrorCode::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(GitError::Git {
+                action: "looking up a path in the commit's tree",
+                source,
+            });
+        }
+    };
+    if entry.kind() != Some(ObjectType::Blob) {
+        return Ok(None);
+    }
+    let blob = repo.find_blob(entry.id()).map_err(|source| GitError::Git {
+        action: "reading a file from the commit",
+        source,
+    })?;
+    Ok(Some(blob.content().to_vec()))
+}
+
+/// Whether the repository at `repo_dir` is a shallow clone (`git clone --depth`, the default
+/// of `actions/checkout`), whose history stops short.
+pub fn is_shallow(repo_dir: &Path) -> Result<bool, GitError> {
+    Ok(open(repo_dir)?.is_shallow())
+}
+
+fn open(repo_dir: &Path) -> Result<Repository, GitError> {
+    Repository::open(repo_dir).map_err(|source| GitError::RepoNotFound {
+        path: repo_dir.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use git2::Signature;
+
+    use super::*;
+
+    fn commit_file(repo: &Repository, path: &str, content: &str) -> String {
+        let workdir = repo.workdir().expect("a working tree");
+        let full = workdir.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&full, content).expect("write");
+        let mut index = repo.index().expect("index");
+        index.add_path(Path::new(path)).expect("add");
+        index.write().expect("write index");
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("tree");
+        let signature = Signature::now("Test", "test@example.com").expect("signature");
+        let parent = repo.head().ok().and_then(|head| head.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
+            .expect("commit")
+            .to_string()
+    }
+
+    #[test]
+    fn reads_files_as_they_were_in_a_commit() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let repo = Repository::init(dir.path()).expect("init");
+        let first = commit_file(&repo, "conf/tollgate.toml", "old\n");
+        let second = commit_file(&repo, "conf/tollgate.toml", "new\n");
+        // The working tree says something else again: it is never read.
+        std::fs::write(dir.path().join("conf/tollgate.toml"), "dirty\n").expect("write");
+
+        let read =
+            |rev: &str, path: &str| read_file_at_commit(dir.path(), rev, path).expect("reads");
+        assert_eq!(
+            read(&first, "conf/tollgate.toml").as_deref(),
+            Some(&b"old\n"[..])
+        );
+        assert_eq!(
+            read(&second, "./conf/tollgate.toml").as_deref(),
+            Some(&b"new\n"[..])
+        );
+        assert_eq!(
+            read("HEAD", "conf/tollgate.toml").as_deref(),
+            Some(&b"new\n"[..])
+        );
+        assert_eq!(read(&first, "missing.toml"), None);
+        assert_eq!(read(&first, "conf"), None, "a directory is not a file");
+        assert_eq!(read(&first, "../conf/tollgate.toml"), None);
+        assert_eq!(read(&first, "/etc/passwd"), None);
+
+        let err = read_file_at_commit(dir.path(), "no-such-rev", "x").expect_err("unknown");
+        assert!(matches!(err, GitError::UnknownRevision { .. }), "{err}");
+        assert!(!is_shallow(dir.path()).expect("opens"));
+    }
+
+    #[test]
+    fn shallow_clones_are_detected() {
+        let origin = tempfile::tempdir().expect("temp dir");
+        let repo = Repository::init(origin.path()).expect("init");
+        commit_file(&repo, "a.txt", "1\n");
+        commit_file(&repo, "a.txt", "2\n");
+        let clone = tempfile::tempdir().expect("temp dir");
+        // libgit2 cannot make a shallow clone of a local path; git itself can.
+        let status = Command::new("git")
+            .args(["clone", "--quiet", "--depth", "1"])
+            .arg(format!("file://{}", origin.path().display()))
+            .arg(clone.path())
+            .status()
+            .expect("git runs");
+        assert!(status.success());
+        assert!(is_shallow(clone.path()).expect("opens"));
+    }
+}

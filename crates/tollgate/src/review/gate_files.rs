@@ -1,0 +1,252 @@
+//! Where the gate's own files come from: the invariants, the baseline and (through
+//! [`GateFiles::read`], for front ends) `tollgate.toml`.
+//!
+//! Reviewing a pull request with the rules from its own head would let the change switch off
+//! the gate that judges it (delete an invariant, baseline its new findings). So a CI front end
+//! reads these files from the base commit with [`GateFiles::Commit`]; local runs use the
+//! [`GateFiles::Workspace`]. Files read from a commit are named `path@<short sha>` in messages.
+
+use std::io;
+use std::path::{Component, Path};
+
+use crate::diff::{self, GitError};
+use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
+use crate::review::{Baseline, BaselineError};
+
+/// The source of the gate's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateFiles {
+    /// The workspace's working tree.
+    Workspace,
+    /// A commit (any revision git can resolve) of the workspace's repository.
+    Commit(String),
+}
+
+/// A gate file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateFileError {
+    #[error("Cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("Cannot read {path} from commit `{rev}`: {source}")]
+    Git {
+        path: String,
+        rev: String,
+        #[source]
+        source: GitError,
+    },
+}
+
+impl GateFiles {
+    /// The bytes of `path` (workspace-relative) from this source; `Ok(None)` when there is no
+    /// such file. Paths that are absolute or climb out with `..` are never found.
+    pub fn read(&self, workspace: &Path, path: &str) -> Result<Option<Vec<u8>>, GateFileError> {
+        let relative = path.strip_prefix("./").unwrap_or(path);
+        if !stays_inside(relative) {
+            return Ok(None);
+        }
+        match self {
+            GateFiles::Workspace => match std::fs::read(workspace.join(relative)) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(source) => Err(GateFileError::Read {
+                    path: relative.to_string(),
+                    source,
+                }),
+            },
+            GateFiles::Commit(rev) => {
+                diff::read_file_at_commit(workspace, rev, relative).map_err(|source| {
+                    GateFileError::Git {
+                        path: relative.to_string(),
+                        rev: rev.clone(),
+                        source,
+                    }
+                })
+            }
+        }
+    }
+
+    /// How a file from this source is named in messages: `path`, or `path@<short sha>`.
+    pub fn label(&self, path: &str) -> String {
+        match self {
+            GateFiles::Workspace => path.to_string(),
+            GateFiles::Commit(rev) => format!("{path}@{}", rev.get(..12).unwrap_or(rev)),
+        }
+    }
+}
+
+/// Loads an invariants file; a file missing from a commit is [`InvariantsError::NotFound`],
+/// as a missing workspace file is, so the default file stays optional either way. Git failures
+/// are [`InvariantsError::Read`] errors naming the file at its commit.
+pub(super) fn load_invariants(
+    source: &GateFiles,
+    workspace: &Path,
+    given: &str,
+) -> Result<InvariantSet, InvariantsError> {
+    let GateFiles::Commit(_) = source else {
+        return invariants::load_from_workspace(workspace, given);
+    };
+    let relative = given.strip_prefix("./").unwrap_or(given);
+    if !stays_inside(relative) {
+        let reason = if Path::new(relative).is_absolute() {
+            PathRefusal::OutsideWorkspace {
+                workspace: workspace.to_path_buf(),
+            }
+        } else {
+            PathRefusal::ParentEscape
+        };
+        return Err(InvariantsError::Refused {
+            given: given.to_string(),
+            reason,
+        });
+    }
+    let label = source.label(relative);
+    let bytes = source
+        .read(workspace, relative)
+        .map_err(|err| InvariantsError::Read {
+            path: label.clone().into(),
+            source: io::Error::other(err),
+        })?
+        .ok_or_else(|| InvariantsError::NotFound {
+            path: label.clone().into(),
+        })?;
+    if bytes.len() as u64 > invariants::MAX_FILE_BYTES {
+        return Err(InvariantsError::TooLarge {
+            path: label.into(),
+            size: bytes.len() as u64,
+            limit: invariants::MAX_FILE_BYTES,
+        });
+    }
+    InvariantSet::from_yaml(Path::new(relative), &String::from_utf8_lossy(&bytes))
+}
+
+/// Loads the baseline file `path` (workspace-relative, or absolute for the workspace).
+pub(super) fn load_baseline(
+    source: &GateFiles,
+    workspace: &Path,
+    path: &str,
+) -> Result<Baseline, BaselineError> {
+    let GateFiles::Commit(_) = source else {
+        return Baseline::load(&super::resolve_in_workspace(workspace, path));
+    };
+    let label = source.label(path);
+    let bytes = source
+        .read(workspace, path)
+        .map_err(|err| BaselineError::Read {
+            path: label.clone(),
+            source: io::Error::other(err),
+        })?
+        .ok_or_else(|| BaselineError::Read {
+            path: label.clone(),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such file in the commit"),
+        })?;
+    Baseline::from_json(&String::from_utf8_lossy(&bytes), &label)
+}
+
+fn stays_inside(path: &str) -> bool {
+    !path.is_empty()
+        && Path::new(path)
+            .components()
+            .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
+}
+
+#[cfg(test)]
+mod tests {
+    use git2::{Repository, Signature};
+
+    use super::*;
+
+    /// A repository whose first commit holds `files`; returns it and the commit id.
+    fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let repo = Repository::init(dir.path()).expect("init");
+        let mut index = repo.index().expect("index");
+        for (path, content) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&full, content).expect("write");
+            index.add_path(Path::new(path)).expect("add");
+        }
+        index.write().expect("write index");
+        let tree = repo
+            .find_tree(index.write_tree().expect("tree"))
+            .expect("tree");
+        let signature = Signature::now("T", "t@example.com").expect("signature");
+        let id = repo
+            .commit(Some("HEAD"), &signature, &signature, "c", &tree, &[])
+            .expect("commit");
+        (dir, id.to_string())
+    }
+
+    const RULES: &str = "rules:\n  - id: no-todo\n    rule: No TODO\n    paths: [\"**\"]\n    severity: LOW\n    category: style\n    action: deny\n    deny: { regex: { pattern: TODO } }\n";
+
+    #[test]
+    fn commit_files_ignore_the_working_tree() {
+        let (dir, commit) = repo_with(&[
+            (".review-invariants.yml", RULES),
+            (
+                "baseline.json",
+                r#"{"version":1,"tool":"tollgate","findings":[{"fingerprint":"abc"}]}"#,
+            ),
+        ]);
+        // The head rewrites the rules and the baseline; the commit's versions are used anyway.
+        std::fs::write(dir.path().join(".review-invariants.yml"), "rules: []\n").expect("write");
+        std::fs::write(dir.path().join("baseline.json"), "not json").expect("write");
+        let source = GateFiles::Commit(commit.clone());
+
+        let set = load_invariants(&source, dir.path(), "./.review-invariants.yml").expect("loads");
+        assert_eq!(set.checks().count(), 1);
+        let baseline = load_baseline(&source, dir.path(), "baseline.json").expect("loads");
+        assert!(baseline.contains("abc"));
+
+        let workspace =
+            load_invariants(&GateFiles::Workspace, dir.path(), ".review-invariants.yml")
+                .expect("loads");
+        assert_eq!(workspace.checks().count(), 0);
+        assert!(load_baseline(&GateFiles::Workspace, dir.path(), "baseline.json").is_err());
+    }
+
+    #[test]
+    fn missing_and_escaping_paths() {
+        let (dir, commit) = repo_with(&[("a.txt", "a\n")]);
+        let source = GateFiles::Commit(commit.clone());
+        let err =
+            load_invariants(&source, dir.path(), ".review-invariants.yml").expect_err("absent");
+        assert!(matches!(err, InvariantsError::NotFound { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!(".review-invariants.yml@{}", &commit[..12])),
+            "{err}"
+        );
+        let err = load_invariants(&source, dir.path(), "../x.yml").expect_err("refused");
+        assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{err}");
+        let err = load_baseline(&source, dir.path(), "baseline.json").expect_err("absent");
+        assert!(err.to_string().contains("baseline.json@"), "{err}");
+        assert_eq!(
+            source.read(dir.path(), "a.txt").expect("reads").as_deref(),
+            Some(&b"a\n"[..])
+        );
+        assert_eq!(
+            source.read(dir.path(), "/etc/hostname").expect("reads"),
+            None
+        );
+        assert_eq!(
+            GateFiles::Workspace
+                .read(dir.path(), "../a.txt")
+                .expect("reads"),
+            None
+        );
+        let err = GateFiles::Commit("nope".into())
+            .read(dir.path(), "a.txt")
+            .expect_err("bad rev");
+        assert!(
+            err.to_string()
+                .starts_with("Cannot read a.txt from commit `nope`"),
+            "{err}"
+        );
+    }
+}

@@ -94,6 +94,23 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub changed_files: Option<Vec<String>>,
 
+    /// Static analyzers to run (comma-separated): tsc, semgrep; `none` turns configured ones off.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub analyzers: Option<Vec<String>>,
+
+    /// Which analyzer findings count: changed-lines, changed-files or all [default: changed-lines].
+    #[arg(long, value_name = "SCOPE")]
+    pub analysis_scope: Option<String>,
+
+    /// Time limit per analyzer in milliseconds [default: 60000].
+    #[arg(long, value_name = "MS")]
+    pub analyzer_timeout_ms: Option<u64>,
+
+    /// Merge the results of a SARIF 2.1.0 file from another tool (clippy, eslint, CodeQL, …);
+    /// repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub import_sarif: Vec<PathBuf>,
+
     /// URL prefix for file links in Markdown (e.g. https://github.com/o/r/blob/<sha>/).
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,

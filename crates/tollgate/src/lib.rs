@@ -4,13 +4,14 @@
 //!
 //! 1. [`diff`] parses a unified diff (or asks git for one) into files, hunks and lines.
 //! 2. [`review`] computes preflight signals, classifies the change, scores its risk, runs the
-//!    deterministic checks, [`secrets`] detection and [`invariants`], then filters the
-//!    [`findings`] and decides the gate.
+//!    deterministic checks, [`secrets`] detection and [`invariants`] (while the [`analyzers`],
+//!    tsc and semgrep, run beside them), then filters the [`findings`] and decides the gate.
 //! 3. [`report`] renders the [`findings::ReviewResult`] as JSON, SARIF or Markdown.
 //!
 //! The core never prints, never exits and never reads the environment or the working directory:
 //! front ends pass those in.
 
+pub mod analyzers;
 pub mod config;
 pub mod diff;
 pub mod findings;

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use tollgate::config::{CONFIG_FILE_NAME, RawConfig, RawReview};
+use tollgate::config::{CONFIG_FILE_NAME, RawAnalyzers, RawConfig, RawReview};
 use tollgate::diff::DiffSpec;
 use tollgate::report::{Format, ReportConfig};
 use tollgate::review::{self, DiffInput, ReviewRequest};
@@ -133,12 +133,33 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
             invariants: args.invariants.clone(),
             baseline: args.baseline.clone(),
         },
+        analyzers: RawAnalyzers {
+            static_analyzers: args.analyzers.clone(),
+            scope: args.analysis_scope.clone(),
+            static_analysis_timeout_ms: args.analyzer_timeout_ms,
+            import_sarif: import_sarif_paths(&args.import_sarif)?,
+            ..RawAnalyzers::default()
+        },
         ..RawConfig::default()
     };
     Ok(file_layer
         .overlay(env_layer)
         .overlay(flag_layer)
         .resolve()?)
+}
+
+/// `--import-sarif` paths are relative to where the command runs, so they become absolute here
+/// (the core resolves relative paths against the repository).
+fn import_sarif_paths(paths: &[PathBuf]) -> anyhow::Result<Option<Vec<String>>> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let absolute = paths
+        .iter()
+        .map(|path| cwd.join(path).to_string_lossy().into_owned())
+        .collect();
+    Ok(Some(absolute))
 }
 
 fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {

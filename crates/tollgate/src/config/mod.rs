@@ -5,8 +5,15 @@
 //! [`ReviewConfig`] once, so nothing downstream parses strings again. The core never reads the
 //! environment itself: front ends hand [`RawConfig::from_env`] the variables.
 
+mod analyzers;
 mod raw;
 
+pub use analyzers::{
+    AnalyzersConfig, DEFAULT_ANALYZER_TIMEOUT_MS, DEFAULT_CACHE_DIR,
+    DEFAULT_MAX_FINDINGS_PER_ANALYZER, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_SEMGREP_BATCH_SIZE,
+    RawAnalyzers, RawSemgrep, RawTsc, SemgrepSettings, TscSettings, default_semgrep_severity_map,
+};
+pub(crate) use analyzers::check_semgrep_args;
 pub use raw::{ConfigError, RawConfig, RawPreflight, RawReview, RawRuleOverride};
 
 use std::collections::BTreeMap;
@@ -50,6 +57,8 @@ pub struct ReviewConfig {
     pub preflight: PreflightConfig,
     /// Per-rule overrides of the built-in checks, keyed by rule id.
     pub rule_overrides: BTreeMap<String, RuleOverride>,
+    /// Static analyzers (`[analyzers]`).
+    pub analyzers: AnalyzersConfig,
 }
 
 /// Which invariants files apply.

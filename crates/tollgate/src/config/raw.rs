@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::analyzers::RawAnalyzers;
 use super::{
     DEFAULT_HOTSPOTS, DEFAULT_IGNORE, DEFAULT_INVARIANTS_PATH, InvariantsSetting, PathPatterns,
     PreflightConfig, ReviewConfig, RuleOverride,
@@ -39,6 +40,9 @@ pub struct RawConfig {
     /// Per-rule overrides keyed by rule id, e.g. `[rules.TG001] severity = "LOW"`.
     #[serde(default)]
     pub rules: BTreeMap<String, RawRuleOverride>,
+    /// Static analyzers: tsc, semgrep, imported SARIF.
+    #[serde(default)]
+    pub analyzers: RawAnalyzers,
 }
 
 /// The `[review]` table.
@@ -92,6 +96,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_ALLOWLIST", ""),
     ("TOLLGATE_INVARIANTS", ""),
     ("TOLLGATE_BASELINE", ""),
+    ("TOLLGATE_ANALYZERS", ""),
+    ("TOLLGATE_ANALYSIS_SCOPE", ""),
+    ("TOLLGATE_STATIC_ANALYSIS_TIMEOUT_MS", ""),
 ];
 
 impl RawConfig {
@@ -150,8 +157,19 @@ impl RawConfig {
         review.allowlist = get("TOLLGATE_ALLOWLIST").map(|(_, v)| split_list(&v));
         review.invariants = get("TOLLGATE_INVARIANTS").map(|(_, v)| split_list(&v));
         review.baseline = get("TOLLGATE_BASELINE").map(|(_, v)| v);
+        let mut analyzers = RawAnalyzers {
+            static_analyzers: get("TOLLGATE_ANALYZERS").map(|(_, v)| split_list(&v)),
+            scope: get("TOLLGATE_ANALYSIS_SCOPE").map(|(_, v)| v),
+            // Tools are looked up on the caller's PATH, which only the front end may read.
+            search_path: vars.get("PATH").cloned(),
+            ..RawAnalyzers::default()
+        };
+        if let Some((origin, value)) = get("TOLLGATE_STATIC_ANALYSIS_TIMEOUT_MS") {
+            analyzers.static_analysis_timeout_ms = Some(parse_number(&origin, &value)?);
+        }
         Ok(RawConfig {
             review,
+            analyzers,
             ..RawConfig::default()
         })
     }
@@ -189,6 +207,7 @@ impl RawConfig {
             review,
             preflight,
             rules,
+            analyzers: self.analyzers.overlay(higher.analyzers),
         }
     }
 
@@ -265,7 +284,10 @@ impl RawConfig {
             );
         }
 
+        let analyzers = self.analyzers.resolve()?;
+
         Ok(ReviewConfig {
+            analyzers,
             confidence_threshold,
             max_findings: review.max_findings.unwrap_or(20),
             categories,
@@ -280,7 +302,7 @@ impl RawConfig {
     }
 }
 
-fn value_error(origin: &str, message: String) -> ConfigError {
+pub(super) fn value_error(origin: &str, message: String) -> ConfigError {
     ConfigError::Value {
         origin: origin.to_string(),
         message,

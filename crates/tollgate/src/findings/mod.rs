@@ -7,9 +7,13 @@
 //! `id`. Dedupe, baselines, allowlists and SARIF `partialFingerprints` all key on the fingerprint,
 //! never on the rule id alone.
 
+mod analysis;
 mod fingerprint;
 mod result;
 
+pub use analysis::{
+    AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, StaticAnalysisSummary, ToolOrigin,
+};
 pub use fingerprint::{assign_identities, dedupe_by_fingerprint, normalize_anchor};
 pub use result::{
     Classification, ReviewMetadata, ReviewResult, ReviewStats, RiskFactor, RuleInfo, Signals,
@@ -262,6 +266,10 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggested_fix: Option<SuggestedFix>,
     pub source: Source,
+    /// The external tool behind a finding whose `source` does not name it: the driver name of an
+    /// imported SARIF run (`clippy`, `ESLint`, `CodeQL`). SARIF output gives each tool its own run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// Identity of this occurrence across runs: survives unrelated edits above it.
     pub fingerprint: String,
     /// Whether the location lies on a line added or changed by the diff (computed by Tollgate).
@@ -298,6 +306,7 @@ impl Finding {
             recommendation: String::new(),
             suggested_fix: None,
             source,
+            tool: None,
             fingerprint: String::new(),
             on_changed_line: false,
             anchor_text: String::new(),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Category, Finding, Severity};
+use super::{Category, Finding, Severity, StaticAnalysisSummary};
 
 /// What kind of change a diff is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -141,6 +141,9 @@ pub struct ReviewResult {
     pub metadata: ReviewMetadata,
     /// Descriptions of the rules that `findings` refer to (SARIF `rules`, Markdown help).
     pub rules: Vec<RuleInfo>,
+    /// What the static analyzers (tsc, semgrep, imported SARIF) did; absent when none was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_analysis: Option<StaticAnalysisSummary>,
 }
 
 /// What a rule checks, for people reading a report.

@@ -3,7 +3,9 @@
 //! One run per finding [`Source`], all with the driver name `Tollgate`, told apart by
 //! `automationDetails.id` = `tollgate/<source>/` (GitHub category `tollgate/<source>`): GitHub
 //! rejects two runs with the same identity in one file, and a run per source lets an empty run
-//! close the alerts of a pass that now finds nothing. Each run lists the rules its results use
+//! close the alerts of a pass that now finds nothing. Findings imported from another tool's
+//! SARIF get a run per tool (`tollgate/sarif/<tool>/`), so clippy's and ESLint's alerts stay
+//! apart. Each run lists the rules its results use
 //! (from [`ReviewResult::rules`], else described from the findings), and each result carries
 //! `partialFingerprints`: `tollgate/v1` (the finding's fingerprint) and, when the file can be read
 //! under [`ReportConfig::repo_root`], GitHub's `primaryLocationLineHash` of its start line.
@@ -24,7 +26,9 @@ use serde_sarif::sarif::{
 };
 
 use super::{Format, ReportConfig, ReportError, encode_relative_path, line_hashes, percent_encode};
-use crate::findings::{Category, Finding, ReviewResult, RuleInfo, Severity, Source};
+use crate::findings::{
+    AnalyzerStatus, Category, Finding, ReviewResult, RuleInfo, Severity, Source,
+};
 
 /// The final SARIF 2.1.0 schema URI (GitHub flags the pre-release `rtm` ones).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -94,23 +98,33 @@ fn precision(confidence: f64) -> &'static str {
     }
 }
 
+/// A run's identity: the source, and for imported SARIF the tool that produced it.
+type RunKey = (Source, Option<String>);
+
 fn build_log(result: &ReviewResult, config: &ReportConfig) -> Sarif {
-    let mut by_source: BTreeMap<Source, Vec<&Finding>> = BTreeMap::new();
-    for source in sources_that_ran(result) {
-        by_source.entry(source).or_default();
+    let mut by_source: BTreeMap<RunKey, Vec<&Finding>> = BTreeMap::new();
+    for key in sources_that_ran(result) {
+        by_source.entry(key).or_default();
     }
     for finding in &result.findings {
-        by_source.entry(finding.source).or_default().push(finding);
+        let tool = match finding.source {
+            Source::Sarif => finding.tool.clone(),
+            _ => None,
+        };
+        by_source
+            .entry((finding.source, tool))
+            .or_default()
+            .push(finding);
     }
     let mut line_hashes = LineHashCache::new(config.repo_root.as_deref());
     let runs = by_source
         .into_iter()
         .enumerate()
-        .map(|(run_idx, (source, findings))| {
+        .map(|(run_idx, (key, findings))| {
             build_run(
                 result,
                 config,
-                source,
+                &key,
                 findings,
                 run_idx == 0,
                 &mut line_hashes,
@@ -125,28 +139,67 @@ fn build_log(result: &ReviewResult, config: &ReportConfig) -> Sarif {
 }
 
 /// Sources whose run is written even when they found nothing, so that GitHub closes their old
-/// alerts. The result does not list the passes that ran, so this reads the stats counters;
-/// `tsc` and `semgrep` share one counter and get a run only when they have findings. A result
-/// with no findings and no counters still gets the preflight run: an upload needs a run.
-fn sources_that_ran(result: &ReviewResult) -> Vec<Source> {
+/// alerts: passes whose stats counters show they ran, analyzers whose status is `executed`, and
+/// the tools of imported SARIF files. A result with no findings and no counters still gets the
+/// preflight run: an upload needs a run.
+fn sources_that_ran(result: &ReviewResult) -> Vec<RunKey> {
     let stats = &result.stats;
     let mut sources = Vec::new();
     if stats.deterministic_checks_executed > 0 || result.findings.is_empty() {
-        sources.push(Source::Preflight);
+        sources.push((Source::Preflight, None));
     }
     if stats.invariants_executed > 0 {
-        sources.push(Source::Invariants);
+        sources.push((Source::Invariants, None));
     }
     if stats.llm_passes_executed > 0 {
-        sources.push(Source::Llm);
+        sources.push((Source::Llm, None));
+    }
+    let executed = result
+        .static_analysis
+        .iter()
+        .flat_map(|summary| &summary.results)
+        .filter(|report| report.status == AnalyzerStatus::Executed);
+    for report in executed {
+        match report.analyzer.as_str() {
+            "tsc" => sources.push((Source::Tsc, None)),
+            "semgrep" => sources.push((Source::Semgrep, None)),
+            "sarif" => sources.extend(
+                report
+                    .tools
+                    .iter()
+                    .map(|tool| (Source::Sarif, Some(tool.clone()))),
+            ),
+            _ => {}
+        }
     }
     sources
+}
+
+/// `automationDetails.id` of a run: `tollgate/<source>/`, or `tollgate/sarif/<tool>/` for an
+/// imported tool (lower case, anything but letters, digits, `.` and `_` made `-`).
+fn automation_id((source, tool): &RunKey) -> String {
+    match tool {
+        None => format!("tollgate/{}/", source.as_str()),
+        Some(tool) => {
+            let mut slug = String::new();
+            for c in tool.trim().chars().flat_map(char::to_lowercase) {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                    slug.push(c);
+                } else if !slug.ends_with('-') {
+                    slug.push('-');
+                }
+            }
+            let slug = slug.trim_matches('-');
+            let slug = if slug.is_empty() { "unknown" } else { slug };
+            format!("tollgate/{}/{slug}/", source.as_str())
+        }
+    }
 }
 
 fn build_run(
     result: &ReviewResult,
     config: &ReportConfig,
-    source: Source,
+    key: &RunKey,
     mut findings: Vec<&Finding>,
     first_run: bool,
     line_hashes: &mut LineHashCache,
@@ -244,7 +297,7 @@ fn build_run(
         .tool(Tool::from(driver))
         .automation_details(
             RunAutomationDetails::builder()
-                .id(format!("tollgate/{}/", source.as_str()))
+                .id(automation_id(key))
                 .build(),
         )
         .original_uri_base_ids(BTreeMap::from([(SRCROOT.to_string(), srcroot)]))
@@ -1026,6 +1079,71 @@ mod tests {
             serde_json::json!([])
         );
         let _ = Source::Preflight;
+    }
+
+    #[test]
+    fn each_imported_tool_and_executed_analyzer_gets_its_own_run() {
+        use crate::findings::{AnalysisScope, AnalyzerKind, AnalyzerReport, StaticAnalysisSummary};
+
+        let mut result = sample_result();
+        result.findings.retain(|f| f.source != Source::Semgrep);
+        for (tool, rule) in [("clippy", "clippy/clippy::unwrap_used"), ("ESLint", "eslint/no-undef")] {
+            let mut finding = result.findings[0].clone();
+            finding.fingerprint = format!("fp-{tool}");
+            finding.source = Source::Sarif;
+            finding.tool = Some(tool.to_string());
+            finding.rule_id = rule.to_string();
+            result.findings.push(finding);
+        }
+        let mut tsc = AnalyzerReport::new("tsc", AnalyzerStatus::Executed);
+        tsc.findings_reported = 3;
+        let mut sarif_import = AnalyzerReport::new("sarif", AnalyzerStatus::Executed);
+        sarif_import.tools = vec!["clippy".into(), "ESLint".into(), "CodeQL".into()];
+        let semgrep = AnalyzerReport::new("semgrep", AnalyzerStatus::Unavailable);
+        result.static_analysis = Some(StaticAnalysisSummary {
+            analyzers_requested: vec![AnalyzerKind::Tsc, AnalyzerKind::Semgrep],
+            analyzers_executed: vec![AnalyzerKind::Tsc],
+            scope: AnalysisScope::ChangedLines,
+            duration_ms: 1.0,
+            budget_ms: 120_000,
+            findings_out_of_scope: 0,
+            findings_over_limit: 0,
+            warnings: Vec::new(),
+            results: vec![tsc, semgrep, sarif_import],
+        });
+
+        let sarif = render_json(&result, &ReportConfig::new(None, None));
+        assert_schema_valid(&sarif);
+        let runs = sarif["runs"].as_array().unwrap();
+        let ids: Vec<&str> = runs
+            .iter()
+            .map(|run| run["automationDetails"]["id"].as_str().unwrap())
+            .collect();
+        for expected in [
+            "tollgate/tsc/",
+            "tollgate/sarif/clippy/",
+            "tollgate/sarif/eslint/",
+            "tollgate/sarif/codeql/",
+        ] {
+            assert_eq!(ids.iter().filter(|id| **id == expected).count(), 1, "{ids:?}");
+        }
+        assert!(!ids.contains(&"tollgate/semgrep/"), "semgrep did not execute: {ids:?}");
+        let clippy = runs
+            .iter()
+            .find(|run| run["automationDetails"]["id"] == "tollgate/sarif/clippy/")
+            .unwrap();
+        let rule_ids: Vec<&str> = clippy["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["ruleId"].as_str().unwrap())
+            .collect();
+        assert_eq!(rule_ids, ["clippy/clippy::unwrap_used"]);
+        let codeql = runs
+            .iter()
+            .find(|run| run["automationDetails"]["id"] == "tollgate/sarif/codeql/")
+            .unwrap();
+        assert_eq!(codeql["results"], serde_json::json!([]));
     }
 
     #[test]

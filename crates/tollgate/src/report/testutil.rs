@@ -293,6 +293,7 @@ pub(crate) fn sample_result() -> ReviewResult {
                 ),
             },
         ],
+        static_analysis: None,
     }
 }
 

@@ -19,10 +19,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::analyzers::{self, AnalysisOutcome};
 use crate::config::ReviewConfig;
 use crate::diff::{self, Diff, DiffSpec, FileDiff};
 use crate::findings::{
-    Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo, Severity, Timings,
+    AnalyzerKind, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo, Severity, Timings,
     assign_identities,
 };
 use crate::invariants::{self, InvariantSet};
@@ -71,6 +72,8 @@ pub enum ReviewError {
     ChangedFile { path: String, reason: &'static str },
     #[error("The input does not look like a diff: no file sections were found in {0} bytes")]
     NotADiff(usize),
+    #[error(transparent)]
+    Analysis(#[from] analyzers::AnalysisError),
 }
 
 impl ReviewError {
@@ -82,6 +85,7 @@ impl ReviewError {
             }
             ReviewError::Git(_) => "EXECUTION_FAILED",
             ReviewError::Invariants(_) | ReviewError::Baseline(_) => "INVALID_INPUT",
+            ReviewError::Analysis(err) => err.code(),
         }
     }
 }
@@ -95,6 +99,9 @@ pub struct ReviewInputs<'a> {
     pub base_sha: Option<String>,
     pub head_sha: Option<String>,
     pub warnings: Vec<String>,
+    /// Findings and summary of static analysis that already ran (see [`analyzers`]); [`run`]
+    /// runs the analyzers itself, concurrently with the deterministic checks.
+    pub static_analysis: Option<AnalysisOutcome>,
 }
 
 /// Runs a whole review: reads the diff, loads invariants and baseline, reviews.
@@ -154,6 +161,16 @@ pub fn run_with_gate_files(
         )?),
         None => None,
     };
+    // SARIF imports are read and paths checked now, so a bad file fails the run before any
+    // tool starts; the tools themselves run below, beside the deterministic checks.
+    let analysis_paths: Vec<&str> =
+        select_files(&diff, request.changed_files.as_deref(), config, &mut Vec::new())
+            .into_iter()
+            .filter(|file| !file.binary)
+            .filter_map(|file| file.new_path.as_deref())
+            .collect();
+    let prepared =
+        analyzers::prepare_for_review(request.workspace, analysis_paths, &config.analyzers)?;
 
     let inputs = ReviewInputs {
         invariants: sets.iter().map(|(p, s)| (p.clone(), s)).collect(),
@@ -162,8 +179,16 @@ pub fn run_with_gate_files(
         base_sha,
         head_sha,
         warnings,
+        static_analysis: None,
     };
-    let mut outcome = review_diff(&diff, &inputs, config);
+    let mut outcome = std::thread::scope(|scope| {
+        let diff = &diff;
+        let analysis = prepared.map(|prepared| scope.spawn(move || prepared.run(diff)));
+        // `PreparedAnalysis::run` catches panics of its own, so a failed join cannot happen.
+        review_with(diff, &inputs, config, || {
+            analysis.and_then(|handle| handle.join().ok())
+        })
+    });
     outcome.result.stats.timings_ms.parse = parse_ms;
     outcome.result.stats.duration_ms = ms(started);
     Ok(outcome)
@@ -172,6 +197,17 @@ pub fn run_with_gate_files(
 /// The pipeline on a parsed diff with loaded inputs: no I/O, deterministic but for `run_id`,
 /// timestamps and timings.
 pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig) -> ReviewOutcome {
+    review_with(diff, inputs, config, || inputs.static_analysis.clone())
+}
+
+/// The pipeline; `static_analysis` is called once the deterministic checks are done, so that
+/// analyzers started by [`run`] work while they do.
+fn review_with(
+    diff: &Diff,
+    inputs: &ReviewInputs<'_>,
+    config: &ReviewConfig,
+    static_analysis: impl FnOnce() -> Option<AnalysisOutcome>,
+) -> ReviewOutcome {
     let started = Instant::now();
     let mut warnings = inputs.warnings.clone();
     let files = select_files(diff, inputs.changed_files, config, &mut warnings);
@@ -213,6 +249,12 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
     }
     let invariants_ms = ms(started_invariants);
 
+    let static_summary = static_analysis().map(|analysis| {
+        findings.extend(analysis.findings);
+        warnings.extend(analysis.summary.warnings.iter().cloned());
+        analysis.summary
+    });
+
     let started_gate = Instant::now();
     let n_total = findings.len();
     assign_identities(&mut findings);
@@ -231,7 +273,9 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
         duration_ms: ms(started),
         deterministic_checks_executed: n_checks,
         invariants_executed: n_invariants,
-        static_analyzers_executed: 0,
+        static_analyzers_executed: static_summary
+            .as_ref()
+            .map_or(0, |s| s.analyzers_executed.len()),
         llm_passes_executed: 0,
         findings_total: n_total,
         findings_filtered: outcome.n_filtered,
@@ -243,7 +287,7 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
             parse: 0.0,
             preflight: preflight_ms,
             invariants: invariants_ms,
-            static_analysis: 0.0,
+            static_analysis: static_summary.as_ref().map_or(0.0, |s| s.duration_ms),
             llm: 0.0,
             gate: gate_ms,
         },
@@ -292,6 +336,9 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
         risk_score,
         &outcome,
         n_invariants,
+        static_summary
+            .as_ref()
+            .map_or(&[][..], |s| s.analyzers_executed.as_slice()),
     );
     let result = ReviewResult {
         run_id: new_run_id(diff),
@@ -315,6 +362,7 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
             gate: gate_settings,
         },
         rules,
+        static_analysis: static_summary,
     };
     ReviewOutcome {
         result,
@@ -417,6 +465,7 @@ fn summarize(
     risk: u8,
     outcome: &gate::GateOutcome,
     n_invariants: usize,
+    analyzers_executed: &[AnalyzerKind],
 ) -> String {
     let total = outcome.findings.len() + outcome.n_truncated;
     let mut by_severity = Vec::new();
@@ -440,13 +489,19 @@ fn summarize(
     } else {
         String::new()
     };
+    let analyzers = if analyzers_executed.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = analyzers_executed.iter().map(|k| k.as_str()).collect();
+        format!(", static analysis ({})", names.join(", "))
+    };
     let verdict = if outcome.should_fail {
         format!("Gate FAILED ({} reason(s))", outcome.fail_reasons.len())
     } else {
         "Gate passed".to_string()
     };
     format!(
-        "{classification} change, {n_files} file(s) (+{added}/-{removed}), risk {risk}/5: {findings} from deterministic checks{invariants}. {verdict}."
+        "{classification} change, {n_files} file(s) (+{added}/-{removed}), risk {risk}/5: {findings} from deterministic checks{invariants}{analyzers}. {verdict}."
     )
 }
 

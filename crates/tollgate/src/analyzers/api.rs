@@ -1,0 +1,578 @@
+//! The core API of static analysis: [`run_static_analysis`] (upstream's MCP tool of that name)
+//! and [`prepare_for_review`], the review pipeline's way in.
+//!
+//! Request and response are public contracts with JSON Schemas in `schemas/`
+//! (`static-analysis-request.schema.json`, `static-analysis-response.schema.json`); a test fails
+//! when the committed files are stale.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::{Deserialize, Serialize};
+
+use super::orchestrate::{self, AnalysisPlan};
+use super::sarif_import::{self, ImportedSarif, SarifImportError};
+use super::workspace::{Workspace, check_relative_path};
+use crate::config::{AnalyzersConfig, check_semgrep_args};
+use crate::diff::{self, ChangedLines, Diff};
+use crate::findings::{
+    AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
+    assign_identities, sort_for_display,
+};
+
+/// Input of `run_static_analysis`: upstream's `{changed_files, options}` plus an optional diff
+/// that scopes findings to changed lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StaticAnalysisRequest {
+    /// Repository-relative paths to analyse. With `diff`, only these of its files count; without
+    /// either, the whole project is checked (tsc) and semgrep is skipped.
+    #[serde(default)]
+    pub changed_files: Vec<String>,
+    #[serde(default)]
+    pub options: StaticAnalysisOptions,
+    /// A unified diff of the working tree's changes: its files are analysed and, in the default
+    /// `changed_lines` scope, only findings on its added lines count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// Options of `run_static_analysis`; unset ones come from the `[analyzers]` configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StaticAnalysisOptions {
+    /// Which analyzers run [default: the configured ones, else `["tsc"]`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyzers: Option<Vec<AnalyzerKind>>,
+    /// Time limit per analyzer in milliseconds [default: 60000]; all analyzers share a budget of
+    /// this times their number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Findings kept per analyzer, worst first [default: 20].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_findings_per_analyzer: Option<usize>,
+    /// Extra semgrep arguments, placed before `--`. Options that write files (`--output`,
+    /// `--autofix`) are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semgrep_args: Option<Vec<String>>,
+    /// Which findings count [default: `changed_lines` with a diff, else `changed_files`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<AnalysisScope>,
+    /// SARIF files inside the workspace whose results are merged in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_sarif: Option<Vec<String>>,
+}
+
+/// Output of `run_static_analysis`: upstream's `{success, analyzers, warnings, results,
+/// findings}` plus the scope and what was left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StaticAnalysisResponse {
+    /// Every requested analyzer executed, or had nothing to do (`skipped`); false when one was
+    /// unavailable, failed or timed out.
+    pub success: bool,
+    /// The analyzers that were requested.
+    pub analyzers: Vec<AnalyzerKind>,
+    pub warnings: Vec<String>,
+    /// One entry per analyzer and imported SARIF file.
+    pub results: Vec<AnalyzerReport>,
+    /// Findings in scope, with fingerprints, worst first.
+    pub findings: Vec<Finding>,
+    pub scope: AnalysisScope,
+    pub duration_ms: f64,
+    pub findings_out_of_scope: usize,
+    pub findings_over_limit: usize,
+}
+
+/// Static analysis could not run (as opposed to an analyzer that failed, which is a status).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalysisError {
+    #[error("Cannot use the workspace {path}: {source}")]
+    Workspace {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Invalid changed_files entry `{path}`: {reason}")]
+    ChangedFile { path: String, reason: &'static str },
+    #[error("Invalid import_sarif entry `{path}`: {reason}")]
+    SarifPath { path: String, reason: &'static str },
+    #[error("Invalid diff: {0}")]
+    Diff(#[from] diff::DiffError),
+    #[error(transparent)]
+    Sarif(#[from] SarifImportError),
+    #[error("Invalid option {option}: {message}")]
+    Option {
+        option: &'static str,
+        message: String,
+    },
+}
+
+impl AnalysisError {
+    /// Stable machine code (shared with the MCP server's error codes).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AnalysisError::Sarif(SarifImportError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                "FILE_NOT_FOUND"
+            }
+            AnalysisError::Workspace { .. } => "FILE_NOT_FOUND",
+            _ => "INVALID_INPUT",
+        }
+    }
+}
+
+/// The analyzers' findings and summary, ready to join a review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysisOutcome {
+    /// In scope, anchored, without identities (the review assigns them with its own findings).
+    pub findings: Vec<Finding>,
+    pub summary: StaticAnalysisSummary,
+}
+
+/// Static analysis of a review, with its inputs checked and its SARIF files read; [`run`] it
+/// (typically on another thread while the deterministic checks run).
+///
+/// [`run`]: PreparedAnalysis::run
+#[derive(Debug)]
+pub struct PreparedAnalysis {
+    workspace: Workspace,
+    config: AnalyzersConfig,
+    files: Vec<String>,
+    imports: Vec<ImportedSarif>,
+    warnings: Vec<String>,
+}
+
+/// Prepares the static analysis of a review of `paths` (the new paths of the reviewed files).
+/// `None` when no analyzer is enabled and no SARIF file is imported. Paths that cannot be handed
+/// to a tool (outside the workspace, absent, odd names) are left out with a warning; a SARIF file
+/// that cannot be read is an error, because the user named it.
+pub fn prepare_for_review<'p>(
+    workspace: &Path,
+    paths: impl IntoIterator<Item = &'p str>,
+    config: &AnalyzersConfig,
+) -> Result<Option<PreparedAnalysis>, AnalysisError> {
+    if config.enabled.is_empty() && config.import_sarif.is_empty() {
+        return Ok(None);
+    }
+    let workspace = open_workspace(workspace)?;
+    check_semgrep_args(&config.semgrep.args).map_err(|message| AnalysisError::Option {
+        option: "semgrep_args",
+        message,
+    })?;
+    let mut warnings = Vec::new();
+    let files = checked_files(&workspace, paths, &mut warnings);
+    let imports = config
+        .import_sarif
+        .iter()
+        .map(|path| {
+            let path = if path.is_absolute() {
+                path.clone()
+            } else {
+                workspace.root().join(path)
+            };
+            sarif_import::import(&path, &workspace)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(PreparedAnalysis {
+        workspace,
+        config: config.clone(),
+        files,
+        imports,
+        warnings,
+    }))
+}
+
+impl PreparedAnalysis {
+    /// Runs the enabled analyzers and settles every finding against `diff`. Never panics: a bug
+    /// in here becomes a warning and an empty outcome, so a review still gets its verdict.
+    pub fn run(self, diff: &Diff) -> AnalysisOutcome {
+        let analyzers = self.config.enabled.clone();
+        let scope = self.config.scope;
+        let budget = self.config.total_budget(analyzers.len());
+        let analyze = std::panic::AssertUnwindSafe(move || {
+            let changed_lines = ChangedLines::new(diff);
+            orchestrate::analyze(AnalysisPlan {
+                workspace: &self.workspace,
+                config: &self.config,
+                analyzers: &self.config.enabled,
+                files: self.files,
+                whole_workspace: false,
+                changed_lines: Some(&changed_lines),
+                scope: self.config.scope,
+                imports: self.imports,
+                warnings: self.warnings,
+            })
+        });
+        match std::panic::catch_unwind(analyze) {
+            Ok(output) => AnalysisOutcome {
+                findings: output.findings,
+                summary: output.summary,
+            },
+            Err(_) => {
+                let warning = "internal error: static analysis panicked; no analyzer result was used"
+                    .to_string();
+                AnalysisOutcome {
+                    findings: Vec::new(),
+                    summary: StaticAnalysisSummary {
+                        analyzers_requested: analyzers,
+                        analyzers_executed: Vec::new(),
+                        scope,
+                        duration_ms: 0.0,
+                        budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+                        findings_out_of_scope: 0,
+                        findings_over_limit: 0,
+                        warnings: vec![warning],
+                        results: Vec::new(),
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// Runs static analysis on `workspace` as upstream's `run_static_analysis` tool does, with
+/// `config` supplying what the request leaves unset.
+pub fn run_static_analysis(
+    workspace: &Path,
+    request: &StaticAnalysisRequest,
+    config: &AnalyzersConfig,
+) -> Result<StaticAnalysisResponse, AnalysisError> {
+    let workspace = open_workspace(workspace)?;
+    for path in &request.changed_files {
+        check_relative_path(path).map_err(|reason| AnalysisError::ChangedFile {
+            path: path.escape_debug().to_string(),
+            reason,
+        })?;
+    }
+    let options = &request.options;
+    let mut config = config.clone();
+    if let Some(timeout_ms) = options.timeout_ms {
+        if timeout_ms == 0 {
+            return Err(AnalysisError::Option {
+                option: "timeout_ms",
+                message: "must be at least 1".into(),
+            });
+        }
+        config.timeout = std::time::Duration::from_millis(timeout_ms);
+        config.total_timeout = None;
+    }
+    if let Some(max) = options.max_findings_per_analyzer {
+        config.max_findings_per_analyzer = max;
+    }
+    if let Some(args) = &options.semgrep_args {
+        config.semgrep.args = args.clone();
+    }
+    check_semgrep_args(&config.semgrep.args).map_err(|message| AnalysisError::Option {
+        option: "semgrep_args",
+        message,
+    })?;
+    let analyzers = match &options.analyzers {
+        Some(list) => dedup(list),
+        None if !config.enabled.is_empty() => config.enabled.clone(),
+        None => vec![AnalyzerKind::Tsc],
+    };
+
+    let mut warnings = Vec::new();
+    let diff = request
+        .diff
+        .as_ref()
+        .map(|text| diff::parse(text.as_bytes().to_vec()))
+        .transpose()?;
+    let wanted: Vec<&str> = request
+        .changed_files
+        .iter()
+        .map(|p| p.trim_start_matches("./"))
+        .collect();
+    let paths: Vec<&str> = match &diff {
+        Some(diff) => diff
+            .files()
+            .iter()
+            .filter_map(|f| f.new_path.as_deref())
+            .filter(|p| wanted.is_empty() || wanted.contains(p))
+            .collect(),
+        None => wanted.clone(),
+    };
+    let files = checked_files(&workspace, paths, &mut warnings);
+    let whole_workspace = diff.is_none() && request.changed_files.is_empty();
+    let scope = match (options.scope, &diff) {
+        _ if whole_workspace => AnalysisScope::All,
+        (Some(AnalysisScope::ChangedLines), None) => {
+            warnings.push(
+                "scope changed_lines needs a diff; findings in the changed files are reported"
+                    .to_string(),
+            );
+            AnalysisScope::ChangedFiles
+        }
+        (Some(scope), _) => scope,
+        (None, Some(_)) => config.scope,
+        (None, None) => match config.scope {
+            AnalysisScope::ChangedLines => AnalysisScope::ChangedFiles,
+            other => other,
+        },
+    };
+    if whole_workspace {
+        warnings.push(
+            "no changed_files or diff given: the whole project is checked and every finding counts"
+                .to_string(),
+        );
+    }
+
+    let mut imports = Vec::new();
+    for given in options.import_sarif.iter().flatten() {
+        let path = sarif_in_workspace(&workspace, given)?;
+        imports.push(sarif_import::import(&path, &workspace)?);
+    }
+
+    let changed_lines = diff.as_ref().map(ChangedLines::new);
+    let output = orchestrate::analyze(AnalysisPlan {
+        workspace: &workspace,
+        config: &config,
+        analyzers: &analyzers,
+        files,
+        whole_workspace,
+        changed_lines: changed_lines.as_ref(),
+        scope,
+        imports,
+        warnings,
+    });
+    let mut findings = output.findings;
+    assign_identities(&mut findings);
+    sort_for_display(&mut findings);
+    let summary = output.summary;
+    Ok(StaticAnalysisResponse {
+        success: summary
+            .results
+            .iter()
+            .all(|r| matches!(r.status, AnalyzerStatus::Executed | AnalyzerStatus::Skipped)),
+        analyzers,
+        warnings: summary.warnings,
+        results: summary.results,
+        findings,
+        scope: summary.scope,
+        duration_ms: summary.duration_ms,
+        findings_out_of_scope: summary.findings_out_of_scope,
+        findings_over_limit: summary.findings_over_limit,
+    })
+}
+
+/// The JSON Schema of [`StaticAnalysisRequest`] (draft 2020-12, as deserialised).
+pub fn static_analysis_request_schema() -> serde_json::Value {
+    SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<StaticAnalysisRequest>()
+        .to_value()
+}
+
+/// The JSON Schema of [`StaticAnalysisResponse`] (draft 2020-12, as serialised).
+pub fn static_analysis_response_schema() -> serde_json::Value {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<StaticAnalysisResponse>()
+        .to_value()
+}
+
+fn open_workspace(path: &Path) -> Result<Workspace, AnalysisError> {
+    Workspace::new(path).map_err(|source| AnalysisError::Workspace {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The paths that may go on a command line; the rest are reported in one warning.
+fn checked_files<'p>(
+    workspace: &Workspace,
+    paths: impl IntoIterator<Item = &'p str>,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut refused = Vec::new();
+    for path in paths {
+        match workspace.check_changed_file(path) {
+            Ok(()) => {
+                if !files.iter().any(|f| f == path) {
+                    files.push(path.to_string());
+                }
+            }
+            Err(reason) => refused.push(format!("{} ({reason})", path.escape_debug())),
+        }
+    }
+    if !refused.is_empty() {
+        let shown: Vec<&str> = refused.iter().take(5).map(String::as_str).collect();
+        let more = refused.len().saturating_sub(shown.len());
+        warnings.push(format!(
+            "{} changed path(s) not given to analyzers: {}{}",
+            refused.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    files
+}
+
+/// A SARIF path from a request: relative, inside the workspace (symlinks resolved).
+fn sarif_in_workspace(workspace: &Workspace, given: &str) -> Result<PathBuf, AnalysisError> {
+    let refuse = |reason| AnalysisError::SarifPath {
+        path: given.escape_debug().to_string(),
+        reason,
+    };
+    check_relative_path(given).map_err(refuse)?;
+    let resolved = workspace
+        .root()
+        .join(given)
+        .canonicalize()
+        .map_err(|_| refuse("the file does not exist in the workspace"))?;
+    if !resolved.starts_with(workspace.root()) {
+        return Err(refuse("it resolves outside the workspace"));
+    }
+    Ok(resolved)
+}
+
+fn dedup(list: &[AnalyzerKind]) -> Vec<AnalyzerKind> {
+    let mut out = Vec::new();
+    for kind in list {
+        if !out.contains(kind) {
+            out.push(*kind);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The committed schemas must match the types; `TOLLGATE_UPDATE_SCHEMAS=1` rewrites them.
+    #[test]
+    fn committed_schemas_are_up_to_date() {
+        let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .expect("the crate sits at crates/tollgate");
+        for (name, schema) in [
+            (
+                "static-analysis-request.schema.json",
+                static_analysis_request_schema(),
+            ),
+            (
+                "static-analysis-response.schema.json",
+                static_analysis_response_schema(),
+            ),
+        ] {
+            let path = workspace_root.join("schemas").join(name);
+            if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
+            let committed: Option<serde_json::Value> = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok());
+            assert!(
+                committed.as_ref() == Some(&schema),
+                "{} is stale: it does not match the static analysis types.\n\
+                 Regenerate it with `TOLLGATE_UPDATE_SCHEMAS=1 cargo test -p tollgate --lib \
+                 analyzers::` and commit the result.",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn upstream_requests_deserialize() {
+        let request: StaticAnalysisRequest = serde_json::from_str(
+            r#"{"changed_files": ["src/a.ts"], "options": {"analyzers": ["tsc", "semgrep"],
+                "timeout_ms": 1000, "max_findings_per_analyzer": 5, "semgrep_args": ["--exclude", "x"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            request.options.analyzers,
+            Some(vec![AnalyzerKind::Tsc, AnalyzerKind::Semgrep])
+        );
+        let empty: StaticAnalysisRequest = serde_json::from_str("{}").unwrap();
+        assert_eq!(empty, StaticAnalysisRequest::default());
+    }
+
+    #[test]
+    fn untrusted_inputs_are_refused_with_their_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = AnalyzersConfig::default();
+        for (request, expected) in [
+            (
+                StaticAnalysisRequest {
+                    changed_files: vec!["../etc/passwd".into()],
+                    ..StaticAnalysisRequest::default()
+                },
+                "`..`",
+            ),
+            (
+                StaticAnalysisRequest {
+                    changed_files: vec!["--config=auto".into()],
+                    ..StaticAnalysisRequest::default()
+                },
+                "start with `-`",
+            ),
+            (
+                StaticAnalysisRequest {
+                    options: StaticAnalysisOptions {
+                        semgrep_args: Some(vec!["--output".into(), "/tmp/x".into()]),
+                        ..StaticAnalysisOptions::default()
+                    },
+                    ..StaticAnalysisRequest::default()
+                },
+                "--output",
+            ),
+            (
+                StaticAnalysisRequest {
+                    options: StaticAnalysisOptions {
+                        import_sarif: Some(vec!["/etc/x.sarif".into()]),
+                        ..StaticAnalysisOptions::default()
+                    },
+                    ..StaticAnalysisRequest::default()
+                },
+                "absolute",
+            ),
+        ] {
+            let err = run_static_analysis(dir.path(), &request, &config).unwrap_err();
+            assert_eq!(err.code(), "INVALID_INPUT");
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+        let err = run_static_analysis(
+            &dir.path().join("missing"),
+            &StaticAnalysisRequest::default(),
+            &config,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "FILE_NOT_FOUND");
+    }
+
+    #[test]
+    fn a_missing_tool_is_unavailable_not_executed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tsconfig.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("a.ts"), "export const a = 1;\n").unwrap();
+        // An empty search path: nothing can be found.
+        let config = AnalyzersConfig::default();
+        let request = StaticAnalysisRequest {
+            changed_files: vec!["a.ts".into()],
+            ..StaticAnalysisRequest::default()
+        };
+        let response = run_static_analysis(dir.path(), &request, &config).unwrap();
+        assert!(!response.success);
+        assert_eq!(response.analyzers, [AnalyzerKind::Tsc]);
+        let tsc = &response.results[0];
+        assert_eq!(tsc.status, AnalyzerStatus::Unavailable);
+        assert!(tsc.skipped_reason.as_deref().unwrap().contains("not found"));
+        assert_eq!(tsc.invocations, 0);
+        assert!(response.warnings.iter().any(|w| w.starts_with("tsc unavailable")));
+    }
+}

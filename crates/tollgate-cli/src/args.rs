@@ -29,6 +29,8 @@ pub enum Command {
     },
     /// Write a commented `tollgate.toml` and a starter `.review-invariants.yml`.
     Init(InitArgs),
+    /// Serve the MCP server for coding agents: stdio by default, streamable HTTP with --http.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -161,4 +163,30 @@ pub struct InitArgs {
     /// Overwrite existing files.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The workspace (repository root): every path a client sends resolves inside it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Tool profiles to serve, comma-separated: review, plan, context, session, or all. The
+    /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
+    #[arg(long = "tools", value_name = "LIST", default_value = "review")]
+    pub tools: tollgate_mcp::Profiles,
+    /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8011; port 0 picks a free one) instead of
+    /// stdio. The endpoint is /mcp; /health answers when the server is up.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Allow --http on a non-loopback address; the server then requires the bearer token in
+    /// TOLLGATE_MCP_TOKEN.
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// Another accepted Host header value over HTTP, besides the loopback names (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    pub allowed_hosts: Vec<String>,
+    /// A browser origin allowed over HTTP, such as http://localhost:6274 (repeatable). Requests
+    /// from any other origin are refused.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
 }

@@ -2,6 +2,7 @@
 
 mod init;
 mod invariants;
+mod mcp;
 mod review;
 
 use std::process::ExitCode;
@@ -36,5 +37,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
             command: InvariantsCommand::Check { file },
         } => invariants::check(file),
         Command::Init(args) => init::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }

@@ -168,6 +168,49 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
     })
 }
 
+/// Where a repository stands: its root, checked-out branch and `HEAD` commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadInfo {
+    /// The working tree root (`None` for a bare repository).
+    pub root: Option<PathBuf>,
+    /// The checked-out branch, such as `main`; `None` when `HEAD` is detached.
+    pub branch: Option<String>,
+    /// The commit `HEAD` points at; `None` before the first commit.
+    pub commit: Option<String>,
+}
+
+/// Describes the repository that contains `dir` (searching parent directories, as git does);
+/// `Ok(None)` when `dir` is in no repository.
+pub fn head_info(dir: &Path) -> Result<Option<HeadInfo>, GitError> {
+    let repo = match Repository::discover(dir) {
+        Ok(repo) => repo,
+        Err(err) if err.code() == ErrorCode::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(GitError::RepoNotFound {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    // `HEAD` is read as a reference rather than resolved, so an unborn branch still has a name.
+    let branch = repo
+        .find_reference("HEAD")
+        .ok()
+        .and_then(|head| head.symbolic_target().ok().flatten().map(str::to_owned))
+        .map(|target| {
+            target
+                .strip_prefix("refs/heads/")
+                .map_or(target.clone(), str::to_owned)
+        });
+    let commit = head_commit(&repo)?.map(|commit| commit.id().to_string());
+    Ok(Some(HeadInfo {
+        // Rebuilt from components: git2 ends the working directory with a `/`.
+        root: repo.workdir().map(|root| root.components().collect()),
+        branch,
+        commit,
+    }))
+}
+
 fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, GitError> {
     let unknown = |source| GitError::UnknownRevision {
         rev: rev.to_owned(),
@@ -566,5 +609,40 @@ mod tests {
         Repository::init_bare(dir.path()).expect("init bare");
         let err = diff_from_repo(dir.path(), &DiffSpec::Unstaged).expect_err("bare");
         assert!(matches!(err, GitError::Bare { .. }), "{err}");
+    }
+
+    #[test]
+    fn head_info_names_branch_and_commit_from_a_subdirectory() {
+        let repo = TestRepo::new();
+        repo.repo.set_head("refs/heads/trunk").expect("set head");
+        let unborn = head_info(repo.path())
+            .expect("head info")
+            .expect("a repository");
+        assert_eq!(unborn.branch.as_deref(), Some("trunk"));
+        assert_eq!(unborn.commit, None);
+
+        let head = repo.commit("trunk", None, &[("src/a.txt", Some((0o100644, b"a\n")))]);
+        repo.checkout("trunk");
+        let info = head_info(&repo.path().join("src"))
+            .expect("head info")
+            .expect("a repository");
+        assert_eq!(info.branch.as_deref(), Some("trunk"));
+        assert_eq!(info.commit, Some(head.to_string()));
+        let root = info
+            .root
+            .expect("working tree")
+            .canonicalize()
+            .expect("root exists");
+        assert_eq!(root, repo.path().canonicalize().expect("temp dir exists"));
+
+        repo.repo.set_head_detached(head).expect("detach");
+        let detached = head_info(repo.path())
+            .expect("head info")
+            .expect("a repository");
+        assert_eq!(detached.branch, None);
+        assert_eq!(detached.commit, Some(head.to_string()));
+
+        let outside = TempDir::new().expect("temp dir");
+        assert_eq!(head_info(outside.path()).expect("no error"), None);
     }
 }

@@ -20,7 +20,7 @@ mod testutil;
 
 pub use changed::ChangedLines;
 pub use commit_files::{is_shallow, read_file_at_commit};
-pub use git::{DiffSpec, GitDiff, GitError, diff_from_repo};
+pub use git::{DiffSpec, GitDiff, GitError, HeadInfo, diff_from_repo, head_info};
 pub use model::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use parse::{DiffError, DiffErrorKind, parse};
 pub use render::render;

@@ -10,10 +10,16 @@ mod classify;
 mod gate;
 mod gate_files;
 mod language;
+mod request;
 mod signals;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineFile, write_baseline};
 pub use gate_files::{GateFileError, GateFiles};
+pub use request::{
+    CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,
+    MAX_INSTRUCTIONS_CHARS, MAX_PATH_CHARS, RequestError, ReviewDiffOptions, ReviewDiffRequest,
+    ReviewDiffResponse, StaticAnalyzer, check_invariants, review_diff_request,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,7 +90,9 @@ impl ReviewError {
                 "INVALID_INPUT"
             }
             ReviewError::Git(_) => "EXECUTION_FAILED",
-            ReviewError::Invariants(_) | ReviewError::Baseline(_) => "INVALID_INPUT",
+            // FILE_NOT_FOUND and PATH_OUTSIDE_WORKSPACE say more than INVALID_INPUT would.
+            ReviewError::Invariants(err) => err.code(),
+            ReviewError::Baseline(_) => "INVALID_INPUT",
             ReviewError::Analysis(err) => err.code(),
         }
     }

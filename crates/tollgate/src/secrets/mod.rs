@@ -15,14 +15,22 @@
 //! - [`redact_line`] masks every secret completely, keeping only well-known public prefixes such as
 //!   `ghp_`, so a finding's evidence can show the line without showing the secret.
 //!
+//! [`scrub_secrets`] wraps [`scrub`] as the `scrub_secrets` request front ends receive (with its
+//! size limit).
+//!
 //! [`SecretMatch`] holds only a kind, a range and a confidence, so printing or serialising it never
 //! leaks the value; [`SecretMatch::value`] reads the value back deliberately.
 
 mod detect;
 mod heuristics;
 mod mask;
+mod request;
 
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
+pub use request::{
+    MAX_SCRUB_CHARS, MAX_VISIBLE_CHARS, ScrubError, ScrubSecretsRequest, ScrubSecretsResult,
+    scrub_secrets,
+};
 
 use std::fmt;
 use std::ops::Range;

@@ -1,0 +1,44 @@
+//! `tollgate mcp`: the MCP server, on stdio or streamable HTTP. Everything but reading the
+//! environment and announcing the HTTP address happens in the `tollgate-mcp` library.
+
+use anyhow::Context;
+use tollgate_mcp::{BearerToken, HttpOptions, Server, ServerOptions};
+
+use super::ExitStatus;
+use crate::args::McpArgs;
+
+/// The bearer token for `--http`, from the environment (never a flag: flags show up in `ps`).
+const TOKEN_VAR: &str = "TOLLGATE_MCP_TOKEN";
+
+pub fn run(args: McpArgs) -> anyhow::Result<ExitStatus> {
+    let server = Server::new(ServerOptions {
+        workspace: args.repo.clone(),
+        profiles: args.tools.clone(),
+        env: std::env::vars().collect(),
+    })?;
+    tracing::info!(
+        workspace = %server.workspace().display(),
+        tools = %server.tool_names().join(","),
+        "starting the MCP server"
+    );
+    match args.http {
+        None => tollgate_mcp::run_stdio(server).context("the MCP server stopped")?,
+        Some(bind) => {
+            let options = HttpOptions {
+                allow_remote: args.allow_remote,
+                bearer_token: std::env::var(TOKEN_VAR).ok().and_then(BearerToken::new),
+                allowed_hosts: args.allowed_hosts,
+                allowed_origins: args.allowed_origins,
+                ..HttpOptions::new(bind)
+            };
+            tollgate_mcp::run_http(server, options, |addr| {
+                // stderr: stdout stays free for data, and scripts read the chosen port here.
+                eprintln!(
+                    "tollgate mcp: listening on http://{addr}/mcp (health: http://{addr}/health)"
+                );
+            })
+            .context("the MCP server stopped")?;
+        }
+    }
+    Ok(ExitStatus::Pass)
+}

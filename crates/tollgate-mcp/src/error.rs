@@ -1,0 +1,70 @@
+//! Tool errors: what a model reads when a call fails. Each has a stable code and a message that
+//! says what to fix; they travel as tool results (`isError: true`), never as protocol errors,
+//! because clients show protocol errors to nobody.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Value, json};
+
+/// The arguments are malformed, out of bounds or refer to nothing usable.
+pub(crate) const INVALID_INPUT: &str = "INVALID_INPUT";
+/// Tollgate itself failed (a bug): a panic, or a result it could not serialise.
+pub(crate) const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
+/// The client cancelled the call, or the server is shutting down.
+pub(crate) const CANCELLED: &str = "CANCELLED";
+
+/// A failed tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolError {
+    code: &'static str,
+    message: String,
+    details: Option<Value>,
+}
+
+impl ToolError {
+    /// `code` is one of the core's stable codes (`INVALID_INPUT`, `FILE_NOT_FOUND`, …).
+    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> ToolError {
+        ToolError {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Names the argument at fault, so a model knows which one to change.
+    pub(crate) fn with_field(mut self, field: Option<&str>) -> ToolError {
+        if let Some(field) = field {
+            self.details = Some(json!({ "field": field }));
+        }
+        self
+    }
+
+    #[cfg(test)]
+    pub(crate) fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The error as a tool result. Its one text block is upstream's error shape,
+    /// `{"error": {"code", "message", "details"?}}`, so scripts can parse it; there is no
+    /// structured content, which would have to match the tool's output schema.
+    pub(crate) fn into_result(self) -> CallToolResult {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let (Some(details), Some(object)) = (self.details, error.as_object_mut()) {
+            object.insert("details".to_string(), details);
+        }
+        CallToolResult::error(vec![ContentBlock::text(
+            json!({ "error": error }).to_string(),
+        )])
+    }
+}
+
+impl From<tollgate::review::RequestError> for ToolError {
+    fn from(err: tollgate::review::RequestError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    }
+}
+
+impl From<tollgate::secrets::ScrubError> for ToolError {
+    fn from(err: tollgate::secrets::ScrubError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(Some(err.field()))
+    }
+}

@@ -1,0 +1,143 @@
+//! Tool profiles: which groups of tools a server offers, so an agent loads only the tool
+//! definitions it needs (every definition costs context in every session).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+/// A group of tools, named on the command line as `--tools review,plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Profile {
+    /// Diff review: `review_diff`, `check_invariants`, …
+    Review,
+    /// Implementation plans and their lifecycle.
+    Plan,
+    /// Code search and context retrieval.
+    Context,
+    /// Reactive pull-request review sessions.
+    Session,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 4] = [
+        Profile::Review,
+        Profile::Plan,
+        Profile::Context,
+        Profile::Session,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Review => "review",
+            Profile::Plan => "plan",
+            Profile::Context => "context",
+            Profile::Session => "session",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The profiles a server serves: a non-empty set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profiles(BTreeSet<Profile>);
+
+impl Profiles {
+    /// Every profile.
+    pub fn all() -> Profiles {
+        Profiles(Profile::ALL.into_iter().collect())
+    }
+
+    pub fn contains(&self, profile: Profile) -> bool {
+        self.0.contains(&profile)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Profile> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+impl Default for Profiles {
+    /// `review`: what most agents connect for; the utilities come with every profile.
+    fn default() -> Profiles {
+        Profiles([Profile::Review].into_iter().collect())
+    }
+}
+
+impl fmt::Display for Profiles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (idx, profile) in self.0.iter().enumerate() {
+            if idx > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(profile.as_str())?;
+        }
+        Ok(())
+    }
+}
+
+/// A `--tools` value named no profile, or one that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, or all"
+)]
+pub struct UnknownProfile {
+    pub given: String,
+}
+
+impl FromStr for Profiles {
+    type Err = UnknownProfile;
+
+    /// A comma-separated list of profile names or `all`, case-insensitive.
+    fn from_str(text: &str) -> Result<Profiles, UnknownProfile> {
+        let mut set = BTreeSet::new();
+        for name in text.split(',').map(str::trim) {
+            let name = name.to_ascii_lowercase();
+            if name == "all" {
+                set.extend(Profile::ALL);
+                continue;
+            }
+            match Profile::ALL.into_iter().find(|p| p.as_str() == name) {
+                Some(profile) => {
+                    set.insert(profile);
+                }
+                None => {
+                    return Err(UnknownProfile {
+                        given: if name.is_empty() {
+                            text.to_string()
+                        } else {
+                            name
+                        },
+                    });
+                }
+            }
+        }
+        Ok(Profiles(set))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lists_all_and_rejects_unknown_names() {
+        let profiles: Profiles = "review, Plan".parse().unwrap();
+        assert_eq!(profiles.to_string(), "review,plan");
+        assert_eq!("all".parse::<Profiles>().unwrap(), Profiles::all());
+        assert_eq!(
+            "review,all".parse::<Profiles>().unwrap().to_string(),
+            "review,plan,context,session"
+        );
+        let err = "review,reviews".parse::<Profiles>().unwrap_err();
+        assert_eq!(err.given, "reviews");
+        assert!(err.to_string().contains("review, plan, context, session"));
+        let err = "".parse::<Profiles>().unwrap_err();
+        assert_eq!(err.given, "");
+        assert!("review,".parse::<Profiles>().is_err());
+    }
+}

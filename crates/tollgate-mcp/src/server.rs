@@ -1,0 +1,367 @@
+//! The MCP server: which tools are served, and the one place a tool call is run (on the
+//! blocking pool, with panics and cancellation turned into tool errors).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+use crate::error::{CANCELLED, INTERNAL_ERROR, ToolError};
+use crate::profile::Profiles;
+use crate::tool::{Catalog, Entry, Served, ToolContext};
+use crate::tools;
+
+/// How to start a [`Server`].
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The workspace (repository root) every path argument resolves in.
+    pub workspace: PathBuf,
+    /// Which tool profiles to serve; the utilities are always served.
+    pub profiles: Profiles,
+    /// The environment the front end was started with: `TOLLGATE_*` variables configure reviews
+    /// as they do for `tollgate review`. The server never reads the process environment itself.
+    pub env: Vec<(String, String)>,
+}
+
+/// The server could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    #[error("cannot use the workspace {}: {source}", path.display())]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the workspace {} is not a directory", path.display())]
+    NotADirectory { path: PathBuf },
+    /// A tool's input type does not make a valid MCP input schema (a bug in Tollgate).
+    #[error("invalid tool definition: {0}")]
+    Definition(String),
+    #[error("the MCP stdio transport failed: {0}")]
+    Stdio(String),
+}
+
+/// Tollgate's MCP server over one workspace. Cheap to clone: the HTTP transport makes one per
+/// request.
+#[derive(Debug, Clone)]
+pub struct Server {
+    ctx: ToolContext,
+    entries: Arc<BTreeMap<&'static str, Entry>>,
+}
+
+impl Server {
+    /// Checks the workspace and builds the served tools' definitions.
+    pub fn new(options: ServerOptions) -> Result<Server, ServerError> {
+        Server::with_entries(options, tools::ALL)
+    }
+
+    fn with_entries(options: ServerOptions, registry: &[Entry]) -> Result<Server, ServerError> {
+        let workspace =
+            options
+                .workspace
+                .canonicalize()
+                .map_err(|source| ServerError::Workspace {
+                    path: options.workspace.clone(),
+                    source,
+                })?;
+        if !workspace.is_dir() {
+            return Err(ServerError::NotADirectory { path: workspace });
+        }
+        let entries: BTreeMap<&'static str, Entry> = registry
+            .iter()
+            .filter(|entry| entry.group.served_by(&options.profiles))
+            .map(|entry| (entry.name, *entry))
+            .collect();
+        let mut served = Vec::with_capacity(entries.len());
+        for entry in entries.values() {
+            served.push(Served {
+                definition: entry.definition().map_err(ServerError::Definition)?,
+                group: entry.group,
+                version: entry.version,
+            });
+        }
+        let catalog = Catalog {
+            profiles: options.profiles,
+            tools: served,
+        };
+        Ok(Server {
+            ctx: ToolContext::new(workspace, options.env, catalog),
+            entries: Arc::new(entries),
+        })
+    }
+
+    /// The canonical workspace root.
+    pub fn workspace(&self) -> &std::path::Path {
+        self.ctx.workspace()
+    }
+
+    /// Names of the served tools, sorted.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        self.entries.keys().copied().collect()
+    }
+
+    async fn run_tool(
+        &self,
+        entry: Entry,
+        arguments: rmcp::model::JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let ctx = self.ctx.clone();
+        let name = entry.name;
+        let task = tokio::task::spawn_blocking(move || entry.call(&ctx, arguments));
+        let joined = tokio::select! {
+            joined = task => joined,
+            () = context.ct.cancelled() => {
+                return ToolError::new(CANCELLED, format!("`{name}` was cancelled")).into_result();
+            }
+        };
+        match joined {
+            Ok(Ok(value)) => CallToolResult::structured(value),
+            Ok(Err(err)) => err.into_result(),
+            Err(join_error) => {
+                let detail = if join_error.is_panic() {
+                    let payload = join_error.into_panic();
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "no message".to_string());
+                    format!("panicked: {message}")
+                } else {
+                    "was stopped".to_string()
+                };
+                tracing::error!(tool = name, "tool call {detail}");
+                ToolError::new(
+                    INTERNAL_ERROR,
+                    format!(
+                        "`{name}` {detail}. This is a bug in Tollgate; the server is still running, and other calls are unaffected."
+                    ),
+                )
+                .into_result()
+            }
+        }
+    }
+}
+
+/// Every version rmcp implements: 2026-07-28 (stateless, no `initialize`) and the handshake era
+/// (2025-11-25 back to 2024-11-05; structured results exist from 2025-06-18, and older clients
+/// read the JSON text copy). Nothing is kept between requests, so both eras are served alike.
+const PROTOCOL_VERSIONS: &[ProtocolVersion] = ProtocolVersion::KNOWN_VERSIONS;
+
+/// The protocol versions the server accepts, newest first.
+pub(crate) fn protocol_versions() -> Vec<String> {
+    PROTOCOL_VERSIONS
+        .iter()
+        .rev()
+        .map(ToString::to_string)
+        .collect()
+}
+
+impl ServerHandler for Server {
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(PROTOCOL_VERSIONS)
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("tollgate", tollgate::VERSION).with_title("Tollgate"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.ctx
+                .catalog()
+                .tools
+                .iter()
+                .map(|served| served.definition.clone())
+                .collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.ctx
+            .catalog()
+            .tools
+            .iter()
+            .find(|served| served.definition.name == name)
+            .map(|served| served.definition.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(entry) = self.entries.get(request.name.as_ref()).copied() else {
+            // An unknown tool is a protocol error (the spec's -32602), not a tool result.
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; this server serves: {}",
+                    request.name,
+                    self.tool_names().join(", ")
+                ),
+                None,
+            ));
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        Ok(self.run_tool(entry, arguments, &context).await.into())
+    }
+}
+
+const INSTRUCTIONS: &str = "Tollgate reviews code changes deterministically. Call `review_diff` \
+with a unified diff (e.g. `git diff` output) to get findings, a risk score and a pass/fail gate \
+(`should_fail`); `check_invariants` runs only the repository's `.review-invariants.yml` rules; \
+`scrub_secrets` masks credentials in text before you share it. Paths are relative to the \
+workspace root (see `get_workspace_info`); `tool_manifest` lists every tool with its schemas.";
+
+/// Serves `server` on stdin/stdout until the client closes stdin. Nothing else may write to
+/// stdout meanwhile: it carries only protocol messages.
+pub async fn serve_stdio(server: Server) -> Result<(), ServerError> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|err| ServerError::Stdio(err.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|err| ServerError::Stdio(err.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::CallToolRequestParams;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::profile::Profile;
+    use crate::tool::{Group, Hints, Tool};
+
+    /// A tool that panics, standing in for a bug in a core call.
+    struct Boom;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct BoomInput {
+        /// What to panic with.
+        message: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct BoomOutput {}
+
+    impl Tool for Boom {
+        const NAME: &'static str = "boom";
+        const TITLE: &'static str = "Boom";
+        const DESCRIPTION: &'static str = "Panics.";
+        const GROUP: Group = Group::In(Profile::Review);
+        const VERSION: &'static str = "0.0.0";
+        const HINTS: Hints = Hints::READ_ONLY;
+        type Input = BoomInput;
+        type Output = BoomOutput;
+
+        fn call(_ctx: &ToolContext, input: BoomInput) -> Result<BoomOutput, ToolError> {
+            panic!("{}", input.message)
+        }
+    }
+
+    fn error_of(result: &CallToolResult) -> Value {
+        assert_eq!(result.is_error, Some(true));
+        let text = &result.content[0].as_text().expect("text").text;
+        serde_json::from_str::<Value>(text).expect("JSON error")["error"].clone()
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_returns_an_internal_error_and_the_server_stays_up() {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut registry = tools::ALL.to_vec();
+        registry.push(Entry::of::<Boom>());
+        let server = Server::with_entries(
+            ServerOptions {
+                workspace: workspace.path().to_path_buf(),
+                profiles: Profiles::default(),
+                env: Vec::new(),
+            },
+            &registry,
+        )
+        .unwrap();
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let call = |name: &'static str, arguments: Value| {
+            let Value::Object(arguments) = arguments else {
+                unreachable!("arguments are objects")
+            };
+            client.call_tool(CallToolRequestParams::new(name).with_arguments(arguments))
+        };
+
+        for _ in 0..2 {
+            let result = call("boom", json!({"message": "kaboom"})).await.unwrap();
+            let error = error_of(&result);
+            assert_eq!(error["code"], INTERNAL_ERROR);
+            let message = error["message"].as_str().unwrap();
+            assert!(message.contains("`boom` panicked: kaboom"), "{message}");
+            assert!(message.contains("still running"), "{message}");
+        }
+        let after = call("scrub_secrets", json!({"content": "fine"}))
+            .await
+            .unwrap();
+        assert_eq!(after.is_error, Some(false));
+        assert_eq!(
+            after.structured_content.unwrap()["scrubbed_content"],
+            "fine"
+        );
+    }
+
+    #[test]
+    fn a_workspace_that_is_not_a_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let options = |workspace: PathBuf| ServerOptions {
+            workspace,
+            profiles: Profiles::default(),
+            env: Vec::new(),
+        };
+        assert!(matches!(
+            Server::new(options(file)),
+            Err(ServerError::NotADirectory { .. })
+        ));
+        assert!(matches!(
+            Server::new(options(dir.path().join("missing"))),
+            Err(ServerError::Workspace { .. })
+        ));
+    }
+
+    #[test]
+    fn errors_render_upstreams_shape() {
+        let result = ToolError::new("FILE_NOT_FOUND", "no such file")
+            .with_field(Some("invariants_path"))
+            .into_result();
+        assert_eq!(
+            error_of(&result),
+            json!({"code": "FILE_NOT_FOUND", "message": "no such file", "details": {"field": "invariants_path"}})
+        );
+        assert_eq!(ToolError::new(CANCELLED, "x").code(), "CANCELLED");
+    }
+}

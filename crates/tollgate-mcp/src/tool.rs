@@ -1,0 +1,236 @@
+//! What a tool is: the [`Tool`] trait each `tools/<tool>.rs` implements, and [`Entry`], the
+//! type-erased form the server keeps (its MCP definition plus a function from JSON arguments to
+//! a JSON result).
+//!
+//! The trait gives every tool the same treatment: the input schema comes from the input type
+//! (schemars: descriptions, bounds, `additionalProperties: false`), the output schema from the
+//! output type, arguments are deserialised here so malformed ones become `INVALID_INPUT` tool
+//! errors naming the field, and the hints become MCP annotations.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use rmcp::model::{JsonObject, MetaObject, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{INTERNAL_ERROR, INVALID_INPUT, ToolError};
+use crate::profile::{Profile, Profiles};
+
+/// The `_meta` key under which a tool definition carries its contract version.
+pub(crate) const VERSION_META_KEY: &str = "dev.tollgate/version";
+
+/// One MCP tool: a thin adapter from JSON arguments to one core call.
+pub(crate) trait Tool: 'static {
+    const NAME: &'static str;
+    /// A short human-readable name.
+    const TITLE: &'static str;
+    /// What the tool does and when to use it; models choose tools by this text.
+    const DESCRIPTION: &'static str;
+    const GROUP: Group;
+    /// The version of this tool's contract (its input and output shapes). Bumped on any change
+    /// a caller could notice; listed by `tool_manifest`.
+    const VERSION: &'static str;
+    const HINTS: Hints;
+
+    type Input: DeserializeOwned + JsonSchema + 'static;
+    type Output: Serialize + JsonSchema + 'static;
+
+    /// Runs on a blocking thread: the core is synchronous, and a slow call must not stall the
+    /// transport.
+    fn call(ctx: &ToolContext, input: Self::Input) -> Result<Self::Output, ToolError>;
+}
+
+/// Which profile a tool belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Group {
+    /// Served by every profile: small tools about the server and for safe handling of text.
+    Utility,
+    In(Profile),
+}
+
+impl Group {
+    pub(crate) fn served_by(self, profiles: &Profiles) -> bool {
+        match self {
+            Group::Utility => true,
+            Group::In(profile) => profiles.contains(profile),
+        }
+    }
+
+    /// The profile name `tool_manifest` shows (`utility` for the always-served tools).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Group::Utility => "utility",
+            Group::In(profile) => profile.as_str(),
+        }
+    }
+}
+
+/// MCP tool annotations: hints clients use to decide whether to ask before calling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hints {
+    /// Changes nothing anywhere.
+    pub(crate) read_only: bool,
+    /// May delete or overwrite something (meaningful only when not read-only).
+    pub(crate) destructive: bool,
+    /// Calling twice with the same arguments has no further effect.
+    pub(crate) idempotent: bool,
+    /// Reaches beyond the workspace (network, external services).
+    pub(crate) open_world: bool,
+}
+
+impl Hints {
+    /// A pure computation over its arguments and the workspace.
+    pub(crate) const READ_ONLY: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// What a tool call can reach besides its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolContext {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Debug)]
+struct ContextInner {
+    workspace: std::path::PathBuf,
+    env: Vec<(String, String)>,
+    catalog: Catalog,
+}
+
+impl ToolContext {
+    pub(crate) fn new(
+        workspace: std::path::PathBuf,
+        env: Vec<(String, String)>,
+        catalog: Catalog,
+    ) -> ToolContext {
+        ToolContext {
+            inner: Arc::new(ContextInner {
+                workspace,
+                env,
+                catalog,
+            }),
+        }
+    }
+
+    /// The workspace root, canonical: every path argument resolves inside it.
+    pub(crate) fn workspace(&self) -> &std::path::Path {
+        &self.inner.workspace
+    }
+
+    /// The environment the server was started with (configuration layers read it).
+    pub(crate) fn env(&self) -> &[(String, String)] {
+        &self.inner.env
+    }
+
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+}
+
+/// What the server serves: its profiles and the definitions of its tools, sorted by name.
+#[derive(Debug, Clone)]
+pub(crate) struct Catalog {
+    pub(crate) profiles: Profiles,
+    pub(crate) tools: Vec<Served>,
+}
+
+/// One served tool as `tool_manifest` describes it.
+#[derive(Debug, Clone)]
+pub(crate) struct Served {
+    pub(crate) definition: rmcp::model::Tool,
+    pub(crate) group: Group,
+    pub(crate) version: &'static str,
+}
+
+/// A tool with its type erased: what the registry lists.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub(crate) name: &'static str,
+    pub(crate) group: Group,
+    pub(crate) version: &'static str,
+    definition: fn() -> Result<rmcp::model::Tool, String>,
+    call: fn(&ToolContext, JsonObject) -> Result<Value, ToolError>,
+}
+
+impl Entry {
+    pub(crate) const fn of<T: Tool>() -> Entry {
+        Entry {
+            name: T::NAME,
+            group: T::GROUP,
+            version: T::VERSION,
+            definition: definition::<T>,
+            call: call::<T>,
+        }
+    }
+
+    /// The MCP definition (schemas, annotations); an error names a schema that is not a valid
+    /// input schema, which is a bug in the tool's input type.
+    pub(crate) fn definition(&self) -> Result<rmcp::model::Tool, String> {
+        (self.definition)()
+    }
+
+    pub(crate) fn call(
+        &self,
+        ctx: &ToolContext,
+        arguments: JsonObject,
+    ) -> Result<Value, ToolError> {
+        (self.call)(ctx, arguments)
+    }
+}
+
+fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
+    let input_schema = schema_for_input::<T::Input>()
+        .map_err(|err| format!("input schema of `{}`: {err}", T::NAME))?;
+    let hints = T::HINTS;
+    let mut meta = JsonObject::new();
+    meta.insert(VERSION_META_KEY.to_string(), Value::from(T::VERSION));
+    Ok(
+        rmcp::model::Tool::new(T::NAME, T::DESCRIPTION, input_schema)
+            .with_title(T::TITLE)
+            .with_raw_output_schema(schema_for_output::<T::Output>())
+            .with_annotations(
+                ToolAnnotations::with_title(T::TITLE)
+                    .read_only(hints.read_only)
+                    .destructive(hints.destructive)
+                    .idempotent(hints.idempotent)
+                    .open_world(hints.open_world),
+            )
+            .with_meta(MetaObject(meta)),
+    )
+}
+
+fn call<T: Tool>(ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError> {
+    let input: T::Input = serde_json::from_value(Value::Object(arguments)).map_err(|err| {
+        ToolError::new(
+            INVALID_INPUT,
+            format!(
+                "Invalid arguments for `{}`: {err}. The tool's input schema lists every argument.",
+                T::NAME
+            ),
+        )
+    })?;
+    let output = T::call(ctx, input)?;
+    serde_json::to_value(output).map_err(|err| {
+        ToolError::new(
+            INTERNAL_ERROR,
+            format!(
+                "`{}` produced a result that cannot be serialised: {err}",
+                T::NAME
+            ),
+        )
+    })
+}
+
+/// The input of a tool that takes no arguments: an empty object, and nothing else. The schema
+/// spells out the empty `properties`, which some clients require of every input schema.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("properties" = {}))]
+pub(crate) struct NoInput {}

@@ -1,0 +1,98 @@
+//! `get_workspace_info`: what this server works on and offers (a Tollgate extension; upstream
+//! documented the name without shipping it). Index fields upstream described come with the
+//! index.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tollgate::config::{CONFIG_FILE_NAME, DEFAULT_INVARIANTS_PATH};
+
+use crate::error::ToolError;
+use crate::server::protocol_versions;
+use crate::tool::{Group, Hints, NoInput, Tool, ToolContext};
+
+pub(crate) struct GetWorkspaceInfo;
+
+/// The workspace and the server.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct WorkspaceInfo {
+    /// Absolute path of the workspace root; paths in arguments and findings are relative to it.
+    workspace_path: String,
+    /// The root of the git repository containing the workspace, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    git_root: Option<String>,
+    /// The checked-out branch; absent when `HEAD` is detached or there is no repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<String>,
+    /// The commit `HEAD` points at; absent before the first commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head_sha: Option<String>,
+    /// `tollgate.toml` when the workspace has one (it configures `review_diff`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_file: Option<String>,
+    /// `.review-invariants.yml` when the workspace has one (used by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invariants_file: Option<String>,
+    /// Tollgate's version.
+    tool_version: String,
+    /// MCP protocol versions this server accepts.
+    protocol_versions: Vec<String>,
+    /// The tool profiles being served (utilities come with every profile).
+    profiles: Vec<String>,
+    /// Names of the served tools.
+    tools: Vec<String>,
+    /// Problems reading the repository state (the rest of the answer still holds).
+    warnings: Vec<String>,
+}
+
+impl Tool for GetWorkspaceInfo {
+    const NAME: &'static str = "get_workspace_info";
+    const TITLE: &'static str = "Workspace info";
+    const DESCRIPTION: &'static str = "Describe the workspace this server reviews (root path, \
+git root, branch, HEAD commit, whether tollgate.toml and .review-invariants.yml exist) and the \
+server itself (version, protocol versions, served profiles and tools). Takes no arguments.";
+    const GROUP: Group = Group::Utility;
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = NoInput;
+    type Output = WorkspaceInfo;
+
+    fn call(ctx: &ToolContext, _input: NoInput) -> Result<WorkspaceInfo, ToolError> {
+        let workspace = ctx.workspace();
+        let mut warnings = Vec::new();
+        let head = match tollgate::diff::head_info(workspace) {
+            Ok(head) => head,
+            Err(err) => {
+                warnings.push(format!("cannot read the git repository: {err}"));
+                None
+            }
+        };
+        let (git_root, branch, head_sha) = match head {
+            Some(head) => (
+                head.root.map(|root| root.display().to_string()),
+                head.branch,
+                head.commit,
+            ),
+            None => (None, None, None),
+        };
+        let present = |name: &str| workspace.join(name).is_file().then(|| name.to_string());
+        let catalog = ctx.catalog();
+        Ok(WorkspaceInfo {
+            workspace_path: workspace.display().to_string(),
+            git_root,
+            branch,
+            head_sha,
+            config_file: present(CONFIG_FILE_NAME),
+            invariants_file: present(DEFAULT_INVARIANTS_PATH),
+            tool_version: tollgate::VERSION.to_string(),
+            protocol_versions: protocol_versions(),
+            profiles: catalog.profiles.iter().map(|p| p.to_string()).collect(),
+            tools: catalog
+                .tools
+                .iter()
+                .map(|served| served.definition.name.to_string())
+                .collect(),
+            warnings,
+        })
+    }
+}

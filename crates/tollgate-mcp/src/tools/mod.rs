@@ -1,0 +1,39 @@
+//! One file per tool, each a thin adapter from its arguments to one core call. [`ALL`] is the
+//! registry: adding a tool is its file, a `mod` line and one line in [`ALL`].
+
+mod check_invariants;
+mod get_workspace_info;
+mod review_diff;
+mod scrub_secrets;
+mod tool_manifest;
+
+use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+
+use crate::error::{INVALID_INPUT, ToolError};
+use crate::tool::{Entry, ToolContext};
+
+/// Every tool this build knows; the server serves those of its profiles.
+pub(crate) const ALL: &[Entry] = &[
+    Entry::of::<review_diff::ReviewDiff>(),
+    Entry::of::<check_invariants::CheckInvariants>(),
+    Entry::of::<scrub_secrets::ScrubSecrets>(),
+    Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
+    Entry::of::<tool_manifest::ToolManifest>(),
+];
+
+/// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
+/// present), then the `TOLLGATE_*` environment the server was started with; the same layers
+/// `tollgate review` reads. Read on every call, so an edited file applies without a restart.
+fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolError> {
+    let invalid =
+        |err: tollgate::config::ConfigError| ToolError::new(INVALID_INPUT, err.to_string());
+    let path = ctx.workspace().join(CONFIG_FILE_NAME);
+    let file = if path.is_file() {
+        RawConfig::from_file(&path).map_err(invalid)?
+    } else {
+        RawConfig::default()
+    };
+    let env = RawConfig::from_env(ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(invalid)?;
+    Ok(file.overlay(env))
+}

@@ -1,0 +1,35 @@
+//! `review_diff`: the review gate on a unified diff (upstream's tool of that name).
+
+use tollgate::review::{ReviewDiffRequest, ReviewDiffResponse, review_diff_request};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+use crate::tools::workspace_settings;
+
+pub(crate) struct ReviewDiff;
+
+impl Tool for ReviewDiff {
+    const NAME: &'static str = "review_diff";
+    const TITLE: &'static str = "Review a diff";
+    const DESCRIPTION: &'static str = "Review a unified diff deterministically (no model, no \
+network): preflight checks (tests missing, public API, config, dependencies, hotspots, large \
+changes, secrets in added lines), the repository's invariants file, a classification and a 1-5 \
+risk score, then the gate: `should_fail` with `fail_reasons`. Every finding points at its exact \
+line and has a stable fingerprint. Options follow upstream's names and defaults \
+(confidence_threshold 0.55, max_findings 20, fail_on_severity CRITICAL); unset options take the \
+workspace's tollgate.toml. include_sarif / include_markdown add the reports as strings. Options \
+for model passes and static analyzers are accepted but not available in this build: each one \
+given adds a warning to metadata.warnings.";
+    const GROUP: Group = Group::In(Profile::Review);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = ReviewDiffRequest;
+    type Output = ReviewDiffResponse;
+
+    fn call(ctx: &ToolContext, input: ReviewDiffRequest) -> Result<ReviewDiffResponse, ToolError> {
+        let settings = workspace_settings(ctx)?;
+        Ok(review_diff_request(ctx.workspace(), settings, &input)?)
+    }
+}

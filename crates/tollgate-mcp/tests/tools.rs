@@ -1,0 +1,656 @@
+//! The MCP server driven by rmcp's own client over an in-memory duplex pipe: tool lists per
+//! profile, every tool with valid and invalid arguments, error codes, both protocol eras, and
+//! every structured result checked against the output schema the tool declared.
+
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ProtocolVersion, Tool};
+use rmcp::service::RunningService;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tollgate_mcp::{Profiles, Server, ServerOptions};
+
+const INVARIANTS: &str = r#"security:
+  - id: no-eval
+    rule: Never call eval() in application code
+    paths: ["src/**/*.js"]
+    severity: HIGH
+    category: security
+    action: deny
+    deny: { regex: { pattern: "\\beval\\(" } }
+"#;
+
+const DIFF: &str = "diff --git a/src/app.js b/src/app.js
+new file mode 100644
+--- /dev/null
++++ b/src/app.js
+@@ -0,0 +1,3 @@
++const a = 1;
++const b = eval(input);
++module.exports = { a, b };
+";
+
+/// A connected client plus the workspace it serves (kept alive for the test).
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    tools: Vec<Tool>,
+    workspace: TempDir,
+}
+
+/// A workspace with an invariants file, on a git branch `main`.
+fn workspace() -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".review-invariants.yml"), INVARIANTS).unwrap();
+    let repo = git2::Repository::init(dir.path()).unwrap();
+    repo.set_head("refs/heads/main").unwrap();
+    dir
+}
+
+async fn connect(profiles: &str, lifecycle: ClientLifecycleMode) -> Session {
+    connect_to(workspace(), profiles, lifecycle).await
+}
+
+async fn connect_to(workspace: TempDir, profiles: &str, lifecycle: ClientLifecycleMode) -> Session {
+    let server = Server::new(ServerOptions {
+        workspace: workspace.path().to_path_buf(),
+        profiles: profiles.parse::<Profiles>().unwrap(),
+        env: Vec::new(),
+    })
+    .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    Session {
+        client,
+        tools,
+        workspace,
+    }
+}
+
+fn legacy() -> ClientLifecycleMode {
+    ClientLifecycleMode::Initialize
+}
+
+fn stateless() -> ClientLifecycleMode {
+    ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    }
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+impl Session {
+    async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+        self.client
+            .call_tool(
+                CallToolRequestParams::new(name.to_string()).with_arguments(object(arguments)),
+            )
+            .await
+            .unwrap_or_else(|err| panic!("calling {name}: {err}"))
+    }
+
+    /// Calls a tool that must succeed; checks the structured result against the declared output
+    /// schema and against its text copy, and returns it.
+    async fn ok(&self, name: &str, arguments: Value) -> Value {
+        let result = self.call(name, arguments).await;
+        assert_eq!(
+            result.is_error,
+            Some(false),
+            "{name} failed: {:?}",
+            result.content
+        );
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structured content");
+        let tool = self.tool(name);
+        let schema = Value::Object(
+            tool.output_schema
+                .as_ref()
+                .expect("output schema")
+                .as_ref()
+                .clone(),
+        );
+        let validator = jsonschema::validator_for(&schema).expect("the output schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(&structured)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name}: output does not match its schema: {errors:?}"
+        );
+        let text = result.content[0]
+            .as_text()
+            .expect("a text copy")
+            .text
+            .clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+        structured
+    }
+
+    /// Calls a tool that must fail; returns the error object (`{code, message, details?}`).
+    async fn err(&self, name: &str, arguments: Value) -> Value {
+        let result = self.call(name, arguments).await;
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{name} should fail: {:?}",
+            result.structured_content
+        );
+        assert!(result.structured_content.is_none());
+        let text = &result.content[0].as_text().expect("error text").text;
+        let body: Value = serde_json::from_str(text).expect("the error text is JSON");
+        body["error"].clone()
+    }
+
+    fn tool(&self, name: &str) -> &Tool {
+        self.tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .unwrap_or_else(|| panic!("`{name}` is not served"))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|tool| tool.name.to_string())
+            .collect()
+    }
+
+    fn path(&self) -> &Path {
+        self.workspace.path()
+    }
+}
+
+fn assert_code(error: &Value, code: &str) {
+    assert_eq!(error["code"], code, "{error}");
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
+    let review = connect("review", legacy()).await;
+    assert_eq!(
+        review.names(),
+        [
+            "check_invariants",
+            "get_workspace_info",
+            "review_diff",
+            "scrub_secrets",
+            "tool_manifest"
+        ]
+    );
+    let plan = connect("plan", legacy()).await;
+    assert_eq!(
+        plan.names(),
+        ["get_workspace_info", "scrub_secrets", "tool_manifest"]
+    );
+    let all = connect("all", legacy()).await;
+    assert_eq!(all.names(), review.names());
+
+    // A tool the profile does not serve is unknown to the server: a protocol error.
+    let err = plan
+        .client
+        .call_tool(
+            CallToolRequestParams::new("review_diff").with_arguments(object(json!({"diff": DIFF}))),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown tool `review_diff`"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
+    let session = connect("all", legacy()).await;
+    for tool in &session.tools {
+        let name = &tool.name;
+        assert!(
+            tool.title.as_deref().is_some_and(|t| !t.is_empty()),
+            "{name}: title"
+        );
+        assert!(
+            tool.description.as_deref().is_some_and(|d| d.len() > 40),
+            "{name}: description"
+        );
+        let input = Value::Object(tool.input_schema.as_ref().clone());
+        assert_eq!(input["type"], "object", "{name}");
+        assert_eq!(
+            input["additionalProperties"], false,
+            "{name}: unknown arguments are refused"
+        );
+        for (field, schema) in input["properties"].as_object().unwrap() {
+            assert!(
+                schema["description"].is_string(),
+                "{name}.{field} has no description"
+            );
+        }
+        assert!(tool.output_schema.is_some(), "{name}: output schema");
+        let hints = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(hints.read_only_hint, Some(true), "{name}");
+        assert_eq!(hints.destructive_hint, Some(false), "{name}");
+        assert_eq!(hints.idempotent_hint, Some(true), "{name}");
+        assert_eq!(hints.open_world_hint, Some(false), "{name}");
+    }
+    let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
+    assert_eq!(review["required"], json!(["diff"]));
+    let options = &review["$defs"]["ReviewDiffOptions"]["properties"];
+    assert_eq!(options["confidence_threshold"]["maximum"], 1.0);
+    assert_eq!(options["max_context_files"]["maximum"], 20);
+    let scrub = Value::Object(session.tool("scrub_secrets").input_schema.as_ref().clone());
+    assert_eq!(scrub["properties"]["content"]["maxLength"], 1_000_000);
+    assert_eq!(scrub["properties"]["show_end"]["maximum"], 8);
+}
+
+#[tokio::test]
+async fn review_diff_reviews_a_real_diff_in_both_protocol_eras() {
+    for lifecycle in [legacy(), stateless()] {
+        let session = connect("review", lifecycle).await;
+        let result = session
+            .ok(
+                "review_diff",
+                json!({
+                    "diff": DIFF,
+                    "base_sha": "0123abcd",
+                    "options": {"fail_on_severity": "HIGH", "include_sarif": true, "include_markdown": true},
+                }),
+            )
+            .await;
+        let eval = result["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule_id"] == "no-eval")
+            .unwrap_or_else(|| panic!("no invariant finding in {result}"));
+        assert_eq!(eval["location"]["file"], "src/app.js");
+        assert_eq!(eval["location"]["start_line"], 2);
+        assert_eq!(result["should_fail"], true);
+        assert!(
+            result["fail_reasons"][0]
+                .as_str()
+                .unwrap()
+                .contains("no-eval"),
+            "{result}"
+        );
+        assert_eq!(result["metadata"]["base_sha"], "0123abcd");
+        assert_eq!(
+            result["metadata"]["invariants_path"],
+            ".review-invariants.yml"
+        );
+        let sarif: Value = serde_json::from_str(result["sarif"].as_str().unwrap()).unwrap();
+        assert_eq!(sarif["version"], "2.1.0");
+        assert!(result["markdown"].as_str().unwrap().contains("no-eval"));
+        assert!(
+            result["metadata"]["warnings"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_negotiated_protocol_is_the_one_asked_for() {
+    let legacy_session = connect("review", legacy()).await;
+    let info = legacy_session.client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("tollgate")
+    );
+    let stateless_session = connect("review", stateless()).await;
+    let info = stateless_session.client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+}
+
+#[tokio::test]
+async fn review_diff_defaults_pass_and_unavailable_options_are_reported() {
+    let session = connect("review", legacy()).await;
+    let result = session
+        .ok(
+            "review_diff",
+            json!({"diff": DIFF, "options": {"enable_llm": true, "two_pass": false, "semgrep_args": []}}),
+        )
+        .await;
+    // HIGH does not reach the default CRITICAL gate.
+    assert_eq!(result["should_fail"], false);
+    assert!(result.get("sarif").is_none());
+    let warnings: Vec<&str> = result["metadata"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("options.enable_llm:")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with("options.two_pass:")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("options.semgrep_args:")),
+        "{warnings:?}"
+    );
+}
+
+#[tokio::test]
+async fn review_diff_reads_the_workspace_configuration_under_the_options() {
+    let workspace = workspace();
+    std::fs::write(
+        workspace.path().join("tollgate.toml"),
+        "[review]\nfail_on_severity = \"HIGH\"\n",
+    )
+    .unwrap();
+    let session = connect_to(workspace, "review", legacy()).await;
+    let from_file = session.ok("review_diff", json!({"diff": DIFF})).await;
+    assert_eq!(from_file["should_fail"], true);
+    let overridden = session
+        .ok(
+            "review_diff",
+            json!({"diff": DIFF, "options": {"fail_on_severity": "CRITICAL"}}),
+        )
+        .await;
+    assert_eq!(overridden["should_fail"], false);
+}
+
+#[tokio::test]
+async fn review_diff_refuses_bad_arguments_with_codes_and_fields() {
+    let session = connect("review", stateless()).await;
+    let cases = [
+        (json!({}), "INVALID_INPUT", "missing field `diff`"),
+        (
+            json!({"diff": "  \n"}),
+            "INVALID_INPUT",
+            "the diff is empty",
+        ),
+        (
+            json!({"diff": "hello"}),
+            "INVALID_INPUT",
+            "does not look like a diff",
+        ),
+        (
+            json!({"diff": DIFF, "optoins": {}}),
+            "INVALID_INPUT",
+            "unknown field `optoins`",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"max_finding": 3}}),
+            "INVALID_INPUT",
+            "unknown field `max_finding`",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"confidence_threshold": 1.5}}),
+            "INVALID_INPUT",
+            "options.confidence_threshold",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"max_context_files": 21}}),
+            "INVALID_INPUT",
+            "options.max_context_files",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"fail_on_severity": "SEVERE"}}),
+            "INVALID_INPUT",
+            "unknown variant `SEVERE`",
+        ),
+        (
+            json!({"diff": DIFF, "changed_files": ["../secrets.txt"]}),
+            "INVALID_INPUT",
+            "`..` segments",
+        ),
+        (
+            json!({"diff": DIFF, "changed_files": ["/etc/passwd"]}),
+            "INVALID_INPUT",
+            "absolute paths",
+        ),
+        (
+            json!({"diff": DIFF, "head_sha": "not-a-sha"}),
+            "INVALID_INPUT",
+            "head_sha",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"invariants_path": "../../etc/passwd"}}),
+            "PATH_OUTSIDE_WORKSPACE",
+            "climbs out",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"invariants_path": "/etc/passwd"}}),
+            "PATH_OUTSIDE_WORKSPACE",
+            "outside the workspace",
+        ),
+        (
+            json!({"diff": DIFF, "options": {"invariants_path": "nope.yml"}}),
+            "FILE_NOT_FOUND",
+            "nope.yml",
+        ),
+    ];
+    for (arguments, code, needle) in cases {
+        let error = session.err("review_diff", arguments.clone()).await;
+        assert_code(&error, code);
+        assert!(
+            error["message"].as_str().unwrap().contains(needle),
+            "{arguments}: {error}"
+        );
+    }
+    let error = session
+        .err(
+            "review_diff",
+            json!({"diff": DIFF, "options": {"confidence_threshold": -1}}),
+        )
+        .await;
+    assert_eq!(error["details"]["field"], "options.confidence_threshold");
+}
+
+#[tokio::test]
+async fn check_invariants_reports_findings_and_file_problems() {
+    let session = connect("review", legacy()).await;
+    let result = session.ok("check_invariants", json!({"diff": DIFF})).await;
+    assert_eq!(result["success"], true);
+    assert_eq!(result["invariants_path"], ".review-invariants.yml");
+    assert_eq!(result["checked_invariants"], 1);
+    let findings = result["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{result}");
+    assert_eq!(findings[0]["rule_id"], "no-eval");
+    assert_eq!(findings[0]["location"]["start_line"], 2);
+    assert!(
+        findings[0]["fingerprint"]
+            .as_str()
+            .is_some_and(|f| !f.is_empty())
+    );
+
+    let other_file = session
+        .ok(
+            "check_invariants",
+            json!({"diff": DIFF, "changed_files": ["README.md"]}),
+        )
+        .await;
+    assert_eq!(other_file["findings"], json!([]));
+
+    let missing = session
+        .ok(
+            "check_invariants",
+            json!({"diff": DIFF, "invariants_path": "rules/missing.yml"}),
+        )
+        .await;
+    assert_eq!(missing["success"], false);
+    assert_eq!(missing["error_code"], "FILE_NOT_FOUND");
+    assert_eq!(missing["checked_invariants"], 0);
+
+    std::fs::write(
+        session.path().join("broken.yml"),
+        "rules:\n  - id: x\n    severity: HUGE\n",
+    )
+    .unwrap();
+    let broken = session
+        .ok(
+            "check_invariants",
+            json!({"diff": DIFF, "invariants_path": "broken.yml"}),
+        )
+        .await;
+    assert_eq!(broken["success"], false);
+    assert_eq!(broken["error_code"], "INVALID_INPUT");
+    assert!(
+        broken["error"].as_str().unwrap().contains("broken.yml:3:"),
+        "{broken}"
+    );
+
+    for hostile in ["../../etc/passwd", "/etc/passwd"] {
+        let error = session
+            .err(
+                "check_invariants",
+                json!({"diff": DIFF, "invariants_path": hostile}),
+            )
+            .await;
+        assert_code(&error, "PATH_OUTSIDE_WORKSPACE");
+        assert_eq!(error["details"]["field"], "invariants_path");
+    }
+    assert_code(
+        &session
+            .err("check_invariants", json!({"invariants_path": "x.yml"}))
+            .await,
+        "INVALID_INPUT",
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_out_of_the_workspace_is_refused() {
+    let session = connect("review", legacy()).await;
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("rules.yml"), INVARIANTS).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("rules.yml"),
+        session.path().join("link.yml"),
+    )
+    .unwrap();
+    let error = session
+        .err(
+            "check_invariants",
+            json!({"diff": DIFF, "invariants_path": "link.yml"}),
+        )
+        .await;
+    assert_code(&error, "PATH_OUTSIDE_WORKSPACE");
+}
+
+#[tokio::test]
+async fn scrub_secrets_masks_and_enforces_its_limits() {
+    let session = connect("plan", legacy()).await;
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let result = session
+        .ok(
+            "scrub_secrets",
+            json!({"content": format!("GH={token}\n"), "show_start": 4}),
+        )
+        .await;
+    assert_eq!(result["scrubbed_content"], "GH=ghp_****\n");
+    assert_eq!(result["secrets_found"], true);
+    assert_eq!(result["secrets_count"], 1);
+    assert_eq!(result["detected_types"], json!(["github_token"]));
+
+    let error = session
+        .err("scrub_secrets", json!({"content": "a".repeat(1_000_001)}))
+        .await;
+    assert_code(&error, "INVALID_INPUT");
+    assert_eq!(error["details"]["field"], "content");
+    assert_code(
+        &session
+            .err("scrub_secrets", json!({"content": "x", "show_end": 9}))
+            .await,
+        "INVALID_INPUT",
+    );
+    assert_code(
+        &session
+            .err("scrub_secrets", json!({"content": "x", "show_start": -1}))
+            .await,
+        "INVALID_INPUT",
+    );
+    assert_code(
+        &session.err("scrub_secrets", json!({})).await,
+        "INVALID_INPUT",
+    );
+}
+
+#[tokio::test]
+async fn workspace_info_describes_the_repository_and_the_server() {
+    let session = connect("review", stateless()).await;
+    let info = session.ok("get_workspace_info", json!({})).await;
+    let root = session.path().canonicalize().unwrap();
+    assert_eq!(info["workspace_path"], root.display().to_string());
+    assert_eq!(info["branch"], "main");
+    assert!(info.get("head_sha").is_none(), "no commit yet: {info}");
+    assert_eq!(info["invariants_file"], ".review-invariants.yml");
+    assert!(info.get("config_file").is_none());
+    assert_eq!(info["profiles"], json!(["review"]));
+    assert_eq!(info["tools"], json!(session.names()));
+    assert_eq!(info["protocol_versions"][0], "2026-07-28");
+    assert!(
+        info["protocol_versions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25"))
+    );
+    assert_code(
+        &session
+            .err("get_workspace_info", json!({"verbose": true}))
+            .await,
+        "INVALID_INPUT",
+    );
+}
+
+#[tokio::test]
+async fn tool_manifest_matches_tools_list() {
+    let session = connect("all", legacy()).await;
+    let manifest = session.ok("tool_manifest", json!({})).await;
+    assert_eq!(manifest["tools"], json!(session.names()));
+    assert_eq!(
+        manifest["profiles"],
+        json!(["review", "plan", "context", "session"])
+    );
+    for (described, listed) in manifest["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&session.tools)
+    {
+        assert_eq!(described["name"], listed.name.as_ref());
+        assert_eq!(described["version"], "1.0.0");
+        assert_eq!(
+            described["input_schema"],
+            Value::Object(listed.input_schema.as_ref().clone())
+        );
+        assert_eq!(
+            described["output_schema"],
+            Value::Object(listed.output_schema.as_ref().unwrap().as_ref().clone())
+        );
+        let profile =
+            if ["review_diff", "check_invariants"].contains(&described["name"].as_str().unwrap()) {
+                "review"
+            } else {
+                "utility"
+            };
+        assert_eq!(described["profile"], profile);
+    }
+}

@@ -1,0 +1,179 @@
+//! `scrub_secrets` as a request: upstream's input and output shape around [`scrub`], with the
+//! size limit enforced before any scanning starts.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::secrets::{SecretKind, scrub};
+
+/// The most characters `scrub_secrets` accepts (upstream's limit).
+pub const MAX_SCRUB_CHARS: usize = 1_000_000;
+/// The most characters of a secret a caller may ask to keep visible at either end.
+pub const MAX_VISIBLE_CHARS: usize = 8;
+
+/// Input of `scrub_secrets`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScrubSecretsRequest {
+    /// The text to scrub, at most 1,000,000 characters.
+    #[schemars(length(max = MAX_SCRUB_CHARS))]
+    pub content: String,
+    /// Characters of each secret left visible at its start (0–8; never more than half the
+    /// secret). Default 0.
+    #[serde(default)]
+    #[schemars(range(max = MAX_VISIBLE_CHARS))]
+    pub show_start: usize,
+    /// Characters of each secret left visible at its end (0–8; never more than half the
+    /// secret). Default 0.
+    #[serde(default)]
+    #[schemars(range(max = MAX_VISIBLE_CHARS))]
+    pub show_end: usize,
+}
+
+/// Output of `scrub_secrets` (upstream's shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScrubSecretsResult {
+    /// The input with every detected secret masked as `****`; every other byte unchanged.
+    pub scrubbed_content: String,
+    pub secrets_found: bool,
+    pub secrets_count: usize,
+    /// The kinds found, each once, sorted.
+    pub detected_types: Vec<SecretKind>,
+    pub processing_time_ms: f64,
+}
+
+/// The request is outside the limits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScrubError {
+    #[error(
+        "`content` has {chars} characters; the limit is {MAX_SCRUB_CHARS}: split the text and scrub each part"
+    )]
+    TooLarge { chars: usize },
+    #[error("`{field}` is {value}; at most {MAX_VISIBLE_CHARS} characters may stay visible")]
+    TooManyVisible { field: &'static str, value: usize },
+}
+
+impl ScrubError {
+    /// Stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ScrubError::TooLarge { .. } | ScrubError::TooManyVisible { .. } => "INVALID_INPUT",
+        }
+    }
+
+    /// The request field at fault.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ScrubError::TooLarge { .. } => "content",
+            ScrubError::TooManyVisible { field, .. } => field,
+        }
+    }
+}
+
+/// Scrubs `request.content`, keeping `show_start` / `show_end` characters of each secret.
+pub fn scrub_secrets(request: &ScrubSecretsRequest) -> Result<ScrubSecretsResult, ScrubError> {
+    let started = Instant::now();
+    for (field, value) in [
+        ("show_start", request.show_start),
+        ("show_end", request.show_end),
+    ] {
+        if value > MAX_VISIBLE_CHARS {
+            return Err(ScrubError::TooManyVisible { field, value });
+        }
+    }
+    // Bytes bound characters from above, so most texts skip the count.
+    if request.content.len() > MAX_SCRUB_CHARS {
+        let chars = request.content.chars().count();
+        if chars > MAX_SCRUB_CHARS {
+            return Err(ScrubError::TooLarge { chars });
+        }
+    }
+    let scrubbed = scrub(&request.content, request.show_start, request.show_end);
+    let detected_types: BTreeSet<SecretKind> =
+        scrubbed.secrets.iter().map(|secret| secret.kind).collect();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(ScrubSecretsResult {
+        secrets_found: !scrubbed.secrets.is_empty(),
+        secrets_count: scrubbed.secrets.len(),
+        detected_types: detected_types.into_iter().collect(),
+        scrubbed_content: scrubbed.text,
+        processing_time_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GitHub token assembled at run time, so this file holds nothing token-shaped.
+    fn github_token() -> String {
+        format!("ghp_{}", "a1B2".repeat(9))
+    }
+
+    #[test]
+    fn reports_count_and_kinds_and_masks_with_visible_ends() {
+        let token = github_token();
+        let content = format!("one = {token}\ntwo = {token}\n");
+        let result = scrub_secrets(&ScrubSecretsRequest {
+            content,
+            show_start: 4,
+            show_end: 2,
+        })
+        .unwrap();
+        assert!(result.secrets_found);
+        assert_eq!(result.secrets_count, 2);
+        assert_eq!(result.detected_types, vec![SecretKind::GithubToken]);
+        assert!(!result.scrubbed_content.contains(&token));
+        assert_eq!(
+            result.scrubbed_content,
+            format!("one = ghp_****B2\ntwo = ghp_****B2\n")
+        );
+    }
+
+    #[test]
+    fn clean_text_is_returned_unchanged() {
+        let result = scrub_secrets(&ScrubSecretsRequest {
+            content: "nothing to see — ünïcode".into(),
+            ..ScrubSecretsRequest::default()
+        })
+        .unwrap();
+        assert!(!result.secrets_found);
+        assert_eq!(result.secrets_count, 0);
+        assert!(result.detected_types.is_empty());
+        assert_eq!(result.scrubbed_content, "nothing to see — ünïcode");
+    }
+
+    #[test]
+    fn the_limit_counts_characters_not_bytes() {
+        // 600,000 two-byte characters: 1.2 MB but within the character limit.
+        let wide = ScrubSecretsRequest {
+            content: "é".repeat(600_000),
+            ..ScrubSecretsRequest::default()
+        };
+        assert!(scrub_secrets(&wide).is_ok());
+
+        let long = ScrubSecretsRequest {
+            content: "a".repeat(MAX_SCRUB_CHARS + 1),
+            ..ScrubSecretsRequest::default()
+        };
+        let err = scrub_secrets(&long).unwrap_err();
+        assert_eq!(err.code(), "INVALID_INPUT");
+        assert_eq!(err.field(), "content");
+        assert!(err.to_string().contains("1000001"), "{err}");
+    }
+
+    #[test]
+    fn visible_ends_are_bounded() {
+        let err = scrub_secrets(&ScrubSecretsRequest {
+            content: "x".into(),
+            show_start: 0,
+            show_end: 9,
+        })
+        .unwrap_err();
+        assert_eq!(err.field(), "show_end");
+    }
+}

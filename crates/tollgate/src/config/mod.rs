@@ -101,20 +101,20 @@ pub struct PathPatterns {
 impl PathPatterns {
     /// Compiles globs: `*` stays within a path segment, `**` crosses them, matching is
     /// case-insensitive, and a pattern without `/` matches a file name at any depth.
+    ///
+    /// Case-insensitivity comes from lowercasing both the patterns and the paths: globset's
+    /// own case-insensitive mode turns every glob into a regex, and compiling those costs more
+    /// than a whole review of a typical diff.
     pub fn new(patterns: &[String]) -> Result<PathPatterns, globset::Error> {
         let mut builder = GlobSetBuilder::new();
         for pattern in patterns {
-            let effective = if pattern.contains('/') {
-                pattern.trim_start_matches("./").to_string()
+            let lower = pattern.to_lowercase();
+            let effective = if lower.contains('/') {
+                lower.trim_start_matches("./").to_string()
             } else {
-                format!("**/{pattern}")
+                format!("**/{lower}")
             };
-            builder.add(
-                GlobBuilder::new(&effective)
-                    .literal_separator(true)
-                    .case_insensitive(true)
-                    .build()?,
-            );
+            builder.add(GlobBuilder::new(&effective).literal_separator(true).build()?);
         }
         Ok(PathPatterns {
             patterns: patterns.to_vec(),
@@ -130,7 +130,7 @@ impl PathPatterns {
     }
 
     pub fn is_match(&self, path: &str) -> bool {
-        !self.patterns.is_empty() && self.set.is_match(path)
+        !self.patterns.is_empty() && self.set.is_match(path.to_lowercase())
     }
 
     pub fn patterns(&self) -> &[String] {

@@ -10,7 +10,7 @@
 //! confident first.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexSet};
 
@@ -25,12 +25,20 @@ pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
         return Vec::new();
     }
     let compiled = &*COMPILED;
+    // Most lines hold no secret: a plain "any match?" search is much cheaper than the
+    // overlapping search that says which detectors matched, so it goes first.
+    if !compiled.prefilter.is_match(text) {
+        return Vec::new();
+    }
     let matched = compiled.prefilter.matches(text);
     let mut candidates = Vec::new();
-    for (idx, (detector, regex)) in DETECTORS.iter().zip(&compiled.regexes).enumerate() {
+    for (idx, (detector, slot)) in DETECTORS.iter().zip(&compiled.regexes).enumerate() {
         if !matched.matched(idx) {
             continue;
         }
+        let regex = slot.get_or_init(|| {
+            Regex::new(detector.pattern).expect("secret detector pattern compiles")
+        });
         match detector.rule {
             Rule::Token {
                 kind,
@@ -267,8 +275,9 @@ const DETECTORS: &[Detector] = &[
 
 struct Compiled {
     prefilter: RegexSet,
-    /// One per entry of [`DETECTORS`], in the same order.
-    regexes: Vec<Regex>,
+    /// One per entry of [`DETECTORS`], in the same order, each compiled on first use: compiling
+    /// all of them costs more than scanning a typical diff, and most never match.
+    regexes: Vec<OnceLock<Regex>>,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
@@ -277,10 +286,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     Compiled {
         prefilter: RegexSet::new(DETECTORS.iter().map(|detector| detector.pattern))
             .expect("secret detector patterns compile as a set"),
-        regexes: DETECTORS
-            .iter()
-            .map(|detector| Regex::new(detector.pattern).expect("secret detector pattern compiles"))
-            .collect(),
+        regexes: DETECTORS.iter().map(|_| OnceLock::new()).collect(),
     }
 });
 
@@ -542,6 +548,10 @@ mod tests {
     fn every_pattern_compiles() {
         assert_eq!(COMPILED.regexes.len(), DETECTORS.len());
         assert_eq!(COMPILED.prefilter.len(), DETECTORS.len());
+        // Detectors compile lazily in use; check every one here.
+        for detector in DETECTORS {
+            Regex::new(detector.pattern).expect(detector.pattern);
+        }
     }
 
     #[test]

@@ -1,1 +1,61 @@
-fn main() {}
+//! `tollgate-action`: the GitHub Action front end. Reads the workflow's environment and event,
+//! reviews the pull request (or push) with the core, writes SARIF, the job summary and the step
+//! outputs, posts what the core's publish plan says through the REST API, and exits with the
+//! gate's verdict: 0 pass, 1 gate failed, 2 usage or runtime error.
+//!
+//! A failure to post never changes the verdict: it is reported as a warning and the exit code
+//! still follows the gate.
+
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "the action writes workflow commands to stdout and messages to stderr"
+)]
+
+mod args;
+mod event;
+mod github;
+mod outputs;
+mod post;
+mod run;
+mod token;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = args::Args::parse();
+    init_logging();
+    match run::run(args) {
+        Ok(verdict) => verdict.into(),
+        Err(err) => {
+            // The message may quote paths or refs from the event; keep it on one line so it
+            // cannot start a workflow command.
+            let mut message = format!("{err}");
+            for cause in err.chain().skip(1) {
+                message.push_str(&format!(": {cause}"));
+            }
+            println!(
+                "::error title=Tollgate could not run::{}",
+                tollgate::report::escape_data(&message)
+            );
+            eprintln!(
+                "tollgate-action: error: {}",
+                message.replace(['\r', '\n'], " ")
+            );
+            run::Verdict::Error.into()
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOLLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .without_time()
+        .init();
+}

@@ -1,12 +1,15 @@
-//! End-to-end tests of the `tollgate` binary: one test target, one module per topic.
+//! End-to-end tests of the `tollgate` and `tollgate-action` binaries: one test target, one
+//! module per topic.
 
 #![allow(
     clippy::print_stderr,
     reason = "tests explain skipped external tools on stderr"
 )]
 
+mod action;
 mod baseline_allowlist;
 mod config_precedence;
+mod fake_github;
 mod git_sources;
 mod init_and_invariants;
 mod review_cli;

@@ -11,31 +11,28 @@ use tempfile::TempDir;
 /// `TOLLGATE_BIN` points at another build (a release binary, say).
 pub fn tollgate_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(path) = std::env::var_os("TOLLGATE_BIN") {
-            return PathBuf::from(path);
-        }
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "tollgate-cli",
-                "--bin",
-                "tollgate",
-            ])
-            .current_dir(workspace)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the tollgate binary failed");
-        // The test executable lives in target/<profile>/deps/.
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe.parent().unwrap().parent().unwrap();
-        let bin = profile_dir.join("tollgate");
-        assert!(bin.exists(), "{} not found", bin.display());
-        bin
+    BIN.get_or_init(|| match std::env::var_os("TOLLGATE_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => workspace_bin("tollgate-cli", "tollgate"),
     })
+}
+
+/// Builds binary `bin` of workspace package `package` (`cargo build -p … --bin …`, so it is
+/// never stale) and returns its path. Call it once per binary, from a `OnceLock`.
+pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .current_dir(workspace)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the {bin} binary failed");
+    // The test executable lives in target/<profile>/deps/.
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} not found", path.display());
+    path
 }
 
 /// A fixture file under tests/fixtures.
@@ -153,6 +150,12 @@ impl TestRepo {
         let repo = Repository::init(dir.path()).unwrap();
         // A fixed branch name, whatever the machine's init.defaultBranch says.
         repo.set_head("refs/heads/main").unwrap();
+        TestRepo { dir, repo }
+    }
+
+    /// The repository already in `dir` (a clone, say).
+    pub fn open(dir: TempDir) -> TestRepo {
+        let repo = Repository::open(dir.path()).unwrap();
         TestRepo { dir, repo }
     }
 

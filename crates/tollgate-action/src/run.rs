@@ -1,0 +1,331 @@
+//! One run of the action: event → diff → review → results on disk → posts → verdict.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tollgate::config::{CONFIG_FILE_NAME, RawConfig, RawReview, ReviewConfig};
+use tollgate::diff::{self, ChangedLines, DiffSpec, GitError};
+use tollgate::findings::ReviewResult;
+use tollgate::publish::{self, PublishConfig};
+use tollgate::report::{self, Format, ReportConfig};
+use tollgate::review::{self, DiffInput, GateFiles, ReviewRequest};
+
+use crate::args::{Args, ConfigFrom, ReviewOptions};
+use crate::event::{self, Event};
+use crate::github::GitHub;
+use crate::outputs;
+use crate::post::{self, Parts, Target};
+use crate::token::Token;
+
+/// The exit contract: 0 pass, 1 gate failed, 2 usage or runtime error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    GateFailed,
+    Error,
+}
+
+impl From<Verdict> for ExitCode {
+    fn from(verdict: Verdict) -> ExitCode {
+        match verdict {
+            Verdict::Pass => ExitCode::SUCCESS,
+            Verdict::GateFailed => ExitCode::from(1),
+            Verdict::Error => ExitCode::from(2),
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<Verdict> {
+    validate_repository(&args.repository)?;
+    let event = event::read(
+        &args.event_name,
+        &args.event_path,
+        args.sha.as_deref(),
+        args.base.as_deref(),
+        args.head.as_deref(),
+    )?;
+    let workspace = args.workspace.as_path();
+    let git = read_diff(workspace, &event)?;
+    let Some(head_sha) = git.head_sha.clone() else {
+        bail!("git did not resolve the head revision `{}`", event.head);
+    };
+
+    // The base commit's gate, unless the workflow asks for the head's.
+    let gate_files = match args.config_from {
+        ConfigFrom::Base => GateFiles::Commit(event.base.clone()),
+        ConfigFrom::Head => GateFiles::Workspace,
+    };
+    let config = load_config(workspace, &gate_files, &args.review)?;
+    let changed = ChangedLines::new(&git.diff);
+    let mut outcome = review::run_with_gate_files(
+        ReviewRequest {
+            workspace,
+            diff: DiffInput::Text(git.diff.as_bytes().to_vec()),
+            config: &config,
+            changed_files: None,
+        },
+        &gate_files,
+    )?;
+    outcome.result.metadata.base_sha = git.base_sha.clone();
+    outcome.result.metadata.head_sha = Some(head_sha.clone());
+    let result = &outcome.result;
+
+    let link_base = format!(
+        "{}/{}/blob/{head_sha}/",
+        args.server_url.trim_end_matches('/'),
+        args.repository
+    );
+    let output_dir = if args.output_dir.is_absolute() {
+        args.output_dir.clone()
+    } else {
+        workspace.join(&args.output_dir)
+    };
+    let sarif_path = write_results(result, workspace, &output_dir, &link_base)?;
+
+    let mut publish_config = PublishConfig::new(Some(link_base));
+    publish_config.max_inline_comments = args.max_inline_comments;
+    let plan = publish::plan(result, &changed, &publish_config);
+
+    outputs::write_summary(
+        env_path("GITHUB_STEP_SUMMARY").as_deref(),
+        &plan.job_summary,
+    )?;
+    let n_findings = result.findings.len() + result.stats.findings_truncated;
+    outputs::write_outputs(
+        env_path("GITHUB_OUTPUT").as_deref(),
+        &[
+            ("should-fail", result.should_fail.to_string()),
+            ("findings", n_findings.to_string()),
+            ("sarif-path", sarif_path.display().to_string()),
+        ],
+    )?;
+
+    let token = Token::new(args.github_token.clone())
+        .or_else(|| Token::new(std::env::var("GITHUB_TOKEN").ok()));
+    let posted = match (&token, event.read_only) {
+        (_, true) => {
+            eprintln!(
+                "tollgate-action: a pull request from a fork gets a read-only token: results are in the \
+                 job summary, the SARIF file and the annotations below (see the README for the \
+                 two-stage workflow_run pattern that posts them)"
+            );
+            false
+        }
+        (None, false) => {
+            eprintln!("tollgate-action: no github-token: nothing is posted");
+            false
+        }
+        (Some(token), false) => {
+            let github = GitHub::new(
+                &args.api_url,
+                token.clone(),
+                Duration::from_millis(args.retry_base_ms),
+            )?;
+            let target = Target {
+                repository: &args.repository,
+                pull_request: event.pull_request.as_ref().map(|pr| pr.number),
+                head_sha: &head_sha,
+            };
+            let parts = Parts {
+                comment: args.comment,
+                inline_comments: args.inline_comments,
+                check_run: args.check_run,
+                bot_login: &args.bot_login,
+            };
+            let failures = post::publish(&github, &target, &parts, &plan);
+            for failure in &failures {
+                // A failure to post is reported, never turned into a verdict.
+                println!(
+                    "::warning title=Tollgate could not post::{}",
+                    report::escape_data(&failure.to_string())
+                );
+            }
+            if failures.iter().any(|failure| failure.is_forbidden()) {
+                eprintln!(
+                    "tollgate-action: the token may not post here; the job needs `pull-requests: write` \
+                     and `checks: write` permissions"
+                );
+            }
+            failures.is_empty()
+        }
+    };
+    if !posted {
+        // Without a check run, the findings still reach the pull request as annotations.
+        let mut annotations = Vec::new();
+        report::render(
+            Format::Github,
+            result,
+            &ReportConfig::new(None, None),
+            &mut annotations,
+        )?;
+        print!("{}", String::from_utf8_lossy(&annotations));
+    }
+
+    eprintln!(
+        "tollgate-action: {}",
+        result.summary.replace(['\r', '\n'], " ")
+    );
+    Ok(if result.should_fail {
+        Verdict::GateFailed
+    } else {
+        Verdict::Pass
+    })
+}
+
+/// The diff `base...head`; a shallow checkout that lacks the commits gets a message saying how
+/// to fix the workflow.
+fn read_diff(workspace: &Path, event: &Event) -> anyhow::Result<diff::GitDiff> {
+    let spec = DiffSpec::Range {
+        base: event.base.clone(),
+        head: event.head.clone(),
+    };
+    match diff::diff_from_repo(workspace, &spec) {
+        Ok(git) => Ok(git),
+        Err(err @ (GitError::UnknownRevision { .. } | GitError::NoMergeBase { .. }))
+            if diff::is_shallow(workspace).unwrap_or(false) =>
+        {
+            bail!(
+                "cannot diff {}...{}: the checkout is shallow, so the base commit or the merge base \
+                 is missing ({err}). Check out the full history: `actions/checkout` with \
+                 `fetch-depth: 0`",
+                event.base,
+                event.head
+            )
+        }
+        Err(err) => {
+            Err(err).with_context(|| format!("cannot diff {}...{}", event.base, event.head))
+        }
+    }
+}
+
+/// tollgate.toml from the gate's source, then `TOLLGATE_*`, then the action's inputs.
+fn load_config(
+    workspace: &Path,
+    gate_files: &GateFiles,
+    options: &ReviewOptions,
+) -> anyhow::Result<ReviewConfig> {
+    let file_layer = match gate_files.read(workspace, CONFIG_FILE_NAME)? {
+        Some(bytes) => RawConfig::from_toml(
+            &String::from_utf8_lossy(&bytes),
+            &gate_files.label(CONFIG_FILE_NAME),
+        )?,
+        None => RawConfig::default(),
+    };
+    let env_layer = RawConfig::from_env(std::env::vars())?;
+    let blank_to_none =
+        |value: &Option<String>| value.clone().filter(|text| !text.trim().is_empty());
+    let list = |value: &Option<Vec<String>>| {
+        value
+            .clone()
+            .map(|items| {
+                items
+                    .into_iter()
+                    .map(|item| item.trim().to_string())
+                    .filter(|item| !item.is_empty())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|items| !items.is_empty())
+    };
+    let input_layer = RawConfig {
+        review: RawReview {
+            confidence_threshold: parse_option(
+                "confidence-threshold",
+                &blank_to_none(&options.confidence_threshold),
+            )?,
+            max_findings: parse_option("max-findings", &blank_to_none(&options.max_findings))?,
+            categories: list(&options.categories),
+            fail_on_severity: blank_to_none(&options.fail_on_severity),
+            fail_on_rule_ids: list(&options.fail_on_rule_ids),
+            allowlist: list(&options.allowlist),
+            invariants: list(&options.invariants),
+            baseline: blank_to_none(&options.baseline),
+        },
+        ..RawConfig::default()
+    };
+    Ok(file_layer
+        .overlay(env_layer)
+        .overlay(input_layer)
+        .resolve()?)
+}
+
+fn parse_option<T: std::str::FromStr>(
+    name: &str,
+    value: &Option<String>,
+) -> anyhow::Result<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .as_deref()
+        .map(|text| {
+            text.trim()
+                .parse::<T>()
+                .map_err(|err| anyhow::anyhow!("input `{name}`: `{}` {err}", text.escape_debug()))
+        })
+        .transpose()
+}
+
+/// `tollgate.sarif` (one run per source tool, each its own code-scanning category) and
+/// `tollgate.json` in `output_dir`; returns the SARIF path.
+fn write_results(
+    result: &ReviewResult,
+    workspace: &Path,
+    output_dir: &Path,
+    link_base: &str,
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(output_dir)
+        .with_context(|| format!("cannot create {}", output_dir.display()))?;
+    let config = ReportConfig::new(Some(workspace.to_path_buf()), Some(link_base.to_string()));
+    let sarif_path = output_dir.join("tollgate.sarif");
+    for (format, path) in [
+        (Format::Sarif, sarif_path.clone()),
+        (Format::Json, output_dir.join("tollgate.json")),
+    ] {
+        let mut bytes = Vec::new();
+        report::render(format, result, &config, &mut bytes)?;
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(sarif_path)
+}
+
+/// `owner/name` with GitHub's characters only, since it becomes part of API paths.
+fn validate_repository(repository: &str) -> anyhow::Result<()> {
+    let valid_part = |part: &str| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    match repository.split_once('/') {
+        Some((owner, name)) if valid_part(owner) && valid_part(name) => Ok(()),
+        _ => bail!(
+            "GITHUB_REPOSITORY `{}` is not `owner/name`",
+            repository.escape_debug()
+        ),
+    }
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repositories_are_owner_slash_name() {
+        assert!(validate_repository("octo-org/my.repo_1").is_ok());
+        for bad in [
+            "", "o", "o/", "/r", "o/r/x", "o/..", "o/r?x=1", "o/r#", "o /r",
+        ] {
+            assert!(validate_repository(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,645 @@
+//! End-to-end tests of the `tollgate-action` binary: real temporary git repositories, event
+//! payload fixtures (tests/fixtures/github/), and a loopback server speaking GitHub's REST API
+//! that records what the action posts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::fake_github::{BOT, FakeGitHub, Fault, Recorded, TOKEN};
+use crate::util::{TestRepo, fixture, workspace_bin};
+
+fn action_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| workspace_bin("tollgate-action", "tollgate-action"))
+}
+
+const REPOSITORY: &str = "octo/repo";
+/// The changed file and the lines of its only hunk (line 20 changed, three lines of context).
+const CHANGED_FILE: &str = "src/app/config.py";
+const HUNK_LINES: std::ops::RangeInclusive<u32> = 17..=23;
+/// A hotspot file the pull request deletes: its finding has no line in the diff's new side.
+const DELETED_HOTSPOT: &str = "src/auth/session.py";
+
+/// A repository whose `feature` branch adds an AWS key on line 20 of a 40-line file (a
+/// CRITICAL finding: the gate fails) and deletes a hotspot file.
+struct PrRepo {
+    repo: TestRepo,
+    base: String,
+    head: String,
+}
+
+fn pr_repo() -> PrRepo {
+    let repo = TestRepo::new();
+    let lines: Vec<String> = (1..=40).map(|n| format!("SETTING_{n} = {n}")).collect();
+    repo.write(CHANGED_FILE, &(lines.join("\n") + "\n"));
+    repo.write(DELETED_HOTSPOT, "def session():\n    return None\n");
+    let base = repo.commit("base");
+    repo.branch("feature");
+    let mut changed = lines.clone();
+    changed[19] = "AWS_ACCESS_KEY_ID = \"AKIAQWERTYUIOPASDFGH\"".to_string();
+    repo.write(CHANGED_FILE, &(changed.join("\n") + "\n"));
+    std::fs::remove_file(repo.path().join(DELETED_HOTSPOT)).unwrap();
+    let head = repo.commit("feature");
+    PrRepo { repo, base, head }
+}
+
+/// One run of the action and the runner files it wrote.
+struct ActionRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    outputs: String,
+    summary: String,
+    results: TempDir,
+}
+
+impl ActionRun {
+    fn assert_code(&self, expected: i32) -> &ActionRun {
+        assert_eq!(
+            self.code, expected,
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Runs the action on `event_name` with the fixture `payload` (shas filled in), posting to
+/// `server` when given. The environment is the runner's, rebuilt from scratch.
+fn run_action(
+    pr: &PrRepo,
+    event_name: &str,
+    payload: &str,
+    server: Option<&FakeGitHub>,
+    extra_env: &[(&str, &str)],
+) -> ActionRun {
+    let results = tempfile::tempdir().unwrap();
+    let template = std::fs::read_to_string(fixture(&format!("github/{payload}"))).unwrap();
+    let event = template
+        .replace("__BASE_SHA__", &pr.base)
+        .replace("__HEAD_SHA__", &pr.head);
+    let event_path = results.path().join("event.json");
+    std::fs::write(&event_path, event).unwrap();
+    let outputs_path = results.path().join("github_output");
+    let summary_path = results.path().join("step_summary.md");
+
+    let mut command = Command::new(action_bin());
+    for (key, _) in std::env::vars() {
+        if ["GITHUB_", "INPUT_", "TOLLGATE_", "CE_REVIEW_", "RUNNER_"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+        {
+            command.env_remove(key);
+        }
+    }
+    command
+        .env("GITHUB_WORKSPACE", pr.repo.path())
+        .env("GITHUB_EVENT_NAME", event_name)
+        .env("GITHUB_EVENT_PATH", &event_path)
+        .env("GITHUB_REPOSITORY", REPOSITORY)
+        .env("GITHUB_SHA", &pr.head)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env(
+            "GITHUB_API_URL",
+            server.map_or("http://127.0.0.1:9", |s| s.url()),
+        )
+        .env("GITHUB_OUTPUT", &outputs_path)
+        .env("GITHUB_STEP_SUMMARY", &summary_path)
+        .env("INPUT_GITHUB_TOKEN", TOKEN)
+        .env("INPUT_OUTPUT_DIR", results.path().join("out"))
+        // Composite actions pass unset inputs as empty variables.
+        .env("INPUT_CONFIDENCE_THRESHOLD", "")
+        .env("INPUT_FAIL_ON_SEVERITY", "")
+        .env("TOLLGATE_RETRY_BASE_MS", "20")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    for (key, value) in extra_env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("tollgate-action runs");
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    ActionRun {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        outputs: read(&outputs_path),
+        summary: read(&summary_path),
+        results,
+    }
+}
+
+fn server_for_pr() -> FakeGitHub {
+    let server = FakeGitHub::start();
+    server.state().diff_lines = Some(BTreeMap::from([(
+        CHANGED_FILE.to_string(),
+        HUNK_LINES.collect(),
+    )]));
+    server
+}
+
+fn requests(server: &FakeGitHub) -> Vec<Recorded> {
+    server.state().requests.clone()
+}
+
+fn count(requests: &[Recorded], method: &str, path: &str) -> usize {
+    requests.iter().filter(|r| r.is(method, path)).count()
+}
+
+const ISSUE_COMMENTS: &str = "/repos/octo/repo/issues/42/comments";
+const REVIEWS: &str = "/repos/octo/repo/pulls/42/reviews";
+const CHECK_RUNS: &str = "/repos/octo/repo/check-runs";
+
+#[test]
+fn pull_request_posts_summary_review_and_check_run_then_updates_in_place() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    // Someone else's comment that quotes our marker, and enough comments to need pages.
+    {
+        let mut state = server.state();
+        state.add_issue_comment("mallory", "<!-- tollgate:summary:v1 --> fake");
+        state.add_issue_comment("reviewer", "LGTM?");
+        state.add_issue_comment("reviewer", "one more");
+    }
+
+    let first = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    first.assert_code(1);
+    let seen = requests(&server);
+    for request in &seen {
+        assert_eq!(
+            request.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+    }
+    // The comment list was read to its last page before a new summary was posted.
+    assert!(
+        seen.iter()
+            .any(|r| r.is("GET", ISSUE_COMMENTS) && r.target.contains("page=2")),
+        "{seen:#?}"
+    );
+    assert_eq!(count(&seen, "POST", ISSUE_COMMENTS), 1);
+    let summary = server
+        .state()
+        .issue_comments
+        .iter()
+        .find(|c| c["user"]["login"] == BOT)
+        .cloned()
+        .expect("a summary comment by the bot");
+    let body = summary["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- tollgate:summary:v1 -->\n## ❌ Tollgate review failed"));
+    assert!(
+        !body.contains("AKIAQWERTYUIOPASDFGH"),
+        "secrets never leave"
+    );
+
+    // One review, pinned to the head commit, with comments only on the hunk's lines.
+    assert_eq!(count(&seen, "POST", REVIEWS), 1);
+    let review = &seen.iter().find(|r| r.is("POST", REVIEWS)).unwrap().body;
+    assert_eq!(review["commit_id"], pr.head.as_str());
+    assert_eq!(review["event"], "COMMENT");
+    assert!(
+        review["body"]
+            .as_str()
+            .unwrap()
+            .starts_with("<!-- tollgate:review:v1 -->")
+    );
+    let comments = review["comments"].as_array().unwrap();
+    assert!(!comments.is_empty(), "{review:#}");
+    for comment in comments {
+        assert_eq!(comment["path"], CHANGED_FILE, "{comment:#}");
+        assert_eq!(comment["side"], "RIGHT");
+        let line = comment["line"].as_u64().unwrap() as u32;
+        assert!(HUNK_LINES.contains(&line), "{comment:#}");
+        assert!(
+            comment["body"]
+                .as_str()
+                .unwrap()
+                .contains("<!-- tollgate:finding:v1 ")
+        );
+    }
+    assert!(
+        comments
+            .iter()
+            .any(|c| c["line"] == 20 && c["body"].as_str().unwrap().contains("`TG008`")),
+        "the secret is commented on its line: {review:#}"
+    );
+
+    // The check run carries every finding, the deleted hotspot's too.
+    assert_eq!(count(&seen, "POST", CHECK_RUNS), 1);
+    let check = server.state().check_runs[0].clone();
+    assert_eq!(check["head_sha"], pr.head.as_str());
+    assert_eq!(check["conclusion"], "failure");
+    assert_eq!(check["status"], "completed");
+    let annotations = check["output"]["annotations"].as_array().unwrap();
+    assert!(
+        annotations
+            .iter()
+            .any(|a| a["path"] == DELETED_HOTSPOT && a["annotation_level"] == "notice"),
+        "{annotations:#?}"
+    );
+    assert!(
+        annotations
+            .iter()
+            .any(|a| a["path"] == CHANGED_FILE && a["annotation_level"] == "failure")
+    );
+    assert!(annotations.len() > comments.len());
+
+    // Runner files: outputs, the job summary, SARIF.
+    assert!(
+        first.outputs.contains("should-fail=true\n"),
+        "{}",
+        first.outputs
+    );
+    let n_findings = annotations.len();
+    assert!(
+        first.outputs.contains(&format!("findings={n_findings}\n")),
+        "{}",
+        first.outputs
+    );
+    let sarif_path = first.results.path().join("out/tollgate.sarif");
+    assert!(
+        first
+            .outputs
+            .contains(&format!("sarif-path={}\n", sarif_path.display()))
+    );
+    let sarif: Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif_path).unwrap()).unwrap();
+    let categories: Vec<&str> = sarif["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["automationDetails"]["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        categories.contains(&"tollgate/preflight/"),
+        "{categories:?}"
+    );
+    assert!(first.summary.starts_with("<!-- tollgate:summary:v1 -->"));
+    assert!(
+        !first.stderr.contains(TOKEN) && !first.stdout.contains(TOKEN),
+        "the token is never printed"
+    );
+
+    // Second run on the same head: the summary is edited in place, the inline comments stand,
+    // nothing is deleted.
+    let comment_id = summary["id"].as_u64().unwrap();
+    let n_before = server.state().requests.len();
+    let second = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    second.assert_code(1);
+    let again: Vec<Recorded> = requests(&server).split_off(n_before);
+    assert_eq!(count(&again, "POST", ISSUE_COMMENTS), 0, "{again:#?}");
+    assert_eq!(
+        count(
+            &again,
+            "PATCH",
+            &format!("/repos/octo/repo/issues/comments/{comment_id}")
+        ),
+        1
+    );
+    assert_eq!(count(&again, "POST", REVIEWS), 0, "no duplicate comments");
+    assert!(!again.iter().any(|r| r.method == "DELETE"));
+    let n_bot_summaries = server
+        .state()
+        .issue_comments
+        .iter()
+        .filter(|c| c["user"]["login"] == BOT)
+        .count();
+    assert_eq!(n_bot_summaries, 1);
+    assert_eq!(
+        server.state().issue_comments[0]["body"],
+        "<!-- tollgate:summary:v1 --> fake",
+        "other people's comments are never touched"
+    );
+}
+
+#[test]
+fn stale_inline_comments_are_removed_when_findings_go_away() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]).assert_code(1);
+    let n_comments = server.state().review_comments.len();
+    assert!(n_comments > 0);
+
+    // The author removes the secret: its comment is stale and goes, the gate passes.
+    let clean: Vec<String> = (1..=40)
+        .map(|n| {
+            if n == 20 {
+                "SETTING_20 = load_from_env()".to_string()
+            } else {
+                format!("SETTING_{n} = {n}")
+            }
+        })
+        .collect();
+    pr.repo.write(CHANGED_FILE, &(clean.join("\n") + "\n"));
+    let head = pr.repo.commit("remove the key");
+    let fixed = PrRepo { head, ..pr };
+    let run = run_action(
+        &fixed,
+        "pull_request",
+        "pull_request.json",
+        Some(&server),
+        &[],
+    );
+    run.assert_code(0);
+    let state = server.state();
+    let deleted = state
+        .requests
+        .iter()
+        .filter(|r| r.method == "DELETE")
+        .count();
+    assert!(deleted >= 1, "{:#?}", state.requests);
+    assert!(
+        !state
+            .review_comments
+            .iter()
+            .any(|c| c["body"].as_str().unwrap().contains("`TG008`")),
+        "{:#?}",
+        state.review_comments
+    );
+    assert_eq!(state.check_runs.last().unwrap()["conclusion"], "success");
+    assert!(run.outputs.contains("should-fail=false\n"));
+}
+
+#[test]
+fn annotations_are_sent_in_batches_of_at_most_fifty() {
+    let repo = TestRepo::new();
+    repo.write(
+        ".review-invariants.yml",
+        "rules:\n  - id: no-fixme\n    rule: No FIXME\n    paths: [\"**/*.py\"]\n    severity: CRITICAL\n    category: maintainability\n    action: deny\n    deny: { regex: { pattern: FIXME } }\n",
+    );
+    repo.write("src/app/todo.py", "import os\n");
+    let base = repo.commit("base");
+    repo.branch("feature");
+    // 120 FIXMEs, one a line: 120 findings (max-findings raised so none is truncated).
+    let body: String = (0..120).map(|n| format!("x_{n} = 1  # FIXME {n}\n")).collect();
+    repo.write("src/app/todo.py", &format!("import os\n{body}"));
+    let head = repo.commit("fixmes");
+    let pr = PrRepo { repo, base, head };
+    let server = FakeGitHub::start();
+    let run = run_action(
+        &pr,
+        "push",
+        "push.json",
+        Some(&server),
+        &[("INPUT_MAX_FINDINGS", "500")],
+    );
+    run.assert_code(1);
+    let seen = requests(&server);
+    // A push has no pull request: only the check run is posted.
+    assert!(
+        seen.iter().all(|r| r.path().starts_with(CHECK_RUNS)),
+        "{seen:#?}"
+    );
+    let sizes: Vec<usize> = seen
+        .iter()
+        .map(|r| r.body["output"]["annotations"].as_array().unwrap().len())
+        .collect();
+    assert!(sizes.iter().all(|&n| n <= 50), "{sizes:?}");
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert_eq!(seen[0].method, "POST");
+    assert!(seen[1..].iter().all(|r| r.method == "PATCH"));
+    let total: usize = sizes.iter().sum();
+    let run_annotations = server.state().check_runs[0]["output"]["annotations"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(total, run_annotations, "updates append");
+    assert!(total >= 120, "{total}");
+}
+
+#[test]
+fn fork_pull_requests_post_nothing_and_print_workflow_commands() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    let run = run_action(
+        &pr,
+        "pull_request",
+        "pull_request_from_fork.json",
+        Some(&server),
+        &[],
+    );
+    run.assert_code(1);
+    assert!(
+        server.state().requests.is_empty(),
+        "{:#?}",
+        server.state().requests
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|line| line.starts_with(&format!("::error file={CHANGED_FILE},line=20,"))),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("::stop-commands::tollgate-"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("read-only token"), "{}", run.stderr);
+    // SARIF and the job summary are still written.
+    assert!(run.results.path().join("out/tollgate.sarif").is_file());
+    assert!(run.summary.starts_with("<!-- tollgate:summary:v1 -->"));
+}
+
+#[test]
+fn retries_502_and_429_honouring_retry_after() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    server.state().faults = vec![
+        Fault {
+            method: "GET",
+            path: ISSUE_COMMENTS.into(),
+            status: 502,
+            headers: Vec::new(),
+        },
+        Fault {
+            method: "POST",
+            path: CHECK_RUNS.into(),
+            status: 429,
+            headers: vec![("Retry-After", "1".into())],
+        },
+        Fault {
+            method: "POST",
+            path: REVIEWS.into(),
+            status: 403,
+            headers: vec![
+                ("x-ratelimit-remaining", "0".into()),
+                ("x-ratelimit-reset", "0".into()),
+            ],
+        },
+    ];
+    let started = std::time::Instant::now();
+    let run = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    run.assert_code(1);
+    let seen = requests(&server);
+    assert_eq!(count(&seen, "POST", CHECK_RUNS), 2, "{seen:#?}");
+    assert_eq!(count(&seen, "POST", REVIEWS), 2);
+    assert_eq!(
+        count(&seen, "GET", ISSUE_COMMENTS),
+        2,
+        "the 502 was retried"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "Retry-After: 1 was waited out"
+    );
+    let state = server.state();
+    assert_eq!(state.check_runs.len(), 1);
+    assert_eq!(state.reviews.len(), 1);
+    assert!(state.faults.is_empty());
+    assert!(!run.stdout.contains("could not post"), "{}", run.stdout);
+}
+
+#[test]
+fn the_exit_code_follows_the_gate_when_posting_fails() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    {
+        let mut state = server.state();
+        for _ in 0..4 {
+            state.faults.push(Fault {
+                method: "POST",
+                path: CHECK_RUNS.into(),
+                status: 503,
+                headers: Vec::new(),
+            });
+        }
+        state.read_only = true;
+    }
+    let failing = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    failing.assert_code(1);
+    assert!(
+        failing
+            .stdout
+            .contains("::warning title=Tollgate could not post::"),
+        "{}",
+        failing.stdout
+    );
+    // Nothing was posted, so the findings come out as workflow commands instead.
+    assert!(
+        failing
+            .stdout
+            .contains(&format!("::error file={CHANGED_FILE},line=20,"))
+    );
+    assert_eq!(
+        count(&requests(&server), "POST", CHECK_RUNS),
+        4,
+        "four tries"
+    );
+
+    // A passing gate stays a pass with no API at all (nothing listens on this port).
+    let clean = TestRepo::new();
+    clean.write("README.md", "# hi\n");
+    let base = clean.commit("base");
+    clean.write("README.md", "# hello\n");
+    let head = clean.commit("docs");
+    let passing = run_action(
+        &PrRepo {
+            repo: clean,
+            base,
+            head,
+        },
+        "pull_request",
+        "pull_request.json",
+        None,
+        &[],
+    );
+    passing.assert_code(0);
+    assert!(
+        passing.stdout.contains("could not post"),
+        "{}",
+        passing.stdout
+    );
+}
+
+#[test]
+fn config_comes_from_the_base_commit_unless_asked_otherwise() {
+    // The base says HIGH fails the gate; the pull request relaxes it to CRITICAL and adds a
+    // HIGH-only problem. With the base's gate it fails; with the head's it would pass.
+    let repo = TestRepo::new();
+    repo.write("tollgate.toml", "[review]\nfail_on_severity = \"HIGH\"\n");
+    repo.write(
+        ".review-invariants.yml",
+        "rules:\n  - id: no-todo\n    rule: No TODO in code\n    paths: [\"**/*.py\"]\n    severity: HIGH\n    category: maintainability\n    action: deny\n    deny: { regex: { pattern: TODO } }\n",
+    );
+    repo.write("app.py", "x = 1\n");
+    let base = repo.commit("base");
+    repo.branch("feature");
+    repo.write(
+        "tollgate.toml",
+        "[review]\nfail_on_severity = \"CRITICAL\"\n",
+    );
+    repo.write(".review-invariants.yml", "rules: []\n");
+    repo.write("app.py", "x = 1\n# TODO remove\n");
+    let head = repo.commit("relax the gate");
+    let pr = PrRepo { repo, base, head };
+
+    let from_base = run_action(
+        &pr,
+        "push",
+        "push.json",
+        None,
+        &[("INPUT_CHECK_RUN", "false")],
+    );
+    from_base.assert_code(1);
+    assert!(from_base.outputs.contains("should-fail=true\n"));
+    let from_head = run_action(
+        &pr,
+        "push",
+        "push.json",
+        None,
+        &[("INPUT_CONFIG_FROM", "head"), ("INPUT_CHECK_RUN", "false")],
+    );
+    from_head.assert_code(0);
+}
+
+#[test]
+fn workflow_dispatch_reviews_the_given_range() {
+    let pr = pr_repo();
+    let run = run_action(
+        &pr,
+        "workflow_dispatch",
+        "workflow_dispatch.json",
+        None,
+        &[("INPUT_CHECK_RUN", "false")],
+    );
+    run.assert_code(1);
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.results.path().join("out/tollgate.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["metadata"]["head_sha"], pr.head.as_str());
+    assert_eq!(json["metadata"]["base_sha"], pr.base.as_str());
+}
+
+#[test]
+fn a_shallow_checkout_says_to_fetch_the_full_history() {
+    let pr = pr_repo();
+    let clone = tempfile::tempdir().unwrap();
+    let status = Command::new("git")
+        .args(["clone", "--quiet", "--depth", "1", "--branch", "feature"])
+        .arg(format!("file://{}", pr.repo.path().display()))
+        .arg(clone.path())
+        .status()
+        .expect("git runs");
+    assert!(status.success());
+    let shallow = PrRepo {
+        repo: TestRepo::open(clone),
+        base: pr.base.clone(),
+        head: pr.head.clone(),
+    };
+    let run = run_action(&shallow, "pull_request", "pull_request.json", None, &[]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("fetch-depth: 0"), "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("::error title=Tollgate could not run::"),
+        "{}",
+        run.stdout
+    );
+}

@@ -7,6 +7,7 @@
 )]
 
 mod action;
+mod analyzers;
 mod baseline_allowlist;
 mod config_precedence;
 mod fake_github;

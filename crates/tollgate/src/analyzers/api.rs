@@ -29,6 +29,7 @@ pub struct StaticAnalysisRequest {
     /// either, the whole project is checked (tsc) and semgrep is skipped.
     #[serde(default)]
     pub changed_files: Vec<String>,
+    /// Which analyzers run and within which limits; unset options come from the configuration.
     #[serde(default)]
     pub options: StaticAnalysisOptions,
     /// A unified diff of the working tree's changes: its files are analysed and, in the default
@@ -210,8 +211,9 @@ impl PreparedAnalysis {
                 summary: output.summary,
             },
             Err(_) => {
-                let warning = "internal error: static analysis panicked; no analyzer result was used"
-                    .to_string();
+                let warning =
+                    "internal error: static analysis panicked; no analyzer result was used"
+                        .to_string();
                 AnalysisOutcome {
                     findings: Vec::new(),
                     summary: StaticAnalysisSummary {
@@ -573,6 +575,11 @@ mod tests {
         assert_eq!(tsc.status, AnalyzerStatus::Unavailable);
         assert!(tsc.skipped_reason.as_deref().unwrap().contains("not found"));
         assert_eq!(tsc.invocations, 0);
-        assert!(response.warnings.iter().any(|w| w.starts_with("tsc unavailable")));
+        assert!(
+            response
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("tsc unavailable"))
+        );
     }
 }

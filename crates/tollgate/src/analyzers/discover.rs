@@ -96,10 +96,12 @@ pub(crate) fn npm_package_version(executable: &Path, package: &str) -> Option<St
 }
 
 /// Runs `<tool> --version` and returns the first line that holds a digit, without a leading
-/// `Version` word.
-pub(crate) fn probe_version(tool: &Tool, workspace: &Path) -> Option<String> {
+/// `Version` word. The probe ends by `deadline` at the latest (the analyzer's own), and after
+/// [`VERSION_PROBE_TIMEOUT`] in any case, so a hanging tool cannot eat the time of the real run.
+pub(crate) fn probe_version(tool: &Tool, workspace: &Path, deadline: Instant) -> Option<String> {
     let command = ToolCommand::new(&tool.path, workspace).arg("--version");
-    let output = process::run(&command, Instant::now() + VERSION_PROBE_TIMEOUT, 64 * 1024).ok()?;
+    let deadline = deadline.min(Instant::now() + VERSION_PROBE_TIMEOUT);
+    let output = process::run(&command, deadline, 64 * 1024).ok()?;
     if output.exit != Exit::Code(0) {
         return None;
     }
@@ -210,7 +212,10 @@ mod tests {
     fn absent_everywhere_explains_where_it_looked() {
         let dir = tempfile::tempdir().unwrap();
         let err = discover("semgrep", None, dir.path(), None).unwrap_err();
-        assert!(err.contains("node_modules/.bin") && err.contains("PATH"), "{err}");
+        assert!(
+            err.contains("node_modules/.bin") && err.contains("PATH"),
+            "{err}"
+        );
         // A directory named like the tool is not the tool.
         std::fs::create_dir_all(dir.path().join("bin/semgrep")).unwrap();
         let search = dir.path().join("bin");
@@ -240,10 +245,21 @@ mod tests {
             path: bin.join("tsc"),
             origin: ToolOrigin::NodeModules,
         };
+        let deadline = Instant::now() + Duration::from_secs(30);
         assert_eq!(
-            probe_version(&tool, dir.path()).as_deref(),
+            probe_version(&tool, dir.path(), deadline).as_deref(),
             Some("9.9.9")
         );
+        // A tool that hangs on --version gives no version, within the caller's deadline.
+        executable(&dir.path().join("hang"), "sleep 30");
+        let hang = Tool {
+            path: dir.path().join("hang"),
+            origin: ToolOrigin::Path,
+        };
+        let started = Instant::now();
+        let soon = started + Duration::from_millis(300);
+        assert_eq!(probe_version(&hang, dir.path(), soon), None);
+        assert!(started.elapsed() < Duration::from_secs(20));
         assert_eq!(
             parse_version_output("\nsemgrep 1.182.0\n").as_deref(),
             Some("semgrep 1.182.0")

@@ -28,8 +28,8 @@ mod tsc;
 mod workspace;
 
 pub use api::{
-    AnalysisError, AnalysisOutcome, PreparedAnalysis, StaticAnalysisOptions,
-    StaticAnalysisRequest, StaticAnalysisResponse, prepare_for_review, run_static_analysis,
+    AnalysisError, AnalysisOutcome, PreparedAnalysis, StaticAnalysisOptions, StaticAnalysisRequest,
+    StaticAnalysisResponse, prepare_for_review, run_static_analysis,
     static_analysis_request_schema, static_analysis_response_schema,
 };
 pub use sarif_import::SarifImportError;

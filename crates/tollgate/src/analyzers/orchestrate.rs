@@ -231,7 +231,11 @@ fn rank(status: AnalyzerStatus) -> u8 {
 impl ToolContext<'_> {
     /// Runs one process of this analyzer within its deadline; `None` (with the status set) when
     /// it could not be started.
-    pub(crate) fn execute(&self, command: &ToolCommand, run: &mut ToolRun) -> Option<ProcessOutput> {
+    pub(crate) fn execute(
+        &self,
+        command: &ToolCommand,
+        run: &mut ToolRun,
+    ) -> Option<ProcessOutput> {
         run.report.invocations += 1;
         tracing::debug!(command = %command.display(), "running analyzer");
         match process::run(command, self.deadline, self.config.max_output_bytes) {
@@ -332,7 +336,12 @@ impl Settle<'_> {
         for mut finding in findings {
             let location = &finding.location;
             finding.on_changed_line = self.changed_lines.is_some_and(|changed| {
-                touches_added_line(changed, &location.file, location.start_line, location.end_line)
+                touches_added_line(
+                    changed,
+                    &location.file,
+                    location.start_line,
+                    location.end_line,
+                )
             });
             let in_scope = match self.scope {
                 AnalysisScope::All => true,
@@ -450,7 +459,13 @@ mod tests {
         );
         assert_eq!(report.findings_out_of_scope, 1);
         assert_eq!(kept.len(), 3);
-        assert!(!kept.iter().find(|f| f.location.start_line == 1).unwrap().on_changed_line);
+        assert!(
+            !kept
+                .iter()
+                .find(|f| f.location.start_line == 1)
+                .unwrap()
+                .on_changed_line
+        );
 
         let (report, kept) = settle(AnalysisScope::All, 10).apply(run, &mut sources);
         assert_eq!((report.findings_out_of_scope, kept.len()), (1, 4));
@@ -471,7 +486,10 @@ mod tests {
         let mut run = ToolRun::new("tsc");
         run.set_status(AnalyzerStatus::Failed, "project a".into());
         run.set_status(AnalyzerStatus::Failed, "project b".into());
-        assert_eq!(run.report.skipped_reason.as_deref(), Some("project a; project b"));
+        assert_eq!(
+            run.report.skipped_reason.as_deref(),
+            Some("project a; project b")
+        );
         run.set_status(AnalyzerStatus::TimedOut, "project c".into());
         run.set_status(AnalyzerStatus::Failed, "project d".into());
         assert_eq!(run.report.status, AnalyzerStatus::TimedOut);

@@ -114,8 +114,14 @@ pub(crate) fn run(
     }
     let mut child = cmd.spawn()?;
     let pid = child.id();
-    let stdout = child.stdout.take().map(|out| spawn_reader(out, max_output_bytes));
-    let stderr = child.stderr.take().map(|err| spawn_reader(err, max_output_bytes));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|out| spawn_reader(out, max_output_bytes));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|err| spawn_reader(err, max_output_bytes));
 
     let (sender, receiver) = mpsc::channel();
     let waiter = thread::spawn(move || {
@@ -131,7 +137,12 @@ pub(crate) fn run(
         Err(_) => {
             kill_tree(pid, &waiter);
             // SIGKILL cannot be ignored, so the wait returns promptly.
-            (receiver.recv().unwrap_or_else(|_| Err(io::Error::other("waiter vanished"))), true)
+            (
+                receiver
+                    .recv()
+                    .unwrap_or_else(|_| Err(io::Error::other("waiter vanished"))),
+                true,
+            )
         }
     };
     // Stragglers of the group (daemonised helpers, a backgrounded child) would hold the pipes.
@@ -182,7 +193,11 @@ fn spawn_reader(mut stream: impl Read + Send + 'static, limit: usize) -> mpsc::R
                 Ok(0) => break,
                 Ok(n) => {
                     let room = limit.saturating_sub(n_kept);
-                    if room > 0 && sender.send(Chunk::Data(buf[..n.min(room)].to_vec())).is_err() {
+                    if room > 0
+                        && sender
+                            .send(Chunk::Data(buf[..n.min(room)].to_vec()))
+                            .is_err()
+                    {
                         break;
                     }
                     n_kept += n.min(room);

@@ -87,7 +87,10 @@ impl ImportedSarif {
 }
 
 /// Reads and converts one SARIF file.
-pub(crate) fn import(path: &Path, workspace: &Workspace) -> Result<ImportedSarif, SarifImportError> {
+pub(crate) fn import(
+    path: &Path,
+    workspace: &Workspace,
+) -> Result<ImportedSarif, SarifImportError> {
     let started = Instant::now();
     let display = path.display().to_string();
     let read_error = |source| SarifImportError::Read {
@@ -107,7 +110,11 @@ pub(crate) fn import(path: &Path, workspace: &Workspace) -> Result<ImportedSarif
     Ok(imported)
 }
 
-fn convert(bytes: &[u8], path: &str, workspace: &Workspace) -> Result<ImportedSarif, SarifImportError> {
+fn convert(
+    bytes: &[u8],
+    path: &str,
+    workspace: &Workspace,
+) -> Result<ImportedSarif, SarifImportError> {
     let malformed = |reason: String| SarifImportError::Malformed {
         path: path.to_string(),
         reason,
@@ -149,7 +156,11 @@ fn convert(bytes: &[u8], path: &str, workspace: &Workspace) -> Result<ImportedSa
     let mut counts = SkipCounts::default();
     for (run_idx, run) in runs.iter().enumerate() {
         let driver = &run["tool"]["driver"];
-        let Some(tool) = driver["name"].as_str().map(str::trim).filter(|n| !n.is_empty()) else {
+        let Some(tool) = driver["name"]
+            .as_str()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        else {
             return Err(malformed(format!(
                 "runs[{run_idx}].tool.driver.name is missing"
             )));
@@ -248,7 +259,9 @@ impl<'a> RunContext<'a> {
             .flat_map(|ext| ext["rules"].as_array().into_iter().flatten());
         for rule in rules.iter().chain(extension_rules) {
             if let Some(id) = rule["id"].as_str() {
-                rules_by_id.entry(id.to_string()).or_insert_with(|| rule.clone());
+                rules_by_id
+                    .entry(id.to_string())
+                    .or_insert_with(|| rule.clone());
             }
         }
         RunContext {
@@ -256,7 +269,10 @@ impl<'a> RunContext<'a> {
             slug: slug(tool),
             rules,
             rules_by_id,
-            artifacts: run["artifacts"].as_array().map(Vec::as_slice).unwrap_or(&[]),
+            artifacts: run["artifacts"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or(&[]),
             bases: run["originalUriBaseIds"].as_object(),
         }
     }
@@ -292,7 +308,9 @@ impl<'a> RunContext<'a> {
         };
         let mut artifact = &location["artifactLocation"];
         if artifact["uri"].is_null()
-            && let Some(idx) = artifact["index"].as_u64().and_then(|i| usize::try_from(i).ok())
+            && let Some(idx) = artifact["index"]
+                .as_u64()
+                .and_then(|i| usize::try_from(i).ok())
         {
             artifact = &self.artifacts.get(idx).unwrap_or(&null)["location"];
         }
@@ -340,7 +358,9 @@ impl<'a> RunContext<'a> {
         };
         let message = message_of(result, rule).unwrap_or_else(|| rule_id.to_string());
 
-        let end_line = positive(&region["endLine"]).unwrap_or(start_line).max(start_line);
+        let end_line = positive(&region["endLine"])
+            .unwrap_or(start_line)
+            .max(start_line);
         let location = Location {
             file: path,
             start_line,
@@ -348,7 +368,13 @@ impl<'a> RunContext<'a> {
             start_column: positive(&region["startColumn"]),
             end_column: positive(&region["endColumn"]),
         };
-        let title: String = message.lines().next().unwrap_or_default().chars().take(200).collect();
+        let title: String = message
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(200)
+            .collect();
         let mut finding = Finding::new(
             format!("{}/{rule_id}", self.slug),
             severity,
@@ -427,13 +453,10 @@ impl<'a> RunContext<'a> {
 /// An accepted suppression (status absent or `accepted`) hides a result; one under review or
 /// rejected does not.
 fn is_suppressed(result: &Value) -> bool {
-    result["suppressions"]
-        .as_array()
-        .is_some_and(|list| {
-            list.iter().any(|s| {
-                s["status"].is_null() || s["status"] == "accepted"
-            })
-        })
+    result["suppressions"].as_array().is_some_and(|list| {
+        list.iter()
+            .any(|s| s["status"].is_null() || s["status"] == "accepted")
+    })
 }
 
 fn category_of(rule: &Value, result: &Value) -> Option<Category> {
@@ -441,7 +464,12 @@ fn category_of(rule: &Value, result: &Value) -> Option<Category> {
         .as_array()
         .into_iter()
         .flatten()
-        .chain(result["properties"]["tags"].as_array().into_iter().flatten())
+        .chain(
+            result["properties"]["tags"]
+                .as_array()
+                .into_iter()
+                .flatten(),
+        )
         .filter_map(Value::as_str);
     let mut found = None;
     for tag in tags {
@@ -505,7 +533,10 @@ fn fix_of(result: &Value, location: &Location) -> Option<SuggestedFix> {
     if fix.is_null() {
         return None;
     }
-    let changes = fix["artifactChanges"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let changes = fix["artifactChanges"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     let replacements: Vec<&Value> = changes
         .iter()
         .flat_map(|c| c["replacements"].as_array().into_iter().flatten())
@@ -517,8 +548,7 @@ fn fix_of(result: &Value, location: &Location) -> Option<SuggestedFix> {
                 .iter()
                 .all(|key| region[key].is_null());
             let same_lines = positive(&region["startLine"]) == Some(location.start_line)
-                && positive(&region["endLine"]).unwrap_or(location.start_line)
-                    == location.end_line;
+                && positive(&region["endLine"]).unwrap_or(location.start_line) == location.end_line;
             if plain_lines && same_lines {
                 only["insertedContent"]["text"].as_str().map(str::to_string)
             } else {
@@ -677,10 +707,18 @@ mod tests {
         assert_eq!(unwrap.rule_id, "clippy/clippy::unwrap_used");
         assert_eq!(unwrap.tool.as_deref(), Some("clippy"));
         assert_eq!(unwrap.source, Source::Sarif);
-        assert_eq!(unwrap.severity, Severity::High, "level from the rule's default");
+        assert_eq!(
+            unwrap.severity,
+            Severity::High,
+            "level from the rule's default"
+        );
         assert_eq!(unwrap.location.file, "src/main.rs", "SRC → ROOT chain");
         assert_eq!(
-            (unwrap.location.start_line, unwrap.location.start_column, unwrap.location.end_column),
+            (
+                unwrap.location.start_line,
+                unwrap.location.start_column,
+                unwrap.location.end_column
+            ),
             (7, Some(5), Some(20))
         );
         assert!(unwrap.evidence.iter().any(|e| e.contains("rust-clippy")));
@@ -689,13 +727,20 @@ mod tests {
         assert_eq!(needless.title, "remove `return`", "message template filled");
         assert_eq!(needless.severity, Severity::Medium);
         assert_eq!(needless.location.file, "src/lib.rs", "artifact index");
-        assert_eq!((needless.location.start_line, needless.location.end_line), (3, 4));
+        assert_eq!(
+            (needless.location.start_line, needless.location.end_line),
+            (3, 4)
+        );
         let fix = needless.suggested_fix.as_ref().unwrap();
         assert_eq!(fix.replacement.as_deref(), Some("x\n"));
 
         assert_eq!(imported.findings[2].location.start_line, 2);
         let warnings = imported.warnings.join("\n");
-        for expected in ["1 result(s) suppressed", "pass or notApplicable", "without a file and line"] {
+        for expected in [
+            "1 result(s) suppressed",
+            "pass or notApplicable",
+            "without a file and line",
+        ] {
             assert!(warnings.contains(expected), "{warnings}");
         }
     }
@@ -738,14 +783,20 @@ mod tests {
             (r#"{"runs": []}"#, "`version` is missing"),
             (r#"{"version": "2.0.0", "runs": []}"#, "\"2.0.0\""),
             (r#"{"version": "2.1.0"}"#, "`runs`"),
-            (r#"{"version": "2.1.0", "runs": [{"tool": {}}]}"#, "runs[0].tool.driver.name"),
+            (
+                r#"{"version": "2.1.0", "runs": [{"tool": {}}]}"#,
+                "runs[0].tool.driver.name",
+            ),
             (
                 r#"{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": {}}]}"#,
                 "runs[0].results",
             ),
         ] {
             let err = import_text(text, &workspace).unwrap_err().to_string();
-            assert!(err.contains("in.sarif") && err.contains(expected), "{text}: {err}");
+            assert!(
+                err.contains("in.sarif") && err.contains(expected),
+                "{text}: {err}"
+            );
         }
         let err = import(Path::new("/nonexistent/x.sarif"), &workspace).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/x.sarif"), "{err}");

@@ -19,7 +19,7 @@ use super::orchestrate::{ToolContext, ToolRun, describe_exit, stderr_warnings};
 use super::process::{self, Exit, ToolCommand};
 use super::workspace::{SourceFiles, check_relative_path};
 use crate::findings::{
-    Applicability, AnalyzerStatus, Category, Finding, Location, Severity, Source, SuggestedFix,
+    AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
 
 /// Rule sources used when none is configured, when present in the workspace root.
@@ -57,7 +57,8 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
     if rules.is_empty() && !args_name_config {
         return run.with_status(
             AnalyzerStatus::Skipped,
-            "no semgrep rules configured: set [analyzers.semgrep] rules, or add .semgrep.yml".into(),
+            "no semgrep rules configured: set [analyzers.semgrep] rules, or add .semgrep.yml"
+                .into(),
         );
     }
     if ctx.files.is_empty() {
@@ -119,9 +120,11 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
         let Some(output) = ctx.execute(&command, &mut run) else {
             return run;
         };
-        run.report
-            .warnings
-            .extend(stderr_warnings("semgrep", &output.stderr, output.stderr_truncated));
+        run.report.warnings.extend(stderr_warnings(
+            "semgrep",
+            &output.stderr,
+            output.stderr_truncated,
+        ));
         let code = match output.exit {
             Exit::TimedOut => {
                 run.set_status(
@@ -214,13 +217,19 @@ fn check_rule_source(root: &Path, rule: &str) -> Result<(), &'static str> {
 
 /// One semgrep result as a finding; `None` when its path lies outside the workspace or it has
 /// no position.
-fn finding(ctx: &ToolContext<'_>, result: &Value, sources: &mut SourceFiles<'_>) -> Option<Finding> {
+fn finding(
+    ctx: &ToolContext<'_>,
+    result: &Value,
+    sources: &mut SourceFiles<'_>,
+) -> Option<Finding> {
     let settings = &ctx.config.semgrep;
     let path = ctx.workspace.relative(result["path"].as_str()?, "")?;
     let check_id = result["check_id"].as_str().unwrap_or("unknown");
     let extra = &result["extra"];
     let start_line = position(&result["start"], "line")?;
-    let end_line = position(&result["end"], "line").unwrap_or(start_line).max(start_line);
+    let end_line = position(&result["end"], "line")
+        .unwrap_or(start_line)
+        .max(start_line);
 
     let severity_name = extra["severity"]
         .as_str()
@@ -288,7 +297,10 @@ fn finding(ctx: &ToolContext<'_>, result: &Value, sources: &mut SourceFiles<'_>)
     if let Some(fix) = extra["fix"].as_str() {
         let replacement = splice_fix(sources, &path, result, fix);
         finding = finding.with_fix(SuggestedFix {
-            description: format!("semgrep autofix: replace the match with `{}`", one_line(fix, 120)),
+            description: format!(
+                "semgrep autofix: replace the match with `{}`",
+                one_line(fix, 120)
+            ),
             replacement,
             // Autofixes are pattern rewrites: worth offering, never applied unseen.
             applicability: Applicability::Unsafe,
@@ -300,7 +312,12 @@ fn finding(ctx: &ToolContext<'_>, result: &Value, sources: &mut SourceFiles<'_>)
 /// The whole lines of the match with `fix` put in place of the matched bytes: the form
 /// [`SuggestedFix::replacement`] takes. `None` when the file cannot be read or the offsets do
 /// not fit it.
-fn splice_fix(sources: &mut SourceFiles<'_>, path: &str, result: &Value, fix: &str) -> Option<String> {
+fn splice_fix(
+    sources: &mut SourceFiles<'_>,
+    path: &str,
+    result: &Value,
+    fix: &str,
+) -> Option<String> {
     let start = usize::try_from(result["start"]["offset"].as_u64()?).ok()?;
     let end = usize::try_from(result["end"]["offset"].as_u64()?).ok()?;
     let start_line = position(&result["start"], "line")?;
@@ -421,7 +438,11 @@ mod tests {
         assert_eq!(eval.category, Category::Security);
         assert_eq!(eval.confidence, 0.9);
         assert_eq!(
-            (eval.location.start_line, eval.location.start_column, eval.location.end_column),
+            (
+                eval.location.start_line,
+                eval.location.start_column,
+                eval.location.end_column
+            ),
             (2, Some(1), Some(16))
         );
         assert!(eval.suggested_fix.is_none());
@@ -437,14 +458,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(equality.severity, Severity::Medium);
-        assert_eq!(equality.category, Category::Security, "the configured default");
+        assert_eq!(
+            equality.category,
+            Category::Security,
+            "the configured default"
+        );
         let fix = equality.suggested_fix.unwrap();
         assert_eq!(fix.replacement.as_deref(), Some("if (a === 2) { go(); }"));
         assert_eq!(fix.applicability, Applicability::Unsafe);
 
         // Outside the workspace, or without a position: not a finding.
-        assert!(finding(&ctx, &result(r#"{"check_id": "x", "path": "../x.js", "start": {"line": 1}}"#), &mut sources).is_none());
-        assert!(finding(&ctx, &result(r#"{"check_id": "x", "path": "src/app.js", "start": {}}"#), &mut sources).is_none());
+        assert!(
+            finding(
+                &ctx,
+                &result(r#"{"check_id": "x", "path": "../x.js", "start": {"line": 1}}"#),
+                &mut sources
+            )
+            .is_none()
+        );
+        assert!(
+            finding(
+                &ctx,
+                &result(r#"{"check_id": "x", "path": "src/app.js", "start": {}}"#),
+                &mut sources
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -453,13 +492,11 @@ mod tests {
         std::fs::write(dir.path().join("a.js"), "x == y\n").unwrap();
         let workspace = Workspace::new(dir.path()).unwrap();
         let mut sources = SourceFiles::new(&workspace);
-        let stale = result(
-            r#"{"start": {"line": 1, "offset": 0}, "end": {"line": 1, "offset": 99}}"#,
-        );
+        let stale =
+            result(r#"{"start": {"line": 1, "offset": 0}, "end": {"line": 1, "offset": 99}}"#);
         assert_eq!(splice_fix(&mut sources, "a.js", &stale, "z"), None);
-        let good = result(
-            r#"{"start": {"line": 1, "offset": 0}, "end": {"line": 1, "offset": 6}}"#,
-        );
+        let good =
+            result(r#"{"start": {"line": 1, "offset": 0}, "end": {"line": 1, "offset": 6}}"#);
         assert_eq!(
             splice_fix(&mut sources, "a.js", &good, "x === y").as_deref(),
             Some("x === y")

@@ -55,8 +55,9 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
         Err(reason) => return run.with_status(AnalyzerStatus::Unavailable, reason),
     };
     run.found(&tool);
-    run.report.version = discover::npm_package_version(&tool.path, "typescript")
-        .or_else(|| discover::probe_version(&tool, ctx.workspace.root()));
+    // The package's manifest costs a file read. Without one (a standalone native binary, say),
+    // `tsc --version` runs beside the check so it adds no wall time.
+    let manifest_version = discover::npm_package_version(&tool.path, "typescript");
 
     let mut build_info_dir = None;
     if ctx.config.tsc.incremental {
@@ -68,23 +69,30 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
         }
     }
 
-    for (tsconfig, n_files) in &projects {
-        if process::remaining(ctx.deadline).is_none() {
-            run.set_status(
-                AnalyzerStatus::TimedOut,
-                format!(
-                    "the time budget ran out before {tsconfig} could be checked ({} project(s) in all)",
-                    projects.len()
-                ),
-            );
-            break;
+    std::thread::scope(|scope| {
+        let probe = manifest_version.is_none().then(|| {
+            scope.spawn(|| discover::probe_version(&tool, ctx.workspace.root(), ctx.deadline))
+        });
+        for (tsconfig, n_files) in &projects {
+            if process::remaining(ctx.deadline).is_none() {
+                run.set_status(
+                    AnalyzerStatus::TimedOut,
+                    format!(
+                        "the time budget ran out before {tsconfig} could be checked ({} project(s) in all)",
+                        projects.len()
+                    ),
+                );
+                break;
+            }
+            tracing::debug!(tsconfig, n_files, "tsc: checking project");
+            let build_info = build_info_dir
+                .as_deref()
+                .map(|dir| dir.join(build_info_name(tsconfig)));
+            check_project(ctx, &tool, tsconfig, build_info.as_deref(), &mut run);
         }
-        tracing::debug!(tsconfig, n_files, "tsc: checking project");
-        let build_info = build_info_dir
-            .as_deref()
-            .map(|dir| dir.join(build_info_name(tsconfig)));
-        check_project(ctx, &tool, tsconfig, build_info.as_deref(), &mut run);
-    }
+        run.report.version =
+            manifest_version.or_else(|| probe.and_then(|handle| handle.join().ok().flatten()));
+    });
     run
 }
 
@@ -120,9 +128,11 @@ fn check_project(
         output = retry;
         parsed = parse_output(&String::from_utf8_lossy(&output.stdout));
     }
-    run.report
-        .warnings
-        .extend(stderr_warnings("tsc", &output.stderr, output.stderr_truncated));
+    run.report.warnings.extend(stderr_warnings(
+        "tsc",
+        &output.stderr,
+        output.stderr_truncated,
+    ));
     if output.stdout_truncated {
         run.report.warnings.push(format!(
             "tsc: the output of {tsconfig} exceeded {} bytes; later diagnostics were not read",
@@ -212,8 +222,13 @@ fn finding(ctx: &ToolContext<'_>, diagnostic: Diagnostic, path: String) -> Findi
     )
     .with_confidence(CONFIDENCE)
     .with_message(diagnostic.message)
-    .with_evidence(format!("TypeScript {} TS{}", diagnostic.category, diagnostic.code))
-    .with_impact("The TypeScript compiler rejects this code; it may fail at runtime or break the build.")
+    .with_evidence(format!(
+        "TypeScript {} TS{}",
+        diagnostic.category, diagnostic.code
+    ))
+    .with_impact(
+        "The TypeScript compiler rejects this code; it may fail at runtime or break the build.",
+    )
     .with_recommendation(
         "Fix the type error, or narrow the types so the compiler can prove the code is correct.",
     )
@@ -440,7 +455,10 @@ Found 2 errors in 2 files.
         assert!(parsed.global.is_empty());
         assert_eq!(parsed.located.len(), 3);
         let last = &parsed.located[2];
-        assert_eq!((last.file.as_str(), last.line, last.column), ("src/b.ts", 3, 7));
+        assert_eq!(
+            (last.file.as_str(), last.line, last.column),
+            ("src/b.ts", 3, 7)
+        );
         assert_eq!(last.code, 2322);
         assert_eq!(
             last.message,
@@ -463,10 +481,7 @@ Found 2 errors in 2 files.
     fn pretty_output_skips_frames_and_related_information() {
         let parsed = parse_output(PRETTY_OUTPUT);
         assert_eq!(parsed.located.len(), 2, "{parsed:#?}");
-        assert_eq!(
-            (parsed.located[0].line, parsed.located[0].column),
-            (3, 49)
-        );
+        assert_eq!((parsed.located[0].line, parsed.located[0].column), (3, 49));
         assert_eq!(
             parsed.located[0].message,
             "Type 'number' is not assignable to type 'string'."
@@ -483,17 +498,17 @@ Found 2 errors in 2 files.
         assert_eq!(parsed.global.len(), 1);
         assert_eq!(parsed.global[0].code, 18003);
         assert_eq!(parsed.located[0].file, "tsconfig.json");
-        assert!(rejects_incremental_flags(&parse_output(
-            "error TS5023: Unknown compiler option '--incremental'."
-        )
-        .global));
+        assert!(rejects_incremental_flags(
+            &parse_output("error TS5023: Unknown compiler option '--incremental'.").global
+        ));
         assert!(!rejects_incremental_flags(&parsed.global));
     }
 
     #[test]
     fn paths_with_parentheses_and_spaces() {
-        let parsed =
-            parse_output("src/my dir (v2)/a.ts(10,2): warning TS6133: 'x' is declared but never used.");
+        let parsed = parse_output(
+            "src/my dir (v2)/a.ts(10,2): warning TS6133: 'x' is declared but never used.",
+        );
         let diagnostic = &parsed.located[0];
         assert_eq!(diagnostic.file, "src/my dir (v2)/a.ts");
         assert_eq!((diagnostic.line, diagnostic.column), (10, 2));
@@ -511,7 +526,10 @@ Found 2 errors in 2 files.
             "Found 3 errors.",
         ] {
             let parsed = parse_output(text);
-            assert!(parsed.located.is_empty() && parsed.global.is_empty(), "{text:?}");
+            assert!(
+                parsed.located.is_empty() && parsed.global.is_empty(),
+                "{text:?}"
+            );
         }
     }
 
@@ -532,7 +550,10 @@ Found 2 errors in 2 files.
             nearest_tsconfig(root, "packages/b/src/y.ts").as_deref(),
             Some("tsconfig.json")
         );
-        assert_eq!(nearest_tsconfig(root, "z.ts").as_deref(), Some("tsconfig.json"));
+        assert_eq!(
+            nearest_tsconfig(root, "z.ts").as_deref(),
+            Some("tsconfig.json")
+        );
         assert!(is_checked_file("a/b.TSX"));
         assert!(!is_checked_file("a/b.rs"));
         assert!(!is_checked_file("Makefile"));

@@ -260,7 +260,9 @@ mod tests {
             Some("src/win.ts")
         );
         assert_eq!(
-            workspace.relative(&format!("{root}/src/c.ts"), "").as_deref(),
+            workspace
+                .relative(&format!("{root}/src/c.ts"), "")
+                .as_deref(),
             Some("src/c.ts")
         );
         assert_eq!(workspace.relative("../elsewhere.ts", ""), None);

@@ -436,14 +436,29 @@ category = "correctness"
     #[test]
     fn bad_values_name_their_key() {
         for (toml, key) in [
-            ("[analyzers]\nstatic_analyzers = [\"eslint\"]", "static_analyzers"),
+            (
+                "[analyzers]\nstatic_analyzers = [\"eslint\"]",
+                "static_analyzers",
+            ),
             ("[analyzers]\nscope = \"lines\"", "analyzers.scope"),
             ("[analyzers]\nstatic_analysis_timeout_ms = 0", "timeout_ms"),
-            ("[analyzers.semgrep]\nseverity = { ERROR = \"bad\" }", "ERROR"),
+            (
+                "[analyzers.semgrep]\nseverity = { ERROR = \"bad\" }",
+                "ERROR",
+            ),
             ("[analyzers.semgrep]\nbatch_size = 0", "batch_size"),
-            ("[analyzers.tsc]\ncategory = \"types\"", "analyzers.tsc.category"),
-            ("[analyzers]\nsemgrep_args = [\"--autofix\"]", "semgrep_args"),
-            ("[analyzers]\nsemgrep_args = [\"--json-output=x\"]", "write files"),
+            (
+                "[analyzers.tsc]\ncategory = \"types\"",
+                "analyzers.tsc.category",
+            ),
+            (
+                "[analyzers]\nsemgrep_args = [\"--autofix\"]",
+                "semgrep_args",
+            ),
+            (
+                "[analyzers]\nsemgrep_args = [\"--json-output=x\"]",
+                "write files",
+            ),
             ("[analyzers]\nsemgrep_args = [\"--metrics=on\"]", "metrics"),
             ("[analyzers]\nsemgrep_args = [\"--sarif\"]", "stdout"),
         ] {

@@ -250,7 +250,10 @@ mod tests {
     #[test]
     fn names_parse_in_any_case_and_round_trip_through_serde() {
         for kind in AnalyzerKind::ALL {
-            assert_eq!(kind.as_str().to_uppercase().parse::<AnalyzerKind>(), Ok(kind));
+            assert_eq!(
+                kind.as_str().to_uppercase().parse::<AnalyzerKind>(),
+                Ok(kind)
+            );
             assert_eq!(
                 serde_json::to_string(&kind).unwrap(),
                 format!("\"{}\"", kind.as_str())

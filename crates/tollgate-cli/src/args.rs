@@ -46,8 +46,9 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Output format, repeatable: json, sarif or markdown; `FORMAT=PATH` writes a file, a bare
-    /// FORMAT writes to stdout [default: json to stdout].
+    /// Output format, repeatable: json, sarif, markdown, rdjson, rdjsonl, gitlab, checkstyle,
+    /// junit or github; `FORMAT=PATH` writes a file, a bare FORMAT writes to stdout [default: json
+    /// to stdout].
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 

@@ -643,3 +643,34 @@ fn a_shallow_checkout_says_to_fetch_the_full_history() {
         run.stdout
     );
 }
+
+#[test]
+fn action_yml_passes_every_input_to_the_binary() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../action/action.yml");
+    let action: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let review = steps.iter().find(|step| step["id"] == "review").unwrap();
+    let env = review["env"].as_mapping().unwrap();
+    let help = Command::new(action_bin()).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let inputs = action["inputs"].as_mapping().unwrap();
+    assert!(inputs.len() >= 19);
+    for (name, _) in inputs {
+        let name = name.as_str().unwrap();
+        if name == "version" {
+            continue; // used by the install step
+        }
+        let variable = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
+        assert_eq!(
+            env.get(variable.as_str()).and_then(|v| v.as_str()),
+            Some(format!("${{{{ inputs.{name} }}}}").as_str()),
+            "{variable}"
+        );
+        assert!(help.contains(&format!("env: {variable}")), "{variable} not read:\n{help}");
+    }
+    for output in ["should-fail", "findings", "sarif-path"] {
+        assert!(action["outputs"][output]["value"].as_str().unwrap().contains(output));
+    }
+}

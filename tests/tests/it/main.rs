@@ -9,6 +9,7 @@
 mod action;
 mod analyzers;
 mod baseline_allowlist;
+mod ci_formats;
 mod config_precedence;
 mod fake_github;
 mod git_sources;

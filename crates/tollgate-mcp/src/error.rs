@@ -68,3 +68,19 @@ impl From<tollgate::secrets::ScrubError> for ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(Some(err.field()))
     }
 }
+
+impl From<tollgate::analyzers::AnalysisError> for ToolError {
+    fn from(err: tollgate::analyzers::AnalysisError) -> ToolError {
+        use tollgate::analyzers::AnalysisError;
+        let field = match &err {
+            AnalysisError::ChangedFile { .. } => Some("changed_files".to_string()),
+            AnalysisError::SarifPath { .. } | AnalysisError::Sarif(_) => {
+                Some("options.import_sarif".to_string())
+            }
+            AnalysisError::Diff(_) => Some("diff".to_string()),
+            AnalysisError::Option { option, .. } => Some(format!("options.{option}")),
+            _ => None,
+        };
+        ToolError::new(err.code(), err.to_string()).with_field(field.as_deref())
+    }
+}

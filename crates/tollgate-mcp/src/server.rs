@@ -5,10 +5,12 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -55,7 +57,13 @@ pub enum ServerError {
 pub struct Server {
     ctx: ToolContext,
     entries: Arc<BTreeMap<&'static str, Entry>>,
+    /// How often a running call reports progress, when its caller asked for progress.
+    heartbeat: Duration,
 }
+
+/// Often enough to keep a client's idle timeout from firing during a long analyzer run, rarely
+/// enough to cost nothing.
+const HEARTBEAT: Duration = Duration::from_secs(5);
 
 impl Server {
     /// Checks the workspace and builds the served tools' definitions.
@@ -95,6 +103,7 @@ impl Server {
         Ok(Server {
             ctx: ToolContext::new(workspace, options.env, catalog),
             entries: Arc::new(entries),
+            heartbeat: HEARTBEAT,
         })
     }
 
@@ -116,11 +125,33 @@ impl Server {
     ) -> CallToolResult {
         let ctx = self.ctx.clone();
         let name = entry.name;
-        let task = tokio::task::spawn_blocking(move || entry.call(&ctx, arguments));
-        let joined = tokio::select! {
-            joined = task => joined,
-            () = context.ct.cancelled() => {
-                return ToolError::new(CANCELLED, format!("`{name}` was cancelled")).into_result();
+        let mut task = tokio::task::spawn_blocking(move || entry.call(&ctx, arguments));
+        // Progress only when asked for (the call behaves the same without): the elapsed time,
+        // since a core call cannot say how far along it is.
+        let progress_token = context.meta.get_progress_token();
+        let started = Instant::now();
+        let mut ticker =
+            tokio::time::interval_at(tokio::time::Instant::now() + self.heartbeat, self.heartbeat);
+        let joined = loop {
+            tokio::select! {
+                joined = &mut task => break joined,
+                () = context.ct.cancelled() => {
+                    // The blocking call cannot be interrupted; its result is dropped when it ends.
+                    return ToolError::new(CANCELLED, format!("`{name}` was cancelled"))
+                        .into_result();
+                }
+                _ = ticker.tick(), if progress_token.is_some() => {
+                    if let Some(token) = &progress_token {
+                        let elapsed = started.elapsed();
+                        let progress = ProgressNotificationParam::new(
+                            token.clone(),
+                            elapsed.as_millis() as f64,
+                        )
+                        .with_message(format!("{name}: running for {} s", elapsed.as_secs()));
+                        // A client that went away is noticed by the transport, not here.
+                        let _ = context.peer.notify_progress(progress).await;
+                    }
+                }
             }
         };
         match joined {
@@ -279,6 +310,93 @@ mod tests {
         fn call(_ctx: &ToolContext, input: BoomInput) -> Result<BoomOutput, ToolError> {
             panic!("{}", input.message)
         }
+    }
+
+    /// A tool that takes a while, standing in for an analyzer run.
+    struct Sleepy;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct SleepyInput {
+        /// How long to sleep.
+        millis: u64,
+    }
+
+    impl Tool for Sleepy {
+        const NAME: &'static str = "sleepy";
+        const TITLE: &'static str = "Sleepy";
+        const DESCRIPTION: &'static str = "Sleeps.";
+        const GROUP: Group = Group::Utility;
+        const VERSION: &'static str = "0.0.0";
+        const HINTS: Hints = Hints::READ_ONLY;
+        type Input = SleepyInput;
+        type Output = BoomOutput;
+
+        fn call(_ctx: &ToolContext, input: SleepyInput) -> Result<BoomOutput, ToolError> {
+            std::thread::sleep(Duration::from_millis(input.millis));
+            Ok(BoomOutput {})
+        }
+    }
+
+    /// A client that records the progress values it is sent.
+    #[derive(Clone, Default)]
+    struct Recorder(Arc<std::sync::Mutex<Vec<(f64, String)>>>);
+
+    impl rmcp::ClientHandler for Recorder {
+        async fn on_progress(
+            &self,
+            params: ProgressNotificationParam,
+            _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push((params.progress, params.message.unwrap_or_default()));
+            }
+        }
+    }
+
+    fn test_server(extra: Entry, heartbeat: Duration) -> (Server, tempfile::TempDir) {
+        let workspace = tempfile::tempdir().unwrap();
+        let mut registry = tools::ALL.to_vec();
+        registry.push(extra);
+        let mut server = Server::with_entries(
+            ServerOptions {
+                workspace: workspace.path().to_path_buf(),
+                profiles: Profiles::default(),
+                env: Vec::new(),
+            },
+            &registry,
+        )
+        .unwrap();
+        server.heartbeat = heartbeat;
+        (server, workspace)
+    }
+
+    #[tokio::test]
+    async fn a_long_call_reports_its_elapsed_time_as_progress() {
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), Duration::from_millis(40));
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let recorder = Recorder::default();
+        let client = recorder.clone().serve(client_io).await.unwrap();
+        let arguments = json!({"millis": 300}).as_object().cloned().unwrap();
+
+        // rmcp's client sends a progress token with every request anyway; this one is explicit.
+        let mut params = CallToolRequestParams::new("sleepy").with_arguments(arguments);
+        params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)),
+        ));
+        let reported = client.call_tool(params).await.unwrap();
+        assert_eq!(reported.is_error, Some(false));
+        let seen = recorder.0.lock().unwrap().clone();
+        assert!(seen.len() >= 2, "{seen:?}");
+        assert!(
+            seen.windows(2).all(|pair| pair[0].0 < pair[1].0),
+            "{seen:?}"
+        );
+        assert!(seen[0].1.starts_with("sleepy: running for"), "{seen:?}");
     }
 
     fn error_of(result: &CallToolResult) -> Value {

@@ -191,6 +191,7 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "check_invariants",
             "get_workspace_info",
             "review_diff",
+            "run_static_analysis",
             "scrub_secrets",
             "tool_manifest"
         ]
@@ -232,10 +233,14 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         );
         let input = Value::Object(tool.input_schema.as_ref().clone());
         assert_eq!(input["type"], "object", "{name}");
-        assert_eq!(
-            input["additionalProperties"], false,
-            "{name}: unknown arguments are refused"
-        );
+        // run_static_analysis takes the analyzers' own request type, which tolerates extra
+        // fields; every other tool refuses unknown arguments.
+        if name != "run_static_analysis" {
+            assert_eq!(
+                input["additionalProperties"], false,
+                "{name}: unknown arguments are refused"
+            );
+        }
         for (field, schema) in input["properties"].as_object().unwrap() {
             assert!(
                 schema["description"].is_string(),
@@ -244,7 +249,9 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         }
         assert!(tool.output_schema.is_some(), "{name}: output schema");
         let hints = tool.annotations.as_ref().expect("annotations");
-        assert_eq!(hints.read_only_hint, Some(true), "{name}");
+        // tsc may write build info to Tollgate's cache directory.
+        let writes_cache = name == "run_static_analysis";
+        assert_eq!(hints.read_only_hint, Some(!writes_cache), "{name}");
         assert_eq!(hints.destructive_hint, Some(false), "{name}");
         assert_eq!(hints.idempotent_hint, Some(true), "{name}");
         assert_eq!(hints.open_world_hint, Some(false), "{name}");
@@ -645,12 +652,87 @@ async fn tool_manifest_matches_tools_list() {
             described["output_schema"],
             Value::Object(listed.output_schema.as_ref().unwrap().as_ref().clone())
         );
-        let profile =
-            if ["review_diff", "check_invariants"].contains(&described["name"].as_str().unwrap()) {
-                "review"
-            } else {
-                "utility"
-            };
+        let profile = if ["review_diff", "check_invariants", "run_static_analysis"]
+            .contains(&described["name"].as_str().unwrap())
+        {
+            "review"
+        } else {
+            "utility"
+        };
         assert_eq!(described["profile"], profile);
     }
+}
+
+#[tokio::test]
+async fn static_analysis_runs_in_review_diff_and_on_its_own() {
+    // The server's environment has no PATH, so tsc cannot be found: a status, never a clean run.
+    let session = connect("review", legacy()).await;
+    let review = session
+        .ok(
+            "review_diff",
+            json!({"diff": DIFF, "options": {"enable_static_analysis": true}}),
+        )
+        .await;
+    let analysis = &review["static_analysis"];
+    assert_eq!(analysis["analyzers_requested"], json!(["tsc"]), "{review}");
+    assert_eq!(analysis["analyzers_executed"], json!([]));
+    // tsc is not installed here, and the diff has no TypeScript project anyway: a status and a
+    // reason either way.
+    assert_ne!(analysis["results"][0]["status"], "executed", "{review}");
+    assert!(
+        analysis["results"][0]["skipped_reason"].is_string(),
+        "{review}"
+    );
+    assert!(
+        review["metadata"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("tsc")),
+        "{review}"
+    );
+
+    // A TypeScript project whose tsc is missing: unavailable, and the run is not a success.
+    std::fs::write(session.path().join("tsconfig.json"), "{}\n").unwrap();
+    std::fs::create_dir_all(session.path().join("src")).unwrap();
+    std::fs::write(
+        session.path().join("src/app.ts"),
+        "export const a: number = 1;\n",
+    )
+    .unwrap();
+    let standalone = session
+        .ok(
+            "run_static_analysis",
+            json!({"changed_files": ["src/app.ts"], "options": {"analyzers": ["tsc"]}}),
+        )
+        .await;
+    assert_eq!(standalone["success"], false, "{standalone}");
+    assert_eq!(standalone["analyzers"], json!(["tsc"]));
+    assert_eq!(
+        standalone["results"][0]["status"], "unavailable",
+        "{standalone}"
+    );
+
+    let error = session
+        .err(
+            "run_static_analysis",
+            json!({"changed_files": ["../../etc/passwd"]}),
+        )
+        .await;
+    assert_code(&error, "INVALID_INPUT");
+    assert_eq!(error["details"]["field"], "changed_files");
+    let error = session
+        .err(
+            "run_static_analysis",
+            json!({"changed_files": ["src/app.js"], "options": {"import_sarif": ["../../etc/passwd"]}}),
+        )
+        .await;
+    assert_eq!(error["details"]["field"], "options.import_sarif", "{error}");
+    let error = session
+        .err(
+            "run_static_analysis",
+            json!({"options": {"analyzers": ["eslint"]}}),
+        )
+        .await;
+    assert_code(&error, "INVALID_INPUT");
 }

@@ -4,6 +4,7 @@
 mod check_invariants;
 mod get_workspace_info;
 mod review_diff;
+mod run_static_analysis;
 mod scrub_secrets;
 mod tool_manifest;
 
@@ -16,6 +17,7 @@ use crate::tool::{Entry, ToolContext};
 pub(crate) const ALL: &[Entry] = &[
     Entry::of::<review_diff::ReviewDiff>(),
     Entry::of::<check_invariants::CheckInvariants>(),
+    Entry::of::<run_static_analysis::RunStaticAnalysis>(),
     Entry::of::<scrub_secrets::ScrubSecrets>(),
     Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
     Entry::of::<tool_manifest::ToolManifest>(),

@@ -18,7 +18,7 @@ pub use gate_files::{GateFileError, GateFiles};
 pub use request::{
     CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,
     MAX_INSTRUCTIONS_CHARS, MAX_PATH_CHARS, RequestError, ReviewDiffOptions, ReviewDiffRequest,
-    ReviewDiffResponse, StaticAnalyzer, check_invariants, review_diff_request,
+    ReviewDiffResponse, check_invariants, review_diff_request,
 };
 
 use std::collections::BTreeMap;

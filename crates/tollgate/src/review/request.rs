@@ -7,9 +7,12 @@
 //!   layers, and returns the [`ReviewResult`] plus SARIF and Markdown renderings when asked.
 //! - [`check_invariants`] runs `check_invariants`: one invariants file against a diff.
 //!
-//! Options that name capabilities this build does not have (model passes, and static analyzers
-//! until they land) are accepted so that prompts written for upstream keep working, and each one
-//! given is reported in `metadata.warnings`: a caller is never left believing a pass ran.
+//! Static analysis follows upstream's switch: `enable_static_analysis: true` runs
+//! `static_analyzers` (else the configured ones, else tsc), `false` turns configured ones off,
+//! and absent leaves `tollgate.toml` in charge. Options that name capabilities this build does
+//! not have (model passes) are accepted so that prompts written for upstream keep working, and
+//! each one given is reported in `metadata.warnings`, as are analyzer options that had no effect:
+//! a caller is never left believing a pass ran.
 
 use std::path::Path;
 
@@ -17,9 +20,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{DiffInput, ReviewError, ReviewRequest, run, validate_changed_file};
-use crate::config::{ConfigError, DEFAULT_INVARIANTS_PATH, RawConfig, RawReview};
+use crate::config::{ConfigError, DEFAULT_INVARIANTS_PATH, RawAnalyzers, RawConfig, RawReview};
 use crate::diff;
-use crate::findings::{Category, Finding, ReviewResult, Severity, assign_identities};
+use crate::findings::{AnalyzerKind, Category, Finding, ReviewResult, Severity, assign_identities};
 use crate::invariants::{self, InvariantsError};
 use crate::report::{self, Format, ReportConfig};
 
@@ -81,22 +84,24 @@ pub struct ReviewDiffOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MAX_PATH_CHARS))]
     pub invariants_path: Option<String>,
-    /// Run local static analyzers. Not available in this build yet: `true` adds a warning to
-    /// `metadata.warnings`. Default false.
+    /// Run local static analyzers on the changed files; their findings on changed lines join
+    /// the review. `false` turns off analyzers that tollgate.toml enables. Default: as
+    /// configured (off unless tollgate.toml enables some).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_static_analysis: Option<bool>,
-    /// Analyzers to run (`tsc`, `semgrep`). Default `["tsc"]`. Not available yet (warning).
+    /// Analyzers to run (`tsc`, `semgrep`). Default: the configured ones, else `["tsc"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub static_analyzers: Option<Vec<StaticAnalyzer>>,
-    /// Time limit per analyzer in milliseconds. Default 60000. Not available yet (warning).
+    pub static_analyzers: Option<Vec<AnalyzerKind>>,
+    /// Time limit per analyzer in milliseconds; all share this times their number. Default
+    /// 60000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3_600_000))]
     pub static_analysis_timeout_ms: Option<u64>,
-    /// Findings kept per analyzer. Default 20. Not available yet (warning).
+    /// Findings kept per analyzer, worst first. Default 20.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = MAX_FINDINGS_LIMIT))]
     pub static_analysis_max_findings_per_analyzer: Option<usize>,
-    /// Extra semgrep arguments (else `--config auto`). Not available yet (warning).
+    /// Extra semgrep arguments, placed before `--` (options that write files are refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     pub semgrep_args: Option<Vec<String>>,
@@ -146,14 +151,6 @@ pub struct ReviewDiffOptions {
     /// Add the Markdown report (a PR comment) as the string `markdown`. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_markdown: Option<bool>,
-}
-
-/// A static analyzer upstream's `static_analyzers` option can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StaticAnalyzer {
-    Tsc,
-    Semgrep,
 }
 
 /// Output of `review_diff`: the review result, plus the reports the options asked for.
@@ -267,7 +264,7 @@ pub fn review_diff_request(
     let base_sha = commit_id("base_sha", request.base_sha.as_deref())?;
     let head_sha = commit_id("head_sha", request.head_sha.as_deref())?;
     let options = &request.options;
-    let layer = options.config_layer()?;
+    let layer = options.config_layer(&settings.analyzers)?;
     let config = settings.overlay(layer).resolve()?;
 
     let mut outcome = run(ReviewRequest {
@@ -283,7 +280,7 @@ pub fn review_diff_request(
     if result.metadata.head_sha.is_none() {
         result.metadata.head_sha = head_sha;
     }
-    let mut warnings = options.unavailable_warnings();
+    let mut warnings = options.unavailable_warnings(!config.analyzers.enabled.is_empty());
     warnings.append(&mut result.metadata.warnings);
     result.metadata.warnings = warnings;
 
@@ -376,7 +373,9 @@ pub fn check_invariants(
 impl ReviewDiffOptions {
     /// The options as a configuration layer, each value checked against its bounds first so
     /// that a message names the option as the caller wrote it.
-    fn config_layer(&self) -> Result<RawConfig, RequestError> {
+    /// `below` is the analyzer configuration under the options, which `enable_static_analysis`
+    /// without `static_analyzers` falls back to.
+    fn config_layer(&self, below: &RawAnalyzers) -> Result<RawConfig, RequestError> {
         if let Some(threshold) = self.confidence_threshold
             && !(0.0..=1.0).contains(&threshold)
         {
@@ -442,7 +441,35 @@ impl ReviewDiffOptions {
                     .collect::<Vec<_>>()
             })
         };
+        let names = |kinds: &[AnalyzerKind]| -> Vec<String> {
+            kinds.iter().map(|kind| kind.as_str().to_string()).collect()
+        };
+        let configured = below
+            .static_analyzers
+            .as_ref()
+            .filter(|list| !list.is_empty());
+        let static_analyzers = match (self.enable_static_analysis, &self.static_analyzers) {
+            (Some(false), _) => Some(Vec::new()),
+            (Some(true), Some(kinds)) => Some(names(kinds)),
+            (Some(true), None) => Some(
+                configured
+                    .cloned()
+                    .unwrap_or_else(|| names(&[AnalyzerKind::Tsc])),
+            ),
+            // Upstream's switch is `enable_static_analysis`; without it the list only picks
+            // among analyzers the configuration already runs.
+            (None, Some(kinds)) if configured.is_some() => Some(names(kinds)),
+            (None, _) => None,
+        };
         Ok(RawConfig {
+            analyzers: RawAnalyzers {
+                static_analyzers,
+                static_analysis_timeout_ms: self.static_analysis_timeout_ms,
+                static_analysis_max_findings_per_analyzer: self
+                    .static_analysis_max_findings_per_analyzer,
+                semgrep_args: self.semgrep_args.clone(),
+                ..RawAnalyzers::default()
+            },
             review: RawReview {
                 confidence_threshold: self.confidence_threshold,
                 max_findings: self.max_findings,
@@ -464,8 +491,9 @@ impl ReviewDiffOptions {
         })
     }
 
-    /// One warning per group of options that asked for something this build cannot do.
-    fn unavailable_warnings(&self) -> Vec<String> {
+    /// One warning per group of options that had no effect: model options (this build has no
+    /// model passes) and analyzer options when no analyzer ran.
+    fn unavailable_warnings(&self, analyzers_ran: bool) -> Vec<String> {
         let mut warnings = Vec::new();
         if self.enable_llm == Some(true) {
             warnings.push(
@@ -489,13 +517,6 @@ impl ReviewDiffOptions {
                 llm_tuning.join(", ")
             ));
         }
-        if self.enable_static_analysis == Some(true) {
-            warnings.push(
-                "options.enable_static_analysis: static analyzers (tsc, semgrep) are not \
-                 available in this Tollgate build yet; no analyzer ran"
-                    .to_string(),
-            );
-        }
         let analysis_tuning = given(&[
             ("static_analyzers", self.static_analyzers.is_some()),
             (
@@ -508,9 +529,9 @@ impl ReviewDiffOptions {
             ),
             ("semgrep_args", self.semgrep_args.is_some()),
         ]);
-        if !analysis_tuning.is_empty() {
+        if !analyzers_ran && !analysis_tuning.is_empty() {
             warnings.push(format!(
-                "{}: these tune static analyzers, which are not available yet; ignored",
+                "{}: no static analyzer ran (set options.enable_static_analysis to true); ignored",
                 analysis_tuning.join(", ")
             ));
         }
@@ -704,14 +725,15 @@ new file mode 100644
             "static_analyzers": ["semgrep"],
         }))
         .unwrap();
-        let warnings = options.unavailable_warnings();
+        let warnings = options.unavailable_warnings(false);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
         assert!(warnings[0].starts_with("options.enable_llm:"));
         assert!(warnings[1].starts_with("options.token_budget:"));
         assert!(warnings[2].starts_with("options.static_analyzers:"));
+        assert_eq!(options.unavailable_warnings(true).len(), 2);
         assert!(
             ReviewDiffOptions::default()
-                .unavailable_warnings()
+                .unavailable_warnings(false)
                 .is_empty()
         );
     }

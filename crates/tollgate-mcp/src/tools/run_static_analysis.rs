@@ -1,0 +1,50 @@
+//! `run_static_analysis`: tsc and semgrep on the changed files, plus imported SARIF (upstream's
+//! tool of that name).
+
+use tollgate::analyzers::{StaticAnalysisRequest, StaticAnalysisResponse, run_static_analysis};
+
+use crate::error::{INVALID_INPUT, ToolError};
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+use crate::tools::workspace_settings;
+
+pub(crate) struct RunStaticAnalysis;
+
+impl Tool for RunStaticAnalysis {
+    const NAME: &'static str = "run_static_analysis";
+    const TITLE: &'static str = "Run static analysis";
+    const DESCRIPTION: &'static str = "Run local static analyzers (tsc type check, semgrep with \
+the project's rules) on changed_files, or on the files of `diff` with findings kept to its \
+changed lines, and merge results from SARIF files in the workspace (options.import_sarif). An \
+analyzer that is not installed, fails or times out is reported with a status and a reason, \
+never as a clean run. Options default to the workspace's tollgate.toml [analyzers] table \
+(analyzers [\"tsc\"], timeout_ms 60000 per analyzer, max_findings_per_analyzer 20). May write \
+tsc build info under the configured cache directory.";
+    const GROUP: Group = Group::In(Profile::Review);
+    const VERSION: &'static str = "1.0.0";
+    // Analyzers read the code; tsc may keep build info in Tollgate's cache directory, which is
+    // a write, though never to the user's files.
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    type Input = StaticAnalysisRequest;
+    type Output = StaticAnalysisResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        input: StaticAnalysisRequest,
+    ) -> Result<StaticAnalysisResponse, ToolError> {
+        let config = workspace_settings(ctx)?
+            .resolve()
+            .map_err(|err| ToolError::new(INVALID_INPUT, err.to_string()))?;
+        Ok(run_static_analysis(
+            ctx.workspace(),
+            &input,
+            &config.analyzers,
+        )?)
+    }
+}

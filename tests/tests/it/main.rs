@@ -14,6 +14,7 @@ mod config_precedence;
 mod fake_github;
 mod git_sources;
 mod init_and_invariants;
+mod mcp;
 mod review_cli;
 mod sarif_validation;
 mod util;

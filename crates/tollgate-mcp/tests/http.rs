@@ -1,0 +1,346 @@
+//! The streamable HTTP transport on a loopback port: health, MCP requests in both protocol
+//! eras, and the guards (Host, Origin, bearer token, body size, loopback-only binding), spoken
+//! as raw HTTP/1.1 so the tests see exactly what a client sends and gets.
+
+use std::net::SocketAddr;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::oneshot;
+use tollgate_mcp::{
+    BearerToken, HttpError, HttpOptions, HttpServer, Profiles, Server, ServerOptions,
+};
+
+struct Running {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    _workspace: TempDir,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn server(workspace: &TempDir) -> Server {
+    Server::new(ServerOptions {
+        workspace: workspace.path().to_path_buf(),
+        profiles: Profiles::default(),
+        env: Vec::new(),
+    })
+    .unwrap()
+}
+
+async fn start(configure: impl FnOnce(&mut HttpOptions)) -> Running {
+    let workspace = tempfile::tempdir().unwrap();
+    let mut options = HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    configure(&mut options);
+    let http = HttpServer::bind(server(&workspace), options).await.unwrap();
+    let addr = http.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(http.run(async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        stop: Some(stop),
+        _workspace: workspace,
+    }
+}
+
+/// A response: status, lower-cased headers, body (de-chunked).
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// The JSON-RPC message in the body (plain JSON, or the first `data:` line of an SSE body).
+    fn json(&self) -> Value {
+        let text = if self
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream"))
+        {
+            self.body
+                .lines()
+                .find_map(|line| line.strip_prefix("data:").map(str::trim))
+                .filter(|data| !data.is_empty())
+                .unwrap_or_else(|| panic!("no data in SSE body: {}", self.body))
+        } else {
+            self.body.as_str()
+        };
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Response {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(key, value)| key == "transfer-encoding" && value.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn health_answers_without_credentials() {
+    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let response = request(running.addr, "GET", "/health", &[], "").await;
+    assert_eq!(response.status, 200);
+    let body: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["name"], "tollgate");
+}
+
+#[tokio::test]
+async fn handshake_era_clients_are_served_statelessly() {
+    let running = start(|_| {}).await;
+    let response = request(running.addr, "POST", "/mcp", &[ACCEPT, JSON], &initialize()).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    assert!(response.header("mcp-session-id").is_none(), "no sessions");
+    let result = &response.json()["result"];
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert_eq!(result["serverInfo"]["name"], "tollgate");
+
+    // No session: the next request stands alone.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let response = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("MCP-Protocol-Version", "2025-11-25")],
+        &list,
+    )
+    .await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    let tools = response.json()["result"]["tools"].as_array().unwrap().len();
+    assert_eq!(tools, 6);
+}
+
+#[tokio::test]
+async fn stateless_clients_call_tools_with_per_request_metadata() {
+    let running = start(|_| {}).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "scrub_secrets", "arguments": {"content": "plain"}, "_meta": meta}})
+    .to_string();
+    let response = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT,
+            JSON,
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "scrub_secrets"),
+        ],
+        &call,
+    )
+    .await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    let result = &response.json()["result"];
+    assert_eq!(
+        result["structuredContent"]["scrubbed_content"], "plain",
+        "{result}"
+    );
+    assert_eq!(result["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn foreign_hosts_and_origins_are_refused() {
+    let running = start(|options| {
+        options.allowed_origins = vec!["http://localhost:6274".to_string()];
+    })
+    .await;
+    let rebinding = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("Host", "evil.example")],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(rebinding.status, 403, "{}", rebinding.body);
+    let page = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("Origin", "http://evil.example")],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    let allowed = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT,
+            JSON,
+            ("Origin", "http://localhost:6274"),
+            ("Host", "localhost"),
+        ],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+}
+
+#[tokio::test]
+async fn a_bearer_token_guards_the_mcp_endpoint() {
+    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let anonymous = request(running.addr, "POST", "/mcp", &[ACCEPT, JSON], &initialize()).await;
+    assert_eq!(anonymous.status, 401);
+    assert_eq!(anonymous.header("www-authenticate"), Some("Bearer"));
+    let body: Value = serde_json::from_str(&anonymous.body).unwrap();
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    let wrong = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("Authorization", "Bearer s3creT")],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    let right = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("Authorization", "Bearer s3cret")],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(right.status, 200, "{}", right.body);
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_refused() {
+    let running = start(|options| options.max_body_bytes = 1024).await;
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "scrub_secrets", "arguments": {"content": "x".repeat(4096)}}})
+    .to_string();
+    let response = request(
+        running.addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON, ("MCP-Protocol-Version", "2025-11-25")],
+        &call,
+    )
+    .await;
+    assert_eq!(response.status, 413, "{}", response.body);
+}
+
+#[tokio::test]
+async fn only_loopback_binds_unless_allowed_and_guarded() {
+    let workspace = tempfile::tempdir().unwrap();
+    let everywhere: SocketAddr = "0.0.0.0:0".parse().unwrap();
+    let err = HttpServer::bind(server(&workspace), HttpOptions::new(everywhere))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HttpError::NotLoopback { .. }), "{err}");
+    assert!(err.to_string().contains("--allow-remote"), "{err}");
+
+    let mut options = HttpOptions::new(everywhere);
+    options.allow_remote = true;
+    let err = HttpServer::bind(server(&workspace), options.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, HttpError::TokenRequired { .. }), "{err}");
+    assert!(err.to_string().contains("TOLLGATE_MCP_TOKEN"), "{err}");
+
+    assert!(
+        BearerToken::new("  ").is_none(),
+        "a blank token protects nothing"
+    );
+    assert_eq!(
+        format!("{:?}", BearerToken::new("s3cret").unwrap()),
+        "BearerToken(****)"
+    );
+}

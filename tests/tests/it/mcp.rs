@@ -1,0 +1,346 @@
+//! `tollgate mcp` as an agent runs it: the real binary over stdio (newline-delimited JSON-RPC)
+//! and over streamable HTTP on a port it picks, reviewing a real `git diff`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::util::{TestRepo, tollgate_bin};
+
+/// How long any one answer may take; generous for a loaded CI machine, finite so a hang fails.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
+const INVARIANTS: &str = r#"security:
+  - id: no-eval
+    rule: Never call eval() in application code
+    paths: ["src/**/*.js"]
+    severity: HIGH
+    category: security
+    action: deny
+    deny: { regex: { pattern: "\\beval\\(" } }
+"#;
+
+/// A repository with an invariants file and an uncommitted change that calls `eval`, and the
+/// `git diff` of that change.
+fn repo_with_change() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write(".review-invariants.yml", INVARIANTS)
+        .write("src/app.js", "const a = 1;\nmodule.exports = { a };\n");
+    repo.commit("base");
+    repo.write(
+        "src/app.js",
+        "const a = 1;\nconst b = eval(input);\nmodule.exports = { a, b };\n",
+    );
+    let output = Command::new("git")
+        .args(["diff", "--no-color", "--no-ext-diff"])
+        .current_dir(repo.path())
+        .output()
+        .expect("git runs");
+    assert!(output.status.success());
+    let diff = String::from_utf8(output.stdout).unwrap();
+    assert!(diff.contains("+const b = eval(input);"), "{diff}");
+    (repo, diff)
+}
+
+/// A `tollgate mcp` child, killed when dropped so a failing test leaves nothing running.
+struct McpProcess {
+    child: Child,
+}
+
+impl Drop for McpProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn_mcp(repo: &TestRepo, extra: &[&str]) -> McpProcess {
+    let mut command = Command::new(tollgate_bin());
+    command
+        .arg("mcp")
+        .arg("--repo")
+        .arg(repo.path())
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("TOLLGATE_") {
+            command.env_remove(key);
+        }
+    }
+    McpProcess {
+        child: command.spawn().expect("tollgate mcp starts"),
+    }
+}
+
+/// Lines a child writes, read on a thread so a silent child times out instead of hanging.
+fn lines_of(stream: impl Read + Send + 'static) -> Receiver<String> {
+    let (send, receive) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
+}
+
+struct StdioClient {
+    stdin: ChildStdin,
+    stdout: Receiver<String>,
+}
+
+impl StdioClient {
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its response; every line on stdout must be JSON-RPC.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .stdout
+                .recv_timeout(ANSWER_TIMEOUT)
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carried a non-protocol line ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+fn check_review(result: &Value) {
+    assert_eq!(result["isError"], false, "{result}");
+    let review = &result["structuredContent"];
+    let finding = review["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "no-eval")
+        .unwrap_or_else(|| panic!("no invariant finding: {review}"));
+    assert_eq!(finding["location"]["file"], "src/app.js");
+    assert_eq!(finding["location"]["start_line"], 2);
+    assert_eq!(review["should_fail"], true);
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, review, "the text copy is the structured result");
+}
+
+#[test]
+fn stdio_initialize_list_and_review_a_real_diff() {
+    let (repo, diff) = repo_with_change();
+    let mut process = spawn_mcp(&repo, &[]);
+    let mut client = StdioClient {
+        stdin: process.child.stdin.take().unwrap(),
+        stdout: lines_of(process.child.stdout.take().unwrap()),
+    };
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+
+    let init = client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "tollgate");
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let list = client.request(2, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"review_diff"), "{names:?}");
+    assert!(names.contains(&"tool_manifest"), "{names:?}");
+
+    let call = client.request(
+        3,
+        "tools/call",
+        json!({"name": "review_diff",
+               "arguments": {"diff": diff, "options": {"fail_on_severity": "HIGH"}}}),
+    );
+    check_review(&call["result"]);
+
+    let hostile = client.request(
+        4,
+        "tools/call",
+        json!({"name": "check_invariants",
+               "arguments": {"diff": diff, "invariants_path": "../../etc/passwd"}}),
+    );
+    assert_eq!(hostile["result"]["isError"], true, "{hostile}");
+    assert!(
+        hostile["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("PATH_OUTSIDE_WORKSPACE")
+    );
+
+    // Closing stdin ends the server cleanly.
+    drop(client);
+    let status = process.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let logs: Vec<String> = stderr.try_iter().collect();
+    assert!(!logs.iter().any(|line| line.contains("ERROR")), "{logs:?}");
+}
+
+#[test]
+fn unknown_profiles_are_a_usage_error() {
+    let (repo, _) = repo_with_change();
+    let output = Command::new(tollgate_bin())
+        .args(["mcp", "--tools", "review,planning", "--repo"])
+        .arg(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown tool profile `planning`"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+/// One HTTP/1.1 exchange; returns the status and the JSON body.
+fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+    let method = if body.is_empty() { "GET" } else { "POST" };
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+#[test]
+fn http_on_a_picked_port_reviews_a_real_diff() {
+    let (repo, diff) = repo_with_change();
+    let mut process = spawn_mcp(&repo, &["--http", "127.0.0.1:0"]);
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
+        .find(|line| line.contains("listening on"))
+        .expect("the server announces its address");
+    let addr: SocketAddr = announced
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {announced:?}"));
+    assert_ne!(addr.port(), 0);
+
+    let (status, body) = post(addr, "/health", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["status"],
+        "ok"
+    );
+
+    let headers = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "e2e", "version": "1"}}});
+    let (status, body) = post(addr, "/mcp", &headers, &init.to_string());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+
+    let versioned = [
+        headers[0],
+        headers[1],
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (status, body) = post(addr, "/mcp", &versioned, &list.to_string());
+    assert_eq!(status, 200, "{body}");
+    let tools: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["name"] == "review_diff")
+    );
+
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "review_diff", "arguments": {"diff": diff, "options": {"fail_on_severity": "HIGH"}}}});
+    let (status, body) = post(addr, "/mcp", &versioned, &call.to_string());
+    assert_eq!(status, 200, "{body}");
+    check_review(&serde_json::from_str::<Value>(&body).unwrap()["result"]);
+}
+
+#[test]
+fn http_refuses_a_non_loopback_bind_without_the_flag_and_a_token() {
+    let (repo, _) = repo_with_change();
+    let output = Command::new(tollgate_bin())
+        .args(["mcp", "--http", "0.0.0.0:0", "--repo"])
+        .arg(repo.path())
+        .env_remove("TOLLGATE_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+
+    let output = Command::new(tollgate_bin())
+        .args(["mcp", "--http", "0.0.0.0:0", "--allow-remote", "--repo"])
+        .arg(repo.path())
+        .env_remove("TOLLGATE_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("TOLLGATE_MCP_TOKEN"), "{stderr}");
+}

@@ -343,10 +343,13 @@ impl Settle<'_> {
                     location.end_line,
                 )
             });
+            // The analysed files, not the whole diff: files a review leaves out (ignore globs,
+            // `changed_files`) stay out even where the diff changed lines.
+            let in_files = self.files.contains(location.file.as_str());
             let in_scope = match self.scope {
                 AnalysisScope::All => true,
-                AnalysisScope::ChangedFiles => self.files.contains(location.file.as_str()),
-                AnalysisScope::ChangedLines => finding.on_changed_line,
+                AnalysisScope::ChangedFiles => in_files,
+                AnalysisScope::ChangedLines => in_files && finding.on_changed_line,
             };
             if !in_scope {
                 report.findings_out_of_scope += 1;
@@ -418,6 +421,27 @@ mod tests {
         let workspace = Workspace::new(dir.path()).unwrap();
         let changed = changed();
         let files: BTreeSet<&str> = ["a.ts"].into();
+        let ignored = crate::diff::parse(
+            b"--- a/dist/x.ts\n+++ b/dist/x.ts\n@@ -1 +1 @@\n-a\n+b\n".to_vec(),
+        )
+        .unwrap();
+        let ignored = ChangedLines::new(&ignored);
+        let (report, kept) = Settle {
+            scope: AnalysisScope::ChangedLines,
+            changed_lines: Some(&ignored),
+            files: &files,
+            max_findings: 10,
+        }
+        .apply(
+            ToolRun {
+                report: AnalyzerReport::new("tsc", AnalyzerStatus::Executed),
+                findings: vec![finding("dist/x.ts", 1, Severity::High)],
+                outside_workspace: 0,
+            },
+            &mut SourceFiles::new(&workspace),
+        );
+        assert!(kept.is_empty(), "a changed line of a file that was not analysed");
+        assert_eq!(report.findings_out_of_scope, 1);
         let mut run = ToolRun::new("tsc");
         run.findings = vec![
             finding("a.ts", 1, Severity::High),

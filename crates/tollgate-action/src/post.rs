@@ -140,12 +140,24 @@ fn review(
             "body": plan.review.body,
             "comments": to_post.iter().map(inline_comment).collect::<Vec<_>>(),
         });
-        if let Err(err) = github.call(
-            Method::POST,
-            &format!("/repos/{repository}/pulls/{number}/reviews"),
-            Some(&payload),
-        ) {
-            failures.push(err);
+        let path = format!("/repos/{repository}/pulls/{number}/reviews");
+        match github.call(Method::POST, &path, Some(&payload)) {
+            Ok(_) => {}
+            // Every anchor was checked against the local diff, so a 422 means GitHub's diff of
+            // the pull request differs (its base moved on, say). The review still goes out,
+            // with the findings listed in its body instead of inline.
+            Err(err) if err.status == Some(422) => {
+                tracing::warn!("{err}; posting the review without inline comments");
+                let payload = json!({
+                    "commit_id": target.head_sha,
+                    "event": "COMMENT",
+                    "body": unanchored_body(&plan.review.body, &to_post),
+                });
+                if let Err(err) = github.call(Method::POST, &path, Some(&payload)) {
+                    failures.push(err);
+                }
+            }
+            Err(err) => failures.push(err),
         }
     }
     tracing::info!(
@@ -198,6 +210,27 @@ fn check_run(github: &GitHub, target: &Target<'_>, plan: &Publication) -> Result
     }
     tracing::info!("check run {id}: {}", run.title);
     Ok(())
+}
+
+/// The review body with the comments GitHub refused to anchor appended, each under its place.
+fn unanchored_body(body: &str, comments: &[InlineComment]) -> String {
+    let mut text = format!(
+        "{body}\nGitHub did not accept these comments on the diff, so they are listed here:\n"
+    );
+    for comment in comments {
+        text.push_str(&format!(
+            "\n---\n\n`{}` line {}:\n\n{}\n",
+            comment.path.replace('`', "'"),
+            comment.line,
+            comment.body
+        ));
+    }
+    // GitHub refuses bodies over 65,536 characters; the summary comment has every finding.
+    if text.chars().count() > 65_000 {
+        text = text.chars().take(64_900).collect::<String>()
+            + "\n\n… (cut: see the summary comment)\n";
+    }
+    text
 }
 
 fn inline_comment(comment: &InlineComment) -> Value {

@@ -375,7 +375,9 @@ fn annotations_are_sent_in_batches_of_at_most_fifty() {
     let base = repo.commit("base");
     repo.branch("feature");
     // 120 FIXMEs, one a line: 120 findings (max-findings raised so none is truncated).
-    let body: String = (0..120).map(|n| format!("x_{n} = 1  # FIXME {n}\n")).collect();
+    let body: String = (0..120)
+        .map(|n| format!("x_{n} = 1  # FIXME {n}\n"))
+        .collect();
     repo.write("src/app/todo.py", &format!("import os\n{body}"));
     let head = repo.commit("fixmes");
     let pr = PrRepo { repo, base, head };
@@ -668,9 +670,40 @@ fn action_yml_passes_every_input_to_the_binary() {
             Some(format!("${{{{ inputs.{name} }}}}").as_str()),
             "{variable}"
         );
-        assert!(help.contains(&format!("env: {variable}")), "{variable} not read:\n{help}");
+        assert!(
+            help.contains(&format!("env: {variable}")),
+            "{variable} not read:\n{help}"
+        );
     }
     for output in ["should-fail", "findings", "sarif-path"] {
-        assert!(action["outputs"][output]["value"].as_str().unwrap().contains(output));
+        assert!(
+            action["outputs"][output]["value"]
+                .as_str()
+                .unwrap()
+                .contains(output)
+        );
     }
+}
+
+#[test]
+fn a_review_github_refuses_to_anchor_is_posted_with_the_comments_in_its_body() {
+    let pr = pr_repo();
+    // GitHub's view of the diff lacks line 20 (its base moved on, say): the review is refused.
+    let server = FakeGitHub::start();
+    server.state().diff_lines = Some(BTreeMap::from([(CHANGED_FILE.to_string(), vec![1])]));
+    let run = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    run.assert_code(1);
+    let seen = requests(&server);
+    let reviews: Vec<&Recorded> = seen.iter().filter(|r| r.is("POST", REVIEWS)).collect();
+    assert_eq!(reviews.len(), 2, "{seen:#?}");
+    assert!(!reviews[0].body["comments"].as_array().unwrap().is_empty());
+    assert!(reviews[1].body.get("comments").is_none());
+    let body = reviews[1].body["body"].as_str().unwrap();
+    assert!(
+        body.contains("GitHub did not accept these comments"),
+        "{body}"
+    );
+    assert!(body.contains("`src/app/config.py` line 20"), "{body}");
+    assert_eq!(server.state().reviews.len(), 1);
+    assert!(!run.stdout.contains("could not post"), "{}", run.stdout);
 }

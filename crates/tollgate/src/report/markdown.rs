@@ -854,7 +854,10 @@ mod tests {
             applicability: crate::findings::Applicability::Safe,
         });
         let comment = render_comment(&finding, true);
-        assert!(comment.starts_with("**🛑 Critical** · **&lt;/details&gt;"), "{comment}");
+        assert!(
+            comment.starts_with("**🛑 Critical** · **&lt;/details&gt;"),
+            "{comment}"
+        );
         for tag in ["<img", "<script", "<b>"] {
             assert!(!comment.contains(tag), "{tag} leaked:\n{comment}");
         }

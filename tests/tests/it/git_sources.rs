@@ -99,3 +99,46 @@ fn unknown_ref_and_missing_repo_are_clear_errors() {
         run.stderr
     );
 }
+
+#[test]
+fn a_shallow_clone_missing_the_base_says_how_to_fix_it() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "1\n");
+    let base = repo.commit("base");
+    repo.write("a.txt", "2\n");
+    repo.commit("head");
+    let clone = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("git")
+        .args(["clone", "--quiet", "--depth", "1"])
+        .arg(format!("file://{}", repo.path().display()))
+        .arg(clone.path())
+        .status()
+        .expect("git runs");
+    assert!(status.success());
+    let run = tollgate(&[
+        "review",
+        "--repo",
+        clone.path().to_str().unwrap(),
+        "--base",
+        &base,
+        "--head",
+        "HEAD",
+    ])
+    .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("the clone is shallow"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("git fetch --unshallow"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("unknown revision"),
+        "the cause is kept: {}",
+        run.stderr
+    );
+}

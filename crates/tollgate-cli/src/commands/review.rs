@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use tollgate::config::{CONFIG_FILE_NAME, RawAnalyzers, RawConfig, RawReview};
-use tollgate::diff::DiffSpec;
+use tollgate::diff::{DiffSpec, GitError};
 use tollgate::report::{Format, ReportConfig};
-use tollgate::review::{self, DiffInput, ReviewRequest};
+use tollgate::review::{self, DiffInput, ReviewError, ReviewRequest};
 
 use super::ExitStatus;
 use crate::args::ReviewArgs;
@@ -30,7 +30,8 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
         diff,
         config: &config,
         changed_files: args.changed_files.clone(),
-    })?;
+    })
+    .map_err(|err| shallow_hint(err, &workspace))?;
     let result = &outcome.result;
 
     if let Some(path) = &args.write_baseline {
@@ -83,6 +84,24 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
     } else {
         ExitStatus::Pass
     })
+}
+
+/// A shallow CI clone lacks the base or the merge base; say how to fix that rather than leave
+/// "unknown revision" to be puzzled over.
+fn shallow_hint(err: ReviewError, workspace: &Path) -> anyhow::Error {
+    let missing_history = matches!(
+        &err,
+        ReviewError::Git(GitError::UnknownRevision { .. } | GitError::NoMergeBase { .. })
+    );
+    if missing_history && tollgate::diff::is_shallow(workspace).unwrap_or(false) {
+        anyhow::Error::new(err).context(
+            "the clone is shallow, so the base or the merge base is missing: fetch the full \
+             history (`git fetch --unshallow`; `fetch-depth: 0` on GitHub Actions, `GIT_DEPTH: 0` \
+             on GitLab CI)",
+        )
+    } else {
+        err.into()
+    }
 }
 
 fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {

@@ -175,6 +175,64 @@ mod tests {
         assert!(publication.check_run.summary.chars().count() <= 65_535);
     }
 
+    /// The plan for the report tests' sample on a diff touching some of its lines: what a
+    /// pull request would show, in one reviewable snapshot.
+    #[test]
+    fn plans_the_sample_result() {
+        let result = crate::report::testutil::sample_result();
+        let diff = changed(
+            "\
+--- a/src/config/settings.rs
++++ b/src/config/settings.rs
+@@ -1,3 +1,4 @@
+ pub struct Settings {
+     pub name: String,
+ }
++pub const API_KEY: &str = \"sk_live_0123456789abcdef\";
+--- a/src/api/handlers v2/user handler.rs
++++ b/src/api/handlers v2/user handler.rs
+@@ -2,3 +2,7 @@
+ 
+ pub fn load(settings: &Settings) -> String {
++    let raw = std::fs::read_to_string(&settings.name)
++        .ok()
++        .unwrap();
++    raw
+ }
+",
+        );
+        let publication = plan(
+            &result,
+            &diff,
+            &PublishConfig::new(Some("https://github.com/o/r/blob/2222222/".into())),
+        );
+        let mut text = format!("# review body\n{}\n", publication.review.body);
+        for comment in &publication.review.comments {
+            text.push_str(&format!(
+                "# comment {}:{:?}-{}\n{}\n",
+                comment.path, comment.start_line, comment.line, comment.body
+            ));
+        }
+        let run = &publication.check_run;
+        text.push_str(&format!(
+            "# check run: {} / {}\n",
+            run.conclusion, run.title
+        ));
+        for annotation in run.annotation_batches.iter().flatten() {
+            text.push_str(&format!(
+                "{} {}:{}-{} {:?}-{:?} {}\n",
+                annotation.level,
+                annotation.path,
+                annotation.start_line,
+                annotation.end_line,
+                annotation.start_column,
+                annotation.end_column,
+                annotation.title
+            ));
+        }
+        insta::assert_snapshot!(text);
+    }
+
     #[test]
     fn truncate_marks_cuts() {
         assert_eq!(truncate("abcdef", 4), "abc…");

@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
@@ -343,4 +344,80 @@ fn http_refuses_a_non_loopback_bind_without_the_flag_and_a_token() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("TOLLGATE_MCP_TOKEN"), "{stderr}");
+}
+
+/// The Python interpreter with PyPI's `mcp` client: `.ci/run` installs it and sets
+/// `TOLLGATE_MCP_PYTHON`. Without it the test says so and returns, except under CI, where a
+/// missing client is a failure.
+fn python_client() -> Option<PathBuf> {
+    let python = std::env::var_os("TOLLGATE_MCP_PYTHON").map(PathBuf::from);
+    if python.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install the Python MCP client (.ci/run does)"
+        );
+        eprintln!("skipped: TOLLGATE_MCP_PYTHON is not set (bash .ci/run sets it)");
+    }
+    python
+}
+
+/// Runs `tests/python/mcp_client_smoke.py` and returns the protocol version it negotiated.
+fn python_smoke(python: &Path, mode: &str, server: &[&str], diff_file: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_client_smoke.py");
+    let output = Command::new(python)
+        .arg(&script)
+        .arg(mode)
+        .arg(server[0])
+        .arg(diff_file)
+        .args(&server[1..])
+        .stdin(Stdio::null())
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{mode} {server:?}: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let observed: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(
+        observed["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("review_diff"))
+    );
+    observed["protocol_version"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_official_python_client_works_over_stdio_and_http_in_both_protocol_eras() {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let (repo, diff) = repo_with_change();
+    let scratch = tempfile::tempdir().unwrap();
+    let diff_file = scratch.path().join("change.diff");
+    std::fs::write(&diff_file, &diff).unwrap();
+    let bin = tollgate_bin().to_str().unwrap().to_string();
+    let repo_path = repo.path().to_str().unwrap().to_string();
+    for (mode, version) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        let stdio = ["stdio", bin.as_str(), repo_path.as_str()];
+        assert_eq!(python_smoke(&python, mode, &stdio, &diff_file), version);
+    }
+
+    let mut process = spawn_mcp(&repo, &["--http", "127.0.0.1:0"]);
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+    let url = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
+        .find_map(|line| {
+            line.split_whitespace()
+                .find(|word| word.starts_with("http://") && word.ends_with("/mcp"))
+                .map(str::to_string)
+        })
+        .expect("the server announces its address");
+    for (mode, version) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        assert_eq!(
+            python_smoke(&python, mode, &[url.as_str()], &diff_file),
+            version
+        );
+    }
 }

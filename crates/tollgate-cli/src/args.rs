@@ -186,8 +186,8 @@ pub struct McpArgs {
     /// Another accepted Host header value over HTTP, besides the loopback names (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
     pub allowed_hosts: Vec<String>,
-    /// A browser origin allowed over HTTP, such as http://localhost:6274 (repeatable). Requests
-    /// from any other origin are refused.
+    /// A browser origin allowed over HTTP besides loopback ones, with scheme and port, such as
+    /// https://app.example.com:443 (repeatable). Requests from any other origin are refused.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub allowed_origins: Vec<String>,
 }

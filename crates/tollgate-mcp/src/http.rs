@@ -2,8 +2,8 @@
 //!
 //! Safe by default for a server on a developer's machine: it binds loopback only (another
 //! address needs both [`HttpOptions::allow_remote`] and a bearer token), checks `Host` against
-//! loopback names and `Origin` against an allowlist that starts empty (a web page cannot reach
-//! it through DNS rebinding), and bounds request bodies. It is stateless: no session ids, every
+//! loopback names and `Origin` against loopback origins plus an allowlist (a web page elsewhere
+//! cannot reach it through DNS rebinding), and bounds request bodies. It is stateless: no session ids, every
 //! request stands alone, which is what protocol 2026-07-28 requires and serves handshake-era
 //! clients just as well.
 
@@ -28,6 +28,17 @@ use crate::server::Server;
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
+/// Browser origins always accepted: pages served from this machine (a rebinding attack comes
+/// from some other origin that resolves to a loopback address).
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -40,8 +51,9 @@ pub struct HttpOptions {
     /// `Host` values accepted besides the loopback names (for a remote bind: the names clients
     /// use to reach it).
     pub allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call, with scheme and port (`http://localhost:6274`).
-    /// Requests carrying any other `Origin` are refused; requests without one are not.
+    /// Browser origins allowed to call besides loopback ones, with scheme and port
+    /// (`https://app.example.com:443`). Requests carrying any other `Origin` are refused;
+    /// requests without one are not.
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
@@ -155,7 +167,12 @@ impl HttpServer {
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_allowed_hosts(allowed_hosts)
-            .with_allowed_origins(options.allowed_origins.iter().cloned())
+            .with_allowed_origins(
+                LOOPBACK_ORIGINS
+                    .iter()
+                    .map(|origin| origin.to_string())
+                    .chain(options.allowed_origins.iter().cloned()),
+            )
             .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_body_bytes);
         let cancel = config.cancellation_token.clone();

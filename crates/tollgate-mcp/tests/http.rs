@@ -235,41 +235,28 @@ async fn stateless_clients_call_tools_with_per_request_metadata() {
 #[tokio::test]
 async fn foreign_hosts_and_origins_are_refused() {
     let running = start(|options| {
-        options.allowed_origins = vec!["http://localhost:6274".to_string()];
+        options.allowed_origins = vec!["https://app.example.com:443".to_string()];
     })
     .await;
-    let rebinding = request(
-        running.addr,
-        "POST",
-        "/mcp",
-        &[ACCEPT, JSON, ("Host", "evil.example")],
-        &initialize(),
-    )
-    .await;
+    let post = |headers: Vec<(&'static str, &'static str)>| {
+        let mut all = vec![ACCEPT, JSON];
+        all.extend(headers);
+        async move { request(running.addr, "POST", "/mcp", &all, &initialize()).await }
+    };
+    let rebinding = post(vec![("Host", "evil.example")]).await;
     assert_eq!(rebinding.status, 403, "{}", rebinding.body);
-    let page = request(
-        running.addr,
-        "POST",
-        "/mcp",
-        &[ACCEPT, JSON, ("Origin", "http://evil.example")],
-        &initialize(),
-    )
-    .await;
+    let page = post(vec![("Origin", "http://evil.example")]).await;
     assert_eq!(page.status, 403, "{}", page.body);
-    let allowed = request(
-        running.addr,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT,
-            JSON,
-            ("Origin", "http://localhost:6274"),
-            ("Host", "localhost"),
-        ],
-        &initialize(),
-    )
-    .await;
-    assert_eq!(allowed.status, 200, "{}", allowed.body);
+    let lookalike = post(vec![("Origin", "https://app.example.com.evil.example")]).await;
+    assert_eq!(lookalike.status, 403, "{}", lookalike.body);
+    for (host, origin) in [
+        ("localhost", "http://localhost:6274"),
+        ("127.0.0.1", "http://127.0.0.1:3000"),
+        ("localhost", "https://app.example.com"),
+    ] {
+        let allowed = post(vec![("Host", host), ("Origin", origin)]).await;
+        assert_eq!(allowed.status, 200, "{origin}: {}", allowed.body);
+    }
 }
 
 #[tokio::test]

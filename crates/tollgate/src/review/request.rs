@@ -664,6 +664,74 @@ new file mode 100644
         serde_json::from_value(serde_json::json!({ "diff": DIFF, "options": options })).unwrap()
     }
 
+    /// The request types are public contracts (the MCP tools' schemas); their JSON Schemas are
+    /// committed under `schemas/` like the review result's.
+    #[test]
+    fn committed_schemas_are_up_to_date() {
+        use schemars::generate::SchemaSettings;
+        fn input<T: JsonSchema>() -> serde_json::Value {
+            SchemaSettings::draft2020_12()
+                .for_deserialize()
+                .into_generator()
+                .into_root_schema_for::<T>()
+                .to_value()
+        }
+        fn output<T: JsonSchema>() -> serde_json::Value {
+            SchemaSettings::draft2020_12()
+                .for_serialize()
+                .into_generator()
+                .into_root_schema_for::<T>()
+                .to_value()
+        }
+        let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .expect("the crate sits at crates/tollgate");
+        for (name, schema) in [
+            (
+                "review-diff-request.schema.json",
+                input::<ReviewDiffRequest>(),
+            ),
+            (
+                "review-diff-response.schema.json",
+                output::<ReviewDiffResponse>(),
+            ),
+            (
+                "check-invariants-request.schema.json",
+                input::<CheckInvariantsRequest>(),
+            ),
+            (
+                "check-invariants-result.schema.json",
+                output::<CheckInvariantsResult>(),
+            ),
+            (
+                "scrub-secrets-request.schema.json",
+                input::<crate::secrets::ScrubSecretsRequest>(),
+            ),
+            (
+                "scrub-secrets-result.schema.json",
+                output::<crate::secrets::ScrubSecretsResult>(),
+            ),
+        ] {
+            let path = workspace_root.join("schemas").join(name);
+            if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {
+                let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
+            let committed: Option<serde_json::Value> = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok());
+            assert!(
+                committed.as_ref() == Some(&schema),
+                "{} is stale: it does not match the request types.\n\
+                 Regenerate it with `TOLLGATE_UPDATE_SCHEMAS=1 cargo test -p tollgate --lib \
+                 review::request` and commit the result.",
+                path.display()
+            );
+        }
+    }
+
     #[test]
     fn options_override_the_settings_below_them() {
         let dir = workspace();

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -108,7 +108,7 @@ impl Server {
     }
 
     /// The canonical workspace root.
-    pub fn workspace(&self) -> &std::path::Path {
+    pub fn workspace(&self) -> &Path {
         self.ctx.workspace()
     }
 
@@ -257,8 +257,10 @@ impl ServerHandler for Server {
 const INSTRUCTIONS: &str = "Tollgate reviews code changes deterministically. Call `review_diff` \
 with a unified diff (e.g. `git diff` output) to get findings, a risk score and a pass/fail gate \
 (`should_fail`); `check_invariants` runs only the repository's `.review-invariants.yml` rules; \
-`scrub_secrets` masks credentials in text before you share it. Paths are relative to the \
-workspace root (see `get_workspace_info`); `tool_manifest` lists every tool with its schemas.";
+`run_static_analysis` runs tsc / semgrep on changed files; `scrub_secrets` masks credentials in \
+text before you share it. Paths are relative to the workspace root (see `get_workspace_info`); \
+`tool_manifest` lists every tool with its schemas. Errors carry a code and name the argument to \
+fix.";
 
 /// Serves `server` on stdin/stdout until the client closes stdin. Nothing else may write to
 /// stdout meanwhile: it carries only protocol messages.

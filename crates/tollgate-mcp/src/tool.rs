@@ -7,6 +7,7 @@
 //! output type, arguments are deserialised here so malformed ones become `INVALID_INPUT` tool
 //! errors naming the field, and the hints become MCP annotations.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
@@ -99,14 +100,14 @@ pub(crate) struct ToolContext {
 
 #[derive(Debug)]
 struct ContextInner {
-    workspace: std::path::PathBuf,
+    workspace: PathBuf,
     env: Vec<(String, String)>,
     catalog: Catalog,
 }
 
 impl ToolContext {
     pub(crate) fn new(
-        workspace: std::path::PathBuf,
+        workspace: PathBuf,
         env: Vec<(String, String)>,
         catalog: Catalog,
     ) -> ToolContext {
@@ -120,7 +121,7 @@ impl ToolContext {
     }
 
     /// The workspace root, canonical: every path argument resolves inside it.
-    pub(crate) fn workspace(&self) -> &std::path::Path {
+    pub(crate) fn workspace(&self) -> &Path {
         &self.inner.workspace
     }
 

@@ -39,3 +39,28 @@ fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolError> {
         .map_err(invalid)?;
     Ok(file.overlay(env))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    #[test]
+    fn tool_names_are_unique_and_valid_and_their_schemas_build() {
+        let mut names: Vec<&str> = ALL.iter().map(|entry| entry.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len(), "a tool name is registered twice");
+        for entry in ALL {
+            assert!(
+                entry
+                    .name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{}",
+                entry.name
+            );
+            let definition = entry.definition().unwrap();
+            assert_eq!(definition.name, entry.name);
+        }
+    }
+}

@@ -38,22 +38,23 @@ impl ToolError {
         self
     }
 
-    #[cfg(test)]
     pub(crate) fn code(&self) -> &'static str {
         self.code
     }
 
-    /// The error as a tool result. Its one text block is upstream's error shape,
-    /// `{"error": {"code", "message", "details"?}}`, so scripts can parse it; there is no
-    /// structured content, which would have to match the tool's output schema.
-    pub(crate) fn into_result(self) -> CallToolResult {
+    /// Upstream's error shape: `{"error": {"code", "message", "details"?}}`.
+    pub(crate) fn to_json(&self) -> Value {
         let mut error = json!({ "code": self.code, "message": self.message });
-        if let (Some(details), Some(object)) = (self.details, error.as_object_mut()) {
-            object.insert("details".to_string(), details);
+        if let (Some(details), Some(object)) = (&self.details, error.as_object_mut()) {
+            object.insert("details".to_string(), details.clone());
         }
-        CallToolResult::error(vec![ContentBlock::text(
-            json!({ "error": error }).to_string(),
-        )])
+        json!({ "error": error })
+    }
+
+    /// The error as a tool result. Its one text block is [`Self::to_json`], so scripts can parse
+    /// it; there is no structured content, which would have to match the tool's output schema.
+    pub(crate) fn into_result(self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.to_json().to_string())])
     }
 }
 

@@ -1,4 +1,5 @@
-//! Streamable HTTP: the MCP endpoint on `/mcp` and a health check on `/health`.
+//! Streamable HTTP: the MCP endpoint on `/mcp`, a plain JSON API for scripts and agents that do
+//! not speak MCP (`GET /tools/list`, `POST /tools/{name}`), and a health check on `/health`.
 //!
 //! Safe by default for a server on a developer's machine: it binds loopback only (another
 //! address needs both [`HttpOptions::allow_remote`] and a bearer token), checks `Host` against
@@ -13,16 +14,19 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{StatusCode, header};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
+use rmcp::model::JsonObject;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use serde_json::{Value, json};
 
+use crate::error::{INVALID_INPUT, ToolError};
 use crate::server::Server;
 
 /// Host names always accepted in the `Host` header.
@@ -163,6 +167,10 @@ impl HttpServer {
             allowed_hosts.push(addr.ip().to_string());
         }
         allowed_hosts.extend(options.allowed_hosts.iter().cloned());
+        let guard = Arc::new(Guard {
+            hosts: allowed_hosts.clone(),
+            origins: options.allowed_origins.clone(),
+        });
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
@@ -177,12 +185,22 @@ impl HttpServer {
             .with_max_request_body_bytes(options.max_body_bytes);
         let cancel = config.cancellation_token.clone();
         let close_streams: Box<dyn FnOnce() + Send> = Box::new(move || cancel.cancel());
+        let api = Router::new()
+            .route("/tools/list", get(list_tools))
+            .route("/tools/{name}", post(call_tool))
+            .layer(DefaultBodyLimit::max(options.max_body_bytes))
+            // rmcp guards `/mcp` itself; the JSON API gets the same Host and Origin checks.
+            .layer(middleware::from_fn(move |request: Request, next: Next| {
+                let guard = Arc::clone(&guard);
+                async move { guard.check(request, next).await }
+            }))
+            .with_state(server.clone());
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        let mut mcp = Router::new().nest_service("/mcp", service);
+        let mut mcp = Router::new().nest_service("/mcp", service).merge(api);
         if let Some(token) = options.bearer_token {
             let token = Arc::new(token);
             mcp = mcp.layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -258,4 +276,162 @@ async fn require_token(token: &BearerToken, request: Request, next: Next) -> Res
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
         .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
+}
+
+/// `GET /tools/list`: every served tool as `tools/list` describes it.
+async fn list_tools(State(server): State<Server>) -> Response {
+    let tools: Vec<Value> = server
+        .definitions()
+        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .collect();
+    json_response(StatusCode::OK, &json!({ "tools": tools }))
+}
+
+/// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}`, or the
+/// error shape with 400 (bad arguments), 404 (no such tool), 408 (timeout) or 500.
+async fn call_tool(
+    State(server): State<Server>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let arguments = if body.iter().all(u8::is_ascii_whitespace) {
+        JsonObject::new()
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Object(arguments)) => arguments,
+            Ok(_) => {
+                let err = ToolError::new(
+                    INVALID_INPUT,
+                    "the body must be a JSON object of the tool's arguments",
+                );
+                return json_response(StatusCode::BAD_REQUEST, &err.to_json());
+            }
+            Err(err) => {
+                let err = ToolError::new(INVALID_INPUT, format!("the body is not JSON: {err}"));
+                return json_response(StatusCode::BAD_REQUEST, &err.to_json());
+            }
+        }
+    };
+    match server.call_plain(&name, arguments).await {
+        Some(Ok(result)) => json_response(StatusCode::OK, &json!({ "result": result })),
+        Some(Err(err)) => json_response(status_for(err.code()), &err.to_json()),
+        None => {
+            let served: Vec<&str> = server
+                .definitions()
+                .map(|tool| tool.name.as_ref())
+                .collect();
+            let body = json!({ "error": {
+                "code": "TOOL_NOT_FOUND",
+                "message": format!("unknown tool `{name}`; this server serves: {}", served.join(", ")),
+            }});
+            json_response(StatusCode::NOT_FOUND, &body)
+        }
+    }
+}
+
+/// The HTTP status of a failed call, by its code.
+fn status_for(code: &str) -> StatusCode {
+    match code {
+        "INVALID_INPUT" | "FILE_NOT_FOUND" | "PATH_OUTSIDE_WORKSPACE" => StatusCode::BAD_REQUEST,
+        "TIMEOUT" => StatusCode::REQUEST_TIMEOUT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// `Host` and `Origin` checks for the JSON API, matching what rmcp applies to `/mcp`.
+#[derive(Debug)]
+struct Guard {
+    /// Accepted `Host` values: bare names, or `name:port`.
+    hosts: Vec<String>,
+    /// Accepted non-loopback origins.
+    origins: Vec<String>,
+}
+
+impl Guard {
+    async fn check(&self, request: Request, next: Next) -> Response {
+        match self.refusal(request.headers()) {
+            None => next.run(request).await,
+            Some(message) => {
+                let body = json!({ "error": { "code": "FORBIDDEN", "message": message } });
+                json_response(StatusCode::FORBIDDEN, &body)
+            }
+        }
+    }
+
+    fn refusal(&self, headers: &HeaderMap) -> Option<String> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok());
+        let Some(host) = host else {
+            return Some("the request has no Host header".to_string());
+        };
+        let name = host_name(host);
+        if !self
+            .hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(name) || allowed.eq_ignore_ascii_case(host))
+        {
+            return Some(format!("Host `{host}` is not served (see --allowed-host)"));
+        }
+        let origin = headers
+            .get(header::ORIGIN)
+            .and_then(|value| value.to_str().ok());
+        match origin {
+            Some(origin) if !self.origin_allowed(origin) => Some(format!(
+                "Origin `{origin}` is not allowed (see --allowed-origin)"
+            )),
+            _ => None,
+        }
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let Some((scheme, authority)) = origin.split_once("://") else {
+            return false;
+        };
+        let scheme = scheme.to_ascii_lowercase();
+        if !matches!(scheme.as_str(), "http" | "https") {
+            return false;
+        }
+        let name = host_name(authority).to_ascii_lowercase();
+        if LOOPBACK_HOSTS.contains(&name.as_str()) {
+            return true;
+        }
+        let with_port = |text: &str| -> String {
+            let text = text.trim_end_matches('/').to_ascii_lowercase();
+            let has_port = text.rsplit_once(':').is_some_and(|(_, port)| {
+                !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+            });
+            if has_port {
+                text
+            } else if text.starts_with("https://") {
+                format!("{text}:443")
+            } else {
+                format!("{text}:80")
+            }
+        };
+        let origin = with_port(origin);
+        self.origins
+            .iter()
+            .any(|allowed| with_port(allowed) == origin)
+    }
+}
+
+/// The host name of an authority (`name`, `name:port`, `[v6]`, `[v6]:port`), without brackets.
+fn host_name(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => authority,
+    }
 }

@@ -123,9 +123,8 @@ impl Server {
         arguments: rmcp::model::JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let ctx = self.ctx.clone();
         let name = entry.name;
-        let mut task = tokio::task::spawn_blocking(move || entry.call(&ctx, arguments));
+        let mut task = self.spawn(entry, arguments);
         // Progress only when asked for (the call behaves the same without): the elapsed time,
         // since a core call cannot say how far along it is.
         let progress_token = context.meta.get_progress_token();
@@ -154,30 +153,70 @@ impl Server {
                 }
             }
         };
-        match joined {
-            Ok(Ok(value)) => CallToolResult::structured(value),
-            Ok(Err(err)) => err.into_result(),
-            Err(join_error) => {
-                let detail = if join_error.is_panic() {
-                    let payload = join_error.into_panic();
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "no message".to_string());
-                    format!("panicked: {message}")
-                } else {
-                    "was stopped".to_string()
-                };
-                tracing::error!(tool = name, "tool call {detail}");
-                ToolError::new(
-                    INTERNAL_ERROR,
-                    format!(
-                        "`{name}` {detail}. This is a bug in Tollgate; the server is still running, and other calls are unaffected."
-                    ),
-                )
-                .into_result()
-            }
+        match settle(name, joined) {
+            Ok(value) => CallToolResult::structured(value),
+            Err(err) => err.into_result(),
+        }
+    }
+
+    /// Runs a served tool for the plain JSON API: the same call as over MCP, without progress.
+    /// `None` when no served tool has that name.
+    pub(crate) async fn call_plain(
+        &self,
+        name: &str,
+        arguments: rmcp::model::JsonObject,
+    ) -> Option<Result<serde_json::Value, ToolError>> {
+        let entry = self.entries.get(name).copied()?;
+        Some(settle(entry.name, self.spawn(entry, arguments).await))
+    }
+
+    /// The served tools' definitions, sorted by name.
+    pub(crate) fn definitions(&self) -> impl Iterator<Item = &rmcp::model::Tool> {
+        self.ctx
+            .catalog()
+            .tools
+            .iter()
+            .map(|served| &served.definition)
+    }
+
+    /// Starts a call on the blocking pool: the core is synchronous, and a panic there stays in
+    /// its task.
+    fn spawn(
+        &self,
+        entry: Entry,
+        arguments: rmcp::model::JsonObject,
+    ) -> tokio::task::JoinHandle<Result<serde_json::Value, ToolError>> {
+        let ctx = self.ctx.clone();
+        tokio::task::spawn_blocking(move || entry.call(&ctx, arguments))
+    }
+}
+
+/// A finished call's outcome, with a panic (or an aborted task) turned into `INTERNAL_ERROR`.
+fn settle(
+    name: &str,
+    joined: Result<Result<serde_json::Value, ToolError>, tokio::task::JoinError>,
+) -> Result<serde_json::Value, ToolError> {
+    match joined {
+        Ok(outcome) => outcome,
+        Err(join_error) => {
+            let detail = if join_error.is_panic() {
+                let payload = join_error.into_panic();
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".to_string());
+                format!("panicked: {message}")
+            } else {
+                "was stopped".to_string()
+            };
+            tracing::error!(tool = name, "tool call {detail}");
+            Err(ToolError::new(
+                INTERNAL_ERROR,
+                format!(
+                    "`{name}` {detail}. This is a bug in Tollgate; the server is still running, and other calls are unaffected."
+                ),
+            ))
         }
     }
 }
@@ -215,22 +254,14 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            self.ctx
-                .catalog()
-                .tools
-                .iter()
-                .map(|served| served.definition.clone())
-                .collect(),
+            self.definitions().cloned().collect(),
         ))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.ctx
-            .catalog()
-            .tools
-            .iter()
-            .find(|served| served.definition.name == name)
-            .map(|served| served.definition.clone())
+        self.definitions()
+            .find(|definition| definition.name == name)
+            .cloned()
     }
 
     async fn call_tool(

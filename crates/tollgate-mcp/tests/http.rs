@@ -331,3 +331,89 @@ async fn only_loopback_binds_unless_allowed_and_guarded() {
         "BearerToken(****)"
     );
 }
+
+#[tokio::test]
+async fn the_plain_json_api_lists_and_calls_tools() {
+    let running = start(|_| {}).await;
+    let list = request(running.addr, "GET", "/tools/list", &[], "").await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let tools: Value = serde_json::from_str(&list.body).unwrap();
+    let review = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "review_diff")
+        .expect("review_diff is listed");
+    assert_eq!(review["inputSchema"]["required"], json!(["diff"]));
+    assert!(review["outputSchema"].is_object());
+
+    let ok = request(
+        running.addr,
+        "POST",
+        "/tools/scrub_secrets",
+        &[JSON],
+        r#"{"content": "plain"}"#,
+    )
+    .await;
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    let body: Value = serde_json::from_str(&ok.body).unwrap();
+    assert_eq!(body["result"]["scrubbed_content"], "plain");
+
+    let cases = [
+        ("/tools/scrub_secrets", "{}", 400, "INVALID_INPUT"),
+        ("/tools/scrub_secrets", "[1]", 400, "INVALID_INPUT"),
+        ("/tools/scrub_secrets", "{not json", 400, "INVALID_INPUT"),
+        (
+            "/tools/check_invariants",
+            r#"{"diff": "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n", "invariants_path": "../../etc/passwd"}"#,
+            400,
+            "PATH_OUTSIDE_WORKSPACE",
+        ),
+        ("/tools/create_plan", "{}", 404, "TOOL_NOT_FOUND"),
+    ];
+    for (path, body, status, code) in cases {
+        let response = request(running.addr, "POST", path, &[JSON], body).await;
+        assert_eq!(response.status, status, "{path} {body}: {}", response.body);
+        let error: Value = serde_json::from_str(&response.body).unwrap();
+        assert_eq!(error["error"]["code"], code, "{path} {body}");
+    }
+}
+
+#[tokio::test]
+async fn the_plain_json_api_has_the_same_guards() {
+    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let anonymous = request(running.addr, "GET", "/tools/list", &[], "").await;
+    assert_eq!(anonymous.status, 401);
+    let token = ("Authorization", "Bearer s3cret");
+    let rebinding = request(
+        running.addr,
+        "GET",
+        "/tools/list",
+        &[token, ("Host", "evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(rebinding.status, 403, "{}", rebinding.body);
+    let page = request(
+        running.addr,
+        "GET",
+        "/tools/list",
+        &[token, ("Origin", "http://evil.example")],
+        "",
+    )
+    .await;
+    assert_eq!(page.status, 403, "{}", page.body);
+    let local_page = request(
+        running.addr,
+        "GET",
+        "/tools/list",
+        &[
+            token,
+            ("Host", "[::1]:8011"),
+            ("Origin", "http://localhost:6274"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(local_page.status, 200, "{}", local_page.body);
+}

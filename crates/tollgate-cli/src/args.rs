@@ -175,6 +175,9 @@ pub struct McpArgs {
     /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
     #[arg(long = "tools", value_name = "LIST", default_value = "review")]
     pub tools: tollgate_mcp::Profiles,
+    /// The longest a tool call may run before it is answered with a TIMEOUT error.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub call_timeout_secs: u64,
     /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8011; port 0 picks a free one) instead of
     /// stdio. The endpoint is /mcp; /health answers when the server is up.
     #[arg(long, value_name = "ADDR")]

@@ -11,6 +11,8 @@ pub(crate) const INVALID_INPUT: &str = "INVALID_INPUT";
 pub(crate) const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
 /// The client cancelled the call, or the server is shutting down.
 pub(crate) const CANCELLED: &str = "CANCELLED";
+/// The call ran longer than the server's limit.
+pub(crate) const TIMEOUT: &str = "TIMEOUT";
 
 /// A failed tool call.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use crate::error::{CANCELLED, INTERNAL_ERROR, ToolError};
+use crate::error::{CANCELLED, INTERNAL_ERROR, TIMEOUT, ToolError};
 use crate::profile::Profiles;
 use crate::tool::{Catalog, Entry, Served, ToolContext};
 use crate::tools;
@@ -30,6 +30,14 @@ pub struct ServerOptions {
     /// The environment the front end was started with: `TOLLGATE_*` variables configure reviews
     /// as they do for `tollgate review`. The server never reads the process environment itself.
     pub env: Vec<(String, String)>,
+    /// The longest a tool call may take before it is answered with `TIMEOUT`.
+    pub call_timeout: Duration,
+}
+
+impl ServerOptions {
+    /// Ten minutes: well above the analyzers' own budget (one minute each by default), so only
+    /// a call that is stuck reaches it.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 }
 
 /// The server could not start.
@@ -59,6 +67,7 @@ pub struct Server {
     entries: Arc<BTreeMap<&'static str, Entry>>,
     /// How often a running call reports progress, when its caller asked for progress.
     heartbeat: Duration,
+    call_timeout: Duration,
 }
 
 /// Often enough to keep a client's idle timeout from firing during a long analyzer run, rarely
@@ -104,6 +113,7 @@ impl Server {
             ctx: ToolContext::new(workspace, options.env, catalog),
             entries: Arc::new(entries),
             heartbeat: HEARTBEAT,
+            call_timeout: options.call_timeout,
         })
     }
 
@@ -131,9 +141,12 @@ impl Server {
         let started = Instant::now();
         let mut ticker =
             tokio::time::interval_at(tokio::time::Instant::now() + self.heartbeat, self.heartbeat);
+        let deadline = tokio::time::sleep(self.call_timeout);
+        tokio::pin!(deadline);
         let joined = loop {
             tokio::select! {
                 joined = &mut task => break joined,
+                () = &mut deadline => return self.timed_out(name).into_result(),
                 () = context.ct.cancelled() => {
                     // The blocking call cannot be interrupted; its result is dropped when it ends.
                     return ToolError::new(CANCELLED, format!("`{name}` was cancelled"))
@@ -167,7 +180,23 @@ impl Server {
         arguments: rmcp::model::JsonObject,
     ) -> Option<Result<serde_json::Value, ToolError>> {
         let entry = self.entries.get(name).copied()?;
-        Some(settle(entry.name, self.spawn(entry, arguments).await))
+        let task = self.spawn(entry, arguments);
+        Some(match tokio::time::timeout(self.call_timeout, task).await {
+            Ok(joined) => settle(entry.name, joined),
+            Err(_) => Err(self.timed_out(entry.name)),
+        })
+    }
+
+    /// The answer to a call that ran out of time. Its blocking work cannot be interrupted; it
+    /// finishes in the background and its result is dropped.
+    fn timed_out(&self, name: &str) -> ToolError {
+        ToolError::new(
+            TIMEOUT,
+            format!(
+                "`{name}` did not finish within {} s; narrow the request (fewer files, fewer analyzers, shorter analyzer timeouts) or raise --call-timeout-secs",
+                self.call_timeout.as_secs()
+            ),
+        )
     }
 
     /// The served tools' definitions, sorted by name.
@@ -395,6 +424,7 @@ mod tests {
                 workspace: workspace.path().to_path_buf(),
                 profiles: Profiles::default(),
                 env: Vec::new(),
+                call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
             },
             &registry,
         )
@@ -432,6 +462,39 @@ mod tests {
         assert!(seen[0].1.starts_with("sleepy: running for"), "{seen:?}");
     }
 
+    #[tokio::test]
+    async fn a_call_that_overruns_the_limit_is_a_timeout_and_the_server_carries_on() {
+        let (mut server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        server.call_timeout = Duration::from_millis(100);
+        let slow = json!({"millis": 500}).as_object().cloned().unwrap();
+        let plain = server.call_plain("sleepy", slow.clone()).await.unwrap();
+        assert_eq!(plain.unwrap_err().code(), TIMEOUT);
+
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let result = client
+            .call_tool(CallToolRequestParams::new("sleepy").with_arguments(slow))
+            .await
+            .unwrap();
+        let error = error_of(&result);
+        assert_eq!(error["code"], TIMEOUT);
+        assert!(
+            error["message"].as_str().unwrap().contains("within 0 s"),
+            "{error}"
+        );
+        let quick = json!({"millis": 1}).as_object().cloned().unwrap();
+        let after = client
+            .call_tool(CallToolRequestParams::new("sleepy").with_arguments(quick))
+            .await
+            .unwrap();
+        assert_eq!(after.is_error, Some(false));
+    }
+
     fn error_of(result: &CallToolResult) -> Value {
         assert_eq!(result.is_error, Some(true));
         let text = &result.content[0].as_text().expect("text").text;
@@ -448,6 +511,7 @@ mod tests {
                 workspace: workspace.path().to_path_buf(),
                 profiles: Profiles::default(),
                 env: Vec::new(),
+                call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
             },
             &registry,
         )
@@ -493,6 +557,7 @@ mod tests {
             workspace,
             profiles: Profiles::default(),
             env: Vec::new(),
+            call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
         };
         assert!(matches!(
             Server::new(options(file)),

@@ -31,6 +31,7 @@ fn server(workspace: &TempDir) -> Server {
         workspace: workspace.path().to_path_buf(),
         profiles: Profiles::default(),
         env: Vec::new(),
+        call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
     })
     .unwrap()
 }

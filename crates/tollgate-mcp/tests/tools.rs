@@ -56,6 +56,7 @@ async fn connect_to(workspace: TempDir, profiles: &str, lifecycle: ClientLifecyc
         workspace: workspace.path().to_path_buf(),
         profiles: profiles.parse::<Profiles>().unwrap(),
         env: Vec::new(),
+        call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
     })
     .unwrap();
     let (server_io, client_io) = tokio::io::duplex(1 << 16);

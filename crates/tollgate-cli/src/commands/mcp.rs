@@ -15,6 +15,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitStatus> {
         workspace: args.repo.clone(),
         profiles: args.tools.clone(),
         env: std::env::vars().collect(),
+        call_timeout: std::time::Duration::from_secs(args.call_timeout_secs),
     })?;
     tracing::info!(
         workspace = %server.workspace().display(),

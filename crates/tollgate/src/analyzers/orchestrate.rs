@@ -421,10 +421,9 @@ mod tests {
         let workspace = Workspace::new(dir.path()).unwrap();
         let changed = changed();
         let files: BTreeSet<&str> = ["a.ts"].into();
-        let ignored = crate::diff::parse(
-            b"--- a/dist/x.ts\n+++ b/dist/x.ts\n@@ -1 +1 @@\n-a\n+b\n".to_vec(),
-        )
-        .unwrap();
+        let ignored =
+            crate::diff::parse(b"--- a/dist/x.ts\n+++ b/dist/x.ts\n@@ -1 +1 @@\n-a\n+b\n".to_vec())
+                .unwrap();
         let ignored = ChangedLines::new(&ignored);
         let (report, kept) = Settle {
             scope: AnalysisScope::ChangedLines,
@@ -440,7 +439,10 @@ mod tests {
             },
             &mut SourceFiles::new(&workspace),
         );
-        assert!(kept.is_empty(), "a changed line of a file that was not analysed");
+        assert!(
+            kept.is_empty(),
+            "a changed line of a file that was not analysed"
+        );
         assert_eq!(report.findings_out_of_scope, 1);
         let mut run = ToolRun::new("tsc");
         run.findings = vec![

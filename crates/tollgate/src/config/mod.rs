@@ -8,12 +8,12 @@
 mod analyzers;
 mod raw;
 
+pub(crate) use analyzers::check_semgrep_args;
 pub use analyzers::{
     AnalyzersConfig, DEFAULT_ANALYZER_TIMEOUT_MS, DEFAULT_CACHE_DIR,
     DEFAULT_MAX_FINDINGS_PER_ANALYZER, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_SEMGREP_BATCH_SIZE,
     RawAnalyzers, RawSemgrep, RawTsc, SemgrepSettings, TscSettings, default_semgrep_severity_map,
 };
-pub(crate) use analyzers::check_semgrep_args;
 pub use raw::{ConfigError, RawConfig, RawPreflight, RawReview, RawRuleOverride};
 
 use std::collections::BTreeMap;
@@ -114,7 +114,11 @@ impl PathPatterns {
             } else {
                 format!("**/{lower}")
             };
-            builder.add(GlobBuilder::new(&effective).literal_separator(true).build()?);
+            builder.add(
+                GlobBuilder::new(&effective)
+                    .literal_separator(true)
+                    .build()?,
+            );
         }
         Ok(PathPatterns {
             patterns: patterns.to_vec(),

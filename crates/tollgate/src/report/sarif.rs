@@ -1087,7 +1087,10 @@ mod tests {
 
         let mut result = sample_result();
         result.findings.retain(|f| f.source != Source::Semgrep);
-        for (tool, rule) in [("clippy", "clippy/clippy::unwrap_used"), ("ESLint", "eslint/no-undef")] {
+        for (tool, rule) in [
+            ("clippy", "clippy/clippy::unwrap_used"),
+            ("ESLint", "eslint/no-undef"),
+        ] {
             let mut finding = result.findings[0].clone();
             finding.fingerprint = format!("fp-{tool}");
             finding.source = Source::Sarif;
@@ -1125,9 +1128,16 @@ mod tests {
             "tollgate/sarif/eslint/",
             "tollgate/sarif/codeql/",
         ] {
-            assert_eq!(ids.iter().filter(|id| **id == expected).count(), 1, "{ids:?}");
+            assert_eq!(
+                ids.iter().filter(|id| **id == expected).count(),
+                1,
+                "{ids:?}"
+            );
         }
-        assert!(!ids.contains(&"tollgate/semgrep/"), "semgrep did not execute: {ids:?}");
+        assert!(
+            !ids.contains(&"tollgate/semgrep/"),
+            "semgrep did not execute: {ids:?}"
+        );
         let clippy = runs
             .iter()
             .find(|run| run["automationDetails"]["id"] == "tollgate/sarif/clippy/")

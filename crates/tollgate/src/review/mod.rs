@@ -171,12 +171,16 @@ pub fn run_with_gate_files(
     };
     // SARIF imports are read and paths checked now, so a bad file fails the run before any
     // tool starts; the tools themselves run below, beside the deterministic checks.
-    let analysis_paths: Vec<&str> =
-        select_files(&diff, request.changed_files.as_deref(), config, &mut Vec::new())
-            .into_iter()
-            .filter(|file| !file.binary)
-            .filter_map(|file| file.new_path.as_deref())
-            .collect();
+    let analysis_paths: Vec<&str> = select_files(
+        &diff,
+        request.changed_files.as_deref(),
+        config,
+        &mut Vec::new(),
+    )
+    .into_iter()
+    .filter(|file| !file.binary)
+    .filter_map(|file| file.new_path.as_deref())
+    .collect();
     let prepared =
         analyzers::prepare_for_review(request.workspace, analysis_paths, &config.analyzers)?;
 

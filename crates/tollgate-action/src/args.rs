@@ -13,6 +13,13 @@ use clap::{ArgAction, Parser, ValueEnum};
     about = "Tollgate's GitHub Action: review a pull request or push, post the results, exit with the gate"
 )]
 pub struct Args {
+    /// `review`: review the checkout and post (stage 1, or the only stage). `post`: review
+    /// nothing and run no code from the pull request; read the artifact stage 1 wrote in
+    /// `output-dir` (`tollgate.json`, `tollgate-publish.json`), validate it as untrusted, and
+    /// post it (stage 2 of the fork pattern, on `workflow_run` with a write token).
+    #[arg(long, env = "INPUT_MODE", value_enum, default_value_t = Mode::Review)]
+    pub mode: Mode,
+
     /// The checkout to review (a git repository).
     #[arg(long, env = "GITHUB_WORKSPACE", default_value = ".")]
     pub workspace: PathBuf,
@@ -49,7 +56,8 @@ pub struct Args {
     #[arg(long, env = "INPUT_BASE")]
     pub base: Option<String>,
 
-    /// Head revision; overrides the one taken from the event.
+    /// Head revision; overrides the one taken from the event. In `post` mode, the full commit
+    /// id the artifact must be about (default: `workflow_run.head_sha` of the event).
     #[arg(long, env = "INPUT_HEAD")]
     pub head: Option<String>,
 
@@ -58,7 +66,8 @@ pub struct Args {
     #[arg(long, env = "INPUT_CONFIG_FROM", value_enum, default_value_t = ConfigFrom::Base)]
     pub config_from: ConfigFrom,
 
-    /// Directory for the SARIF and JSON results (relative to the workspace).
+    /// Directory for the SARIF and JSON results (relative to the workspace); in `post` mode,
+    /// where the downloaded artifact is.
     #[arg(long, env = "INPUT_OUTPUT_DIR", default_value = "tollgate-results")]
     pub output_dir: PathBuf,
 
@@ -123,4 +132,10 @@ pub struct ReviewOptions {
 pub enum ConfigFrom {
     Base,
     Head,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Review,
+    Post,
 }

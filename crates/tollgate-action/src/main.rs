@@ -5,6 +5,10 @@
 //!
 //! A failure to post never changes the verdict: it is reported as a warning and the exit code
 //! still follows the gate.
+//!
+//! `--mode post` (`INPUT_MODE=post`) is stage 2 of the fork pattern: it reviews nothing and
+//! posts the artifact stage 1 wrote, after validating it as untrusted (exit 2 when refused,
+//! else 0).
 
 #![allow(
     clippy::print_stdout,
@@ -13,10 +17,12 @@
 )]
 
 mod args;
+mod artifact;
 mod event;
 mod github;
 mod outputs;
 mod post;
+mod post_mode;
 mod run;
 mod token;
 
@@ -27,7 +33,11 @@ use clap::Parser;
 fn main() -> ExitCode {
     let args = args::Args::parse();
     init_logging();
-    match run::run(args) {
+    let outcome = match args.mode {
+        args::Mode::Review => run::run(args),
+        args::Mode::Post => post_mode::run(&args),
+    };
+    match outcome {
         Ok(verdict) => verdict.into(),
         Err(err) => {
             // The message may quote paths or refs from the event; keep it on one line so it

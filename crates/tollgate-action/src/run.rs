@@ -13,6 +13,7 @@ use tollgate::report::{self, Format, ReportConfig};
 use tollgate::review::{self, DiffInput, GateFiles, ReviewRequest};
 
 use crate::args::{Args, ConfigFrom, ReviewOptions};
+use crate::artifact::{self, PublishInfo};
 use crate::event::{self, Event};
 use crate::github::GitHub;
 use crate::outputs;
@@ -83,6 +84,16 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         workspace.join(&args.output_dir)
     };
     let sarif_path = write_results(result, workspace, &output_dir, &link_base)?;
+    // What a `workflow_run` stage needs to post this result without the diff (forks).
+    artifact::write(
+        &output_dir,
+        &PublishInfo::new(
+            &args.repository,
+            event.pull_request.as_ref().map(|pr| pr.number),
+            &head_sha,
+            &changed,
+        ),
+    )?;
 
     let mut publish_config = PublishConfig::new(Some(link_base));
     publish_config.max_inline_comments = args.max_inline_comments;
@@ -99,6 +110,13 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             ("should-fail", result.should_fail.to_string()),
             ("findings", n_findings.to_string()),
             ("sarif-path", sarif_path.display().to_string()),
+            (
+                "pull-request",
+                event
+                    .pull_request
+                    .as_ref()
+                    .map_or_else(String::new, |pr| pr.number.to_string()),
+            ),
         ],
     )?;
 
@@ -108,8 +126,8 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         (_, true) => {
             eprintln!(
                 "tollgate-action: a pull request from a fork gets a read-only token: results are in the \
-                 job summary, the SARIF file and the annotations below (see the README for the \
-                 two-stage workflow_run pattern that posts them)"
+                 job summary, the SARIF file and the annotations below; upload `output-dir` as an \
+                 artifact and post it from a `workflow_run` job with `mode: post` (see the README)"
             );
             false
         }
@@ -291,7 +309,7 @@ fn write_results(
 }
 
 /// `owner/name` with GitHub's characters only, since it becomes part of API paths.
-fn validate_repository(repository: &str) -> anyhow::Result<()> {
+pub(crate) fn validate_repository(repository: &str) -> anyhow::Result<()> {
     let valid_part = |part: &str| {
         !part.is_empty()
             && part != "."
@@ -309,7 +327,7 @@ fn validate_repository(repository: &str) -> anyhow::Result<()> {
     }
 }
 
-fn env_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn env_path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)

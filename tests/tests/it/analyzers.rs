@@ -118,6 +118,8 @@ fn tsc_counts_only_type_errors_on_changed_lines() {
     assert!(tsc.get("skipped_reason").is_none());
     assert!(!tsc["version"].as_str().unwrap().is_empty());
     assert_eq!(tsc["invocations"], 2, "one run per owning tsconfig");
+    let process_ms = tsc["process_ms"].as_f64().unwrap();
+    assert!(process_ms > 0.0 && process_ms <= tsc["duration_ms"].as_f64().unwrap());
     assert_eq!(tsc["findings_reported"], 3);
     assert_eq!(
         tsc["findings_out_of_scope"], 1,

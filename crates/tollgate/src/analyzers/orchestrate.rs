@@ -240,6 +240,7 @@ impl ToolContext<'_> {
         tracing::debug!(command = %command.display(), "running analyzer");
         match process::run(command, self.deadline, self.config.max_output_bytes) {
             Ok(output) => {
+                run.report.process_ms += millis(output.elapsed);
                 if let Exit::Code(code) = output.exit {
                     run.report.exit_code = Some(code);
                 }

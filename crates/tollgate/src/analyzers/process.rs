@@ -7,14 +7,16 @@
 //!
 //! stdout and stderr are read on their own threads up to a byte limit each; the rest is read and
 //! dropped so the tool never blocks on a full pipe, and the result says it was truncated. The
-//! wait itself happens on a thread that reports over a channel, so the deadline costs no polling.
+//! caller's thread waits on the process itself, so a normal exit wakes it directly; a watchdog
+//! thread sleeps until the deadline and kills the group only if it is still running then, so
+//! the deadline costs no polling and adds nothing to the path of a tool that finishes in time.
 //! A descendant that left the group (`setsid`) cannot be reached; if it keeps the pipes open, the
 //! output read so far is used after a short grace period and marked truncated.
 
 use std::ffi::OsString;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -84,6 +86,8 @@ pub(crate) enum Exit {
 #[derive(Debug)]
 pub(crate) struct ProcessOutput {
     pub(crate) exit: Exit,
+    /// From spawning to the end of the wait.
+    pub(crate) elapsed: Duration,
     pub(crate) stdout: Vec<u8>,
     pub(crate) stderr: Vec<u8>,
     pub(crate) stdout_truncated: bool,
@@ -112,6 +116,7 @@ pub(crate) fn run(
         // Its own group (pgid = its pid), so the whole tree can be signalled at once.
         cmd.process_group(0);
     }
+    let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id();
     let stdout = child
@@ -123,32 +128,28 @@ pub(crate) fn run(
         .take()
         .map(|err| spawn_reader(err, max_output_bytes));
 
-    let (sender, receiver) = mpsc::channel();
-    let waiter = thread::spawn(move || {
-        let status = child.wait();
-        // The receiver may be gone if the caller panicked; nothing to do then.
-        let _ = sender.send(status);
-        child
-    });
-
-    let remaining = deadline.saturating_duration_since(Instant::now());
-    let (status, timed_out) = match receiver.recv_timeout(remaining) {
-        Ok(status) => (status, false),
-        Err(_) => {
-            kill_tree(pid, &waiter);
-            // SIGKILL cannot be ignored, so the wait returns promptly.
-            (
-                receiver
-                    .recv()
-                    .unwrap_or_else(|_| Err(io::Error::other("waiter vanished"))),
-                true,
-            )
+    // Dropping `cancel` (once the wait returns) wakes the watchdog without a kill.
+    let (cancel, cancelled) = mpsc::channel::<()>();
+    let watchdog = thread::spawn(move || {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        match cancelled.recv_timeout(remaining) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                kill_tree(pid);
+                true
+            }
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
         }
-    };
+    });
+    // SIGKILL cannot be ignored, so after a timeout this returns promptly too.
+    let status = child.wait();
+    drop(cancel);
+    let elapsed = started.elapsed();
+    let killed = watchdog.join().unwrap_or(false);
     // Stragglers of the group (daemonised helpers, a backgrounded child) would hold the pipes.
     kill_group(pid);
-    let _ = waiter.join();
     let status = status?;
+    // A tool that exited on its own just as the deadline passed keeps its own exit code.
+    let timed_out = killed && status.code().is_none();
 
     let grace = Instant::now() + OUTPUT_GRACE;
     let (stdout, stdout_truncated) = collect(stdout, grace);
@@ -160,6 +161,7 @@ pub(crate) fn run(
     };
     Ok(ProcessOutput {
         exit,
+        elapsed,
         stdout,
         stderr,
         stdout_truncated,
@@ -249,14 +251,15 @@ fn exit_of(status: ExitStatus) -> Exit {
     Exit::Code(status.code().unwrap_or(-1))
 }
 
-/// Kills the process group led by `pid`, and `pid` itself in case it left its group.
+/// Kills the process group led by `pid`, and `pid` itself in case it left its group. The caller
+/// is blocked in `wait` on this very child, which has not returned yet, so the pid has not been
+/// reaped and still names it (only an exit in the same instant could race with this).
 #[cfg(unix)]
-fn kill_tree(pid: u32, _waiter: &thread::JoinHandle<Child>) {
+fn kill_tree(pid: u32) {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     kill_group(pid);
     if let Ok(raw) = i32::try_from(pid) {
-        // Not yet reaped (the waiter has not reported), so the pid is still this child's.
         let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
     }
 }
@@ -270,10 +273,10 @@ fn kill_group(pid: u32) {
     let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
 }
 
-/// Without process groups, only the tool itself can be killed: the waiter owns the `Child`, so
-/// go through the system's `taskkill`, which also takes the tree (`/T`).
+/// Without process groups, the system's `taskkill` takes the tree (`/T`); the `Child` itself is
+/// borrowed by the waiting thread.
 #[cfg(not(unix))]
-fn kill_tree(pid: u32, _waiter: &thread::JoinHandle<Child>) {
+fn kill_tree(pid: u32) {
     let _ = Command::new("taskkill")
         .args(["/F", "/T", "/PID", &pid.to_string()])
         .stdout(Stdio::null())

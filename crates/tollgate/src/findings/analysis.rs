@@ -182,6 +182,9 @@ pub struct AnalyzerReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
     pub duration_ms: f64,
+    /// Wall time the tool's own processes ran, summed; the rest of `duration_ms` is Tollgate's
+    /// work (discovery, parsing, settling).
+    pub process_ms: f64,
     /// Processes started: one per TypeScript project, one per semgrep batch.
     pub invocations: usize,
     /// The last exit code seen, when a process exited normally.
@@ -213,6 +216,7 @@ impl AnalyzerReport {
             input: None,
             tools: Vec::new(),
             duration_ms: 0.0,
+            process_ms: 0.0,
             invocations: 0,
             exit_code: None,
             findings_reported: 0,

@@ -13,7 +13,7 @@ use tempfile::TempDir;
 use crate::fake_github::{BOT, FakeGitHub, Fault, Recorded, TOKEN};
 use crate::util::{TestRepo, fixture, workspace_bin};
 
-fn action_bin() -> &'static Path {
+pub(crate) fn action_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| workspace_bin("tollgate-action", "tollgate-action"))
 }

@@ -100,6 +100,9 @@ const MAX_LIFETIME: Duration = Duration::from_secs(300);
 
 impl FakeGitHub {
     pub fn start() -> FakeGitHub {
+        // Build the binary under test before the lifetime clock starts: on a fresh checkout the
+        // build takes minutes, and a server that stopped meanwhile would fail the test.
+        crate::action::action_bin();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().unwrap());

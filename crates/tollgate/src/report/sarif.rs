@@ -38,8 +38,6 @@ const SRCROOT: &str = "%SRCROOT%";
 /// The `partialFingerprints` key of Tollgate's own fingerprint.
 const FINGERPRINT_KEY: &str = "tollgate/v1";
 const LINE_HASH_KEY: &str = "primaryLocationLineHash";
-/// Files larger than this are not read for line hashes.
-const MAX_HASHED_FILE_BYTES: u64 = 16 * 1024 * 1024;
 // GitHub's limits on rule texts.
 const MAX_NAME_CHARS: usize = 255;
 const MAX_DESCRIPTION_CHARS: usize = 1024;
@@ -657,20 +655,8 @@ impl LineHashCache {
 }
 
 fn read_line_hashes(root: &Path, path: &str) -> Option<Vec<String>> {
-    if path.is_empty() || Path::new(path).is_absolute() {
-        return None;
-    }
-    let resolved = root.join(path).canonicalize().ok()?;
-    if !resolved.starts_with(root) {
-        return None;
-    }
-    let metadata = std::fs::metadata(&resolved).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_HASHED_FILE_BYTES {
-        return None;
-    }
-    let bytes = std::fs::read(&resolved).ok()?;
     // codeql-action reads files as UTF-8 with replacement characters, as this does.
-    Some(line_hashes(&String::from_utf8_lossy(&bytes)))
+    Some(line_hashes(&super::source::read_confined(root, path)?))
 }
 
 #[cfg(test)]

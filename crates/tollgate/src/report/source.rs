@@ -61,6 +61,18 @@ pub(super) fn byte_column(text: &str, char_column: u32) -> Option<u32> {
 }
 
 fn read_lines(root: &Path, path: &str) -> Option<Vec<String>> {
+    let text = read_confined(root, path)?;
+    Some(
+        text.split('\n')
+            .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
+            .collect(),
+    )
+}
+
+/// Reads `path` (repository-relative) under the canonical `root` as UTF-8 with replacement
+/// characters: only a regular file of at most 16 MiB that resolves inside `root`, symlinks
+/// included. Every renderer that reads the checkout goes through here.
+pub(super) fn read_confined(root: &Path, path: &str) -> Option<String> {
     if path.is_empty() || Path::new(path).is_absolute() {
         return None;
     }
@@ -73,12 +85,7 @@ fn read_lines(root: &Path, path: &str) -> Option<Vec<String>> {
         return None;
     }
     let bytes = std::fs::read(&resolved).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    Some(
-        text.split('\n')
-            .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
-            .collect(),
-    )
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! (`CI` set), where `.ci/run` installs both and a missing tool is a failure.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -380,19 +380,15 @@ fn a_timed_out_tool_is_killed_with_its_children() {
     fake_tool(
         &repo,
         "tools/tsc",
-        &format!("sleep 300 &\necho $! > '{}'\nwait", pid_file.display()),
+        &format!("sleep 100000 &\necho $! > '{}'\nwait", pid_file.display()),
     );
     repo.write("tollgate.toml", "[analyzers.tsc]\npath = \"tools/tsc\"\n");
-    let started = Instant::now();
+    // Had the review waited on the tool, this would hang until nextest's terminate-after.
     let run = review(
         &repo,
         &["--analyzers", "tsc", "--analyzer-timeout-ms", "1500"],
     );
     run.assert_code(0);
-    assert!(
-        started.elapsed() < Duration::from_secs(120),
-        "the review waited on the tool"
-    );
     let json = run.json();
     let tsc = analyzer(&json, "tsc");
     assert_eq!(tsc["status"], "timed_out", "{tsc:#}");

@@ -251,7 +251,8 @@ mod tests {
             Some("9.9.9")
         );
         // A tool that hangs on --version gives no version, within the caller's deadline.
-        executable(&dir.path().join("hang"), "sleep 30");
+        // (Had the probe outlived its deadline, this would hang until nextest's terminate-after.)
+        executable(&dir.path().join("hang"), "sleep 100000");
         let hang = Tool {
             path: dir.path().join("hang"),
             origin: ToolOrigin::Path,
@@ -259,7 +260,6 @@ mod tests {
         let started = Instant::now();
         let soon = started + Duration::from_millis(300);
         assert_eq!(probe_version(&hang, dir.path(), soon), None);
-        assert!(started.elapsed() < Duration::from_secs(20));
         assert_eq!(
             parse_version_output("\nsemgrep 1.182.0\n").as_deref(),
             Some("semgrep 1.182.0")

@@ -349,9 +349,9 @@ mod tests {
         let tool = script(
             dir.path(),
             "slow",
-            &format!("sleep 300 &\necho $! > {}\nwait", pid_file.display()),
+            &format!("sleep 100000 &\necho $! > {}\nwait", pid_file.display()),
         );
-        let started = Instant::now();
+        // Had the run waited on the tool, this would hang until nextest's terminate-after.
         let output = run(
             &ToolCommand::new(&tool, dir.path()),
             Instant::now() + Duration::from_millis(500),
@@ -359,7 +359,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(output.exit, Exit::TimedOut);
-        assert!(started.elapsed() < Duration::from_secs(60));
         let child: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
@@ -372,12 +371,10 @@ mod tests {
     fn stragglers_do_not_keep_the_run_waiting() {
         let dir = tempfile::tempdir().unwrap();
         // Exits at once but leaves a child holding stdout open.
-        let tool = script(dir.path(), "leaky", "sleep 300 &\necho bye");
-        let started = Instant::now();
-        let output = run(&ToolCommand::new(&tool, dir.path()), in_secs(120), 1024).unwrap();
+        let tool = script(dir.path(), "leaky", "sleep 100000 &\necho bye");
+        let output = run(&ToolCommand::new(&tool, dir.path()), in_secs(100_000), 1024).unwrap();
         assert_eq!(output.exit, Exit::Code(0));
         assert_eq!(output.stdout, b"bye\n");
-        assert!(started.elapsed() < Duration::from_secs(60));
     }
 
     /// Whether `pid` is a live process (a zombie counts as gone: it no longer runs).

@@ -20,6 +20,7 @@ pub mod publish;
 pub mod report;
 pub mod review;
 pub mod secrets;
+pub mod store;
 
 /// The version reported in results and SARIF.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

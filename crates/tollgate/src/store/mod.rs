@@ -1,0 +1,259 @@
+//! Persistence in an embedded SQLite database (`.tollgate/tollgate.db` in the workspace).
+//!
+//! One file holds everything that must outlive a process: the LLM response cache, plans with their
+//! versions, approvals and step states, review sessions and their findings. Each concern keeps its
+//! SQL in its own submodule; this module owns opening, pragmas, migrations and transactions.
+//!
+//! Concurrency: WAL mode lets readers run beside one writer, across processes (the MCP server and
+//! the CLI at once); writers take the write lock up front (`BEGIN IMMEDIATE`) and wait for it up to
+//! a busy timeout instead of failing on first contention. Every change is one transaction, so a
+//! process killed mid-write leaves the previous state, never half of the new one.
+
+mod llm_cache;
+mod migrate;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub use llm_cache::{CachedResponse, LlmCacheStats};
+
+/// Where the store lives inside a workspace, unless configured otherwise.
+pub const DEFAULT_STORE_PATH: &str = ".tollgate/tollgate.db";
+
+/// How long a writer waits for another process's write transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why the store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error("Cannot open the store at {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("Cannot create the store's directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Store migration `{id}` failed: {source}")]
+    Migration {
+        id: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error(
+        "The store at {path} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store path"
+    )]
+    NewerSchema { path: PathBuf, id: String },
+    #[error("Store error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("Stored data is invalid ({what}): {reason}")]
+    Corrupt { what: String, reason: String },
+}
+
+impl StoreError {
+    /// Stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::Open { .. } | StoreError::CreateDir { .. } => "STORE_UNAVAILABLE",
+            StoreError::NewerSchema { .. } => "STORE_VERSION_MISMATCH",
+            StoreError::Migration { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. } => {
+                "STORE_ERROR"
+            }
+        }
+    }
+}
+
+/// An open store. Cheap to share behind an `Arc`: calls serialise on one connection per
+/// process, which is what SQLite allows for writers anyway; other processes open their own.
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(open_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // WAL: readers never block on the writer; NORMAL sync is durable across process crashes
+        // (only a power loss may drop the last transactions, never corrupt the file).
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %path.display(), mode, "the store could not switch to WAL mode");
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(open_err)?;
+        let mut store = Store {
+            conn: Mutex::new(conn),
+            path: Some(path.to_path_buf()),
+        };
+        migrate::run(
+            store.conn.get_mut().unwrap_or_else(|p| p.into_inner()),
+            path,
+        )?;
+        Ok(store)
+    }
+
+    /// Opens the store of `workspace` at [`DEFAULT_STORE_PATH`].
+    pub fn open_in_workspace(workspace: &Path) -> Result<Store, StoreError> {
+        Store::open(&workspace.join(DEFAULT_STORE_PATH))
+    }
+
+    /// A private in-memory store (tests, one-off runs that must not touch the disk).
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let mut conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: PathBuf::from(":memory:"),
+            source,
+        })?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        migrate::run(&mut conn, Path::new(":memory:"))?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path: None,
+        })
+    }
+
+    /// The database file, `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE`): committed when `f` returns `Ok`,
+    /// rolled back otherwise, so nothing is ever half written.
+    pub fn write<T, E>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| E::from(StoreError::from(err)))?;
+        let value = f(&tx)?;
+        tx.commit().map_err(|err| E::from(StoreError::from(err)))?;
+        Ok(value)
+    }
+
+    /// Runs `f` in one read transaction: a consistent snapshot even while others write.
+    pub fn read<T, E>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|err| E::from(StoreError::from(err)))?;
+        let value = f(&tx)?;
+        // A read transaction has nothing to commit; ending it releases the snapshot.
+        tx.rollback()
+            .map_err(|err| E::from(StoreError::from(err)))?;
+        Ok(value)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic in another caller leaves no open transaction behind (rusqlite rolls back on
+        // drop), so the connection is still sound.
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Now, as stored: RFC 3339 UTC with milliseconds.
+pub(crate) fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let now = now
+        .replace_nanosecond(now.nanosecond() / 1_000_000 * 1_000_000)
+        .unwrap_or(now);
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_creates_and_reopens_with_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/dir/tollgate.db");
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.path(), Some(path.as_path()));
+        let mode: String = store
+            .read(|tx| {
+                tx.query_row("PRAGMA journal_mode", [], |row| row.get(0))
+                    .map_err(StoreError::from)
+            })
+            .unwrap();
+        assert_eq!(mode, "wal");
+        drop(store);
+        // Reopening applies nothing twice.
+        Store::open(&path).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let store = Store::open_in_memory().unwrap();
+        let result: Result<(), StoreError> = store.write(|tx| {
+            tx.execute(
+                "INSERT INTO llm_cache (key, model, response, created_at) VALUES ('k', 'm', 'r', 'now')",
+                [],
+            )?;
+            Err(StoreError::Corrupt {
+                what: "test".into(),
+                reason: "abort".into(),
+            })
+        });
+        assert!(result.is_err());
+        let count: i64 = store
+            .read(|tx| {
+                tx.query_row("SELECT count(*) FROM llm_cache", [], |row| row.get(0))
+                    .map_err(StoreError::from)
+            })
+            .unwrap();
+        assert_eq!(count, 0);
+    }
+
+    #[test]
+    fn an_unopenable_path_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, "x").unwrap();
+        // A directory cannot be created under a regular file.
+        let err = Store::open(&file.join("sub/tollgate.db")).unwrap_err();
+        assert_eq!(err.code(), "STORE_UNAVAILABLE");
+        assert!(err.to_string().contains("plain-file"), "{err}");
+        // A file that is not a database.
+        let junk = dir.path().join("junk.db");
+        std::fs::write(&junk, vec![0x42u8; 8192]).unwrap();
+        let err = Store::open(&junk).unwrap_err();
+        assert!(err.to_string().contains("junk.db"), "{err}");
+    }
+}

@@ -16,6 +16,7 @@ pub mod config;
 pub mod diff;
 pub mod findings;
 pub mod invariants;
+pub mod plan;
 pub mod publish;
 pub mod report;
 pub mod review;

@@ -1,0 +1,64 @@
+//! Implementation plans: the model (upstream's `EnhancedPlanOutput`), the step graph (a
+//! petgraph DAG: validation, execution order, critical path, parallel groups, ready steps).
+//!
+//! A plan's steps refer to each other by `step_number`. [`link_steps`] validates a plan and
+//! rewrites everything derived from its graph; [`StepGraph`] answers scheduling questions for
+//! the lifecycle code (`StepGraph::readiness` given [`StepOutcomes`]).
+
+pub use graph::{
+    BlockedStep, CriticalPath, CycleStep, GraphError, Readiness, StepGraph, StepOutcomes,
+    link_steps,
+};
+pub use model::{
+    AcceptanceCriterion, AlternativeApproach, Architecture, ChangeType, Complexity,
+    DependencyGraph, Diagram, DiagramKind, EdgeKind, Feature, FileChange, GenerationMethod,
+    GraphEdge, GraphNode, Level, Milestone, Plan, Priority, Provenance, Risk, Scope, Step,
+    StepNumber, StepOutput, TestingStrategy, parse_effort_hours,
+};
+
+mod graph;
+mod model;
+
+/// The JSON Schema of [`Plan`] as Tollgate writes it (draft 2020-12); committed as
+/// `schemas/plan.schema.json`.
+pub fn plan_schema() -> serde_json::Value {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<Plan>()
+        .to_value()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The committed schemas must match the types; `TOLLGATE_UPDATE_SCHEMAS=1` rewrites them.
+    #[test]
+    fn committed_schemas_are_up_to_date() {
+        let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .nth(2)
+            .expect("the crate sits at crates/tollgate");
+        for (name, schema) in [("plan.schema.json", plan_schema())] {
+            let path = workspace_root.join("schemas").join(name);
+            if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {
+                let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+                std::fs::write(&path, text).unwrap();
+                continue;
+            }
+            let committed: Option<serde_json::Value> = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok());
+            assert!(
+                committed.as_ref() == Some(&schema),
+                "{} is stale: it does not match the plan types.\n\
+                 Regenerate it with `TOLLGATE_UPDATE_SCHEMAS=1 cargo test -p tollgate --lib \
+                 plan::` and commit the result.",
+                path.display()
+            );
+        }
+    }
+}

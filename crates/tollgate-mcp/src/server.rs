@@ -134,10 +134,14 @@ impl Server {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let name = entry.name;
-        let mut task = self.spawn(entry, arguments);
-        // Progress only when asked for (the call behaves the same without): the elapsed time,
-        // since a core call cannot say how far along it is.
+        let control = tollgate::control::Control::new();
+        let mut task = self.spawn(entry, arguments, control.clone());
+        // Stops the core work at its next safe point however this call ends early.
+        let _cancel_on_exit = CancelOnDrop(control.clone());
+        // Progress only when asked for (the call behaves the same without): what the core work
+        // reports (done of total), or the elapsed time from a call that reports nothing.
         let progress_token = context.meta.get_progress_token();
+        let mut last_report = 0u64;
         let started = Instant::now();
         let mut ticker =
             tokio::time::interval_at(tokio::time::Instant::now() + self.heartbeat, self.heartbeat);
@@ -148,18 +152,37 @@ impl Server {
                 joined = &mut task => break joined,
                 () = &mut deadline => return self.timed_out(name).into_result(),
                 () = context.ct.cancelled() => {
-                    // The blocking call cannot be interrupted; its result is dropped when it ends.
+                    // The core work stops at its next safe point (`_cancel_on_exit`); a call
+                    // that never checks runs to its end and its result is dropped.
                     return ToolError::new(CANCELLED, format!("`{name}` was cancelled"))
                         .into_result();
                 }
                 _ = ticker.tick(), if progress_token.is_some() => {
                     if let Some(token) = &progress_token {
-                        let elapsed = started.elapsed();
-                        let progress = ProgressNotificationParam::new(
-                            token.clone(),
-                            elapsed.as_millis() as f64,
-                        )
-                        .with_message(format!("{name}: running for {} s", elapsed.as_secs()));
+                        let progress = match control.latest() {
+                            // A report already sent is not repeated; the heartbeat below is.
+                            Some((seq, report)) if seq != last_report => {
+                                last_report = seq;
+                                let mut progress =
+                                    ProgressNotificationParam::new(token.clone(), report.done as f64)
+                                        .with_message(format!("{name}: {}", report.message));
+                                if let Some(total) = report.total {
+                                    progress = progress.with_total(total as f64);
+                                }
+                                progress
+                            }
+                            _ => {
+                                let elapsed = started.elapsed();
+                                ProgressNotificationParam::new(
+                                    token.clone(),
+                                    elapsed.as_millis() as f64,
+                                )
+                                .with_message(format!(
+                                    "{name}: running for {} s",
+                                    elapsed.as_secs()
+                                ))
+                            }
+                        };
                         // A client that went away is noticed by the transport, not here.
                         let _ = context.peer.notify_progress(progress).await;
                     }
@@ -180,7 +203,9 @@ impl Server {
         arguments: rmcp::model::JsonObject,
     ) -> Option<Result<serde_json::Value, ToolError>> {
         let entry = self.entries.get(name).copied()?;
-        let task = self.spawn(entry, arguments);
+        let control = tollgate::control::Control::new();
+        let task = self.spawn(entry, arguments, control.clone());
+        let _cancel_on_exit = CancelOnDrop(control);
         Some(match tokio::time::timeout(self.call_timeout, task).await {
             Ok(joined) => settle(entry.name, joined),
             Err(_) => Err(self.timed_out(entry.name)),
@@ -214,9 +239,20 @@ impl Server {
         &self,
         entry: Entry,
         arguments: rmcp::model::JsonObject,
+        control: tollgate::control::Control,
     ) -> tokio::task::JoinHandle<Result<serde_json::Value, ToolError>> {
-        let ctx = self.ctx.clone();
+        let ctx = self.ctx.for_call(control);
         tokio::task::spawn_blocking(move || entry.call(&ctx, arguments))
+    }
+}
+
+/// Cancels a call's core work when the call is over for the client (finished, timed out,
+/// cancelled, or its connection dropped): work nobody waits for should not go on.
+struct CancelOnDrop(tollgate::control::Control);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -399,9 +435,101 @@ mod tests {
         }
     }
 
+    /// A tool that works in steps, reporting each and stopping when cancelled: stands in for
+    /// indexing or plan execution. Records how it ended in [`STEPS_ENDED`].
+    struct Steps;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct StepsInput {
+        /// How many steps.
+        steps: u64,
+        /// How long each step takes.
+        millis: u64,
+    }
+
+    /// How the last `Steps` call ended: 0 running, 1 finished, 2 stopped by cancellation.
+    static STEPS_ENDED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+    impl Tool for Steps {
+        const NAME: &'static str = "steps";
+        const TITLE: &'static str = "Steps";
+        const DESCRIPTION: &'static str = "Works in steps.";
+        const GROUP: Group = Group::Utility;
+        const VERSION: &'static str = "0.0.0";
+        const HINTS: Hints = Hints::READ_ONLY;
+        type Input = StepsInput;
+        type Output = BoomOutput;
+
+        fn call(ctx: &ToolContext, input: StepsInput) -> Result<BoomOutput, ToolError> {
+            use std::sync::atomic::Ordering;
+            STEPS_ENDED.store(0, Ordering::SeqCst);
+            for step in 0..input.steps {
+                if ctx.control().check().is_err() {
+                    STEPS_ENDED.store(2, Ordering::SeqCst);
+                    return Err(ToolError::new(CANCELLED, "stopped"));
+                }
+                ctx.control()
+                    .report(step + 1, Some(input.steps), format!("step {}", step + 1));
+                std::thread::sleep(Duration::from_millis(input.millis));
+            }
+            STEPS_ENDED.store(1, Ordering::SeqCst);
+            Ok(BoomOutput {})
+        }
+    }
+
+    #[tokio::test]
+    async fn progress_carries_what_the_work_reports_and_a_timeout_stops_the_work() {
+        use std::sync::atomic::Ordering;
+        let (mut server, _workspace) = test_server(Entry::of::<Steps>(), Duration::from_millis(30));
+        server.call_timeout = Duration::from_millis(400);
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let recorder = Recorder::default();
+        let client = recorder.clone().serve(client_io).await.unwrap();
+        let call = |steps: u64| {
+            let arguments = json!({"steps": steps, "millis": 20})
+                .as_object()
+                .cloned()
+                .unwrap();
+            let mut params = CallToolRequestParams::new("steps").with_arguments(arguments);
+            params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+                rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(9)),
+            ));
+            client.call_tool(params)
+        };
+
+        let finished = call(8).await.unwrap();
+        assert_eq!(finished.is_error, Some(false));
+        assert_eq!(STEPS_ENDED.load(Ordering::SeqCst), 1);
+        let seen = recorder.0.lock().unwrap().clone();
+        assert!(!seen.is_empty(), "{seen:?}");
+        assert!(
+            seen.iter().all(|(done, total, message)| *total == Some(8.0)
+                && (1.0..=8.0).contains(done)
+                && message.starts_with("steps: step ")),
+            "{seen:?}"
+        );
+
+        // Far more steps than the call timeout allows: the call times out, and the work itself
+        // stops at its next check instead of running on unobserved.
+        let result = call(100_000).await.unwrap();
+        assert_eq!(error_of(&result)["code"], TIMEOUT);
+        while STEPS_ENDED.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(STEPS_ENDED.load(Ordering::SeqCst), 2);
+    }
+
     /// A client that records the progress values it is sent.
     #[derive(Clone, Default)]
-    struct Recorder(Arc<std::sync::Mutex<Vec<(f64, String)>>>);
+    struct Recorder(Arc<std::sync::Mutex<Vec<Seen>>>);
+
+    /// One progress notification: progress, total, message.
+    type Seen = (f64, Option<f64>, String);
 
     impl rmcp::ClientHandler for Recorder {
         async fn on_progress(
@@ -410,7 +538,11 @@ mod tests {
             _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
         ) {
             if let Ok(mut seen) = self.0.lock() {
-                seen.push((params.progress, params.message.unwrap_or_default()));
+                seen.push((
+                    params.progress,
+                    params.total,
+                    params.message.unwrap_or_default(),
+                ));
             }
         }
     }
@@ -459,7 +591,7 @@ mod tests {
             seen.windows(2).all(|pair| pair[0].0 < pair[1].0),
             "{seen:?}"
         );
-        assert!(seen[0].1.starts_with("sleepy: running for"), "{seen:?}");
+        assert!(seen[0].2.starts_with("sleepy: running for"), "{seen:?}");
     }
 
     #[tokio::test]

@@ -96,6 +96,8 @@ impl Hints {
 #[derive(Debug, Clone)]
 pub(crate) struct ToolContext {
     inner: Arc<ContextInner>,
+    /// This call's progress and stop request (each call gets its own, see [`Self::for_call`]).
+    control: tollgate::control::Control,
 }
 
 #[derive(Debug)]
@@ -117,6 +119,7 @@ impl ToolContext {
                 env,
                 catalog,
             }),
+            control: tollgate::control::Control::new(),
         }
     }
 
@@ -132,6 +135,28 @@ impl ToolContext {
 
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.inner.catalog
+    }
+
+    /// A context for one call, with its own [`Control`](tollgate::control::Control): the server
+    /// watches it for progress and cancels it when the client cancels or the call times out.
+    pub(crate) fn for_call(&self, control: tollgate::control::Control) -> ToolContext {
+        ToolContext {
+            inner: Arc::clone(&self.inner),
+            control,
+        }
+    }
+
+    /// This call's control: long core operations take it, report progress through it and stop
+    /// at their next safe point once it is cancelled.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "called by the long tools (indexing, plan execution) as they land"
+        )
+    )]
+    pub(crate) fn control(&self) -> &tollgate::control::Control {
+        &self.control
     }
 }
 

@@ -17,6 +17,7 @@ pub mod control;
 pub mod diff;
 pub mod findings;
 pub mod invariants;
+pub mod llm;
 pub mod plan;
 pub mod publish;
 pub mod report;

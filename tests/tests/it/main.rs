@@ -12,6 +12,7 @@ mod baseline_allowlist;
 mod ci_formats;
 mod config_precedence;
 mod fake_github;
+mod fake_llm;
 mod git_sources;
 mod init_and_invariants;
 mod mcp;

@@ -21,7 +21,7 @@
 mod api;
 mod discover;
 mod orchestrate;
-mod process;
+pub(crate) mod process;
 mod sarif_import;
 mod semgrep;
 mod tsc;

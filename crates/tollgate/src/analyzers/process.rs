@@ -29,6 +29,8 @@ pub(crate) struct ToolCommand {
     pub(crate) cwd: PathBuf,
     /// Extra environment variables on top of the inherited environment.
     pub(crate) env: Vec<(OsString, OsString)>,
+    /// Bytes written to the tool's stdin (then closed); `None` gives it a null stdin.
+    pub(crate) stdin: Option<Vec<u8>>,
 }
 
 impl ToolCommand {
@@ -38,7 +40,14 @@ impl ToolCommand {
             args: Vec::new(),
             cwd: cwd.to_path_buf(),
             env: Vec::new(),
+            stdin: None,
         }
+    }
+
+    /// Feeds `bytes` to the tool's stdin (the `command` model provider's prompt).
+    pub(crate) fn stdin(mut self, bytes: Vec<u8>) -> ToolCommand {
+        self.stdin = Some(bytes);
+        self
     }
 
     pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> ToolCommand {
@@ -104,7 +113,11 @@ pub(crate) fn run(
     let mut cmd = Command::new(&command.program);
     cmd.args(&command.args)
         .current_dir(&command.cwd)
-        .stdin(Stdio::null())
+        .stdin(if command.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (key, value) in &command.env {
@@ -119,6 +132,15 @@ pub(crate) fn run(
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id();
+    // Written on its own thread: a tool that prints before it has read all its input would
+    // otherwise deadlock against us on full pipes. A tool that exits early breaks the pipe,
+    // which is its business, not an error of the run.
+    if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), command.stdin.clone()) {
+        thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let stdout = child
         .stdout
         .take()

@@ -6,6 +6,7 @@
 //! environment itself: front ends hand [`RawConfig::from_env`] the variables.
 
 mod analyzers;
+mod llm;
 mod raw;
 
 pub(crate) use analyzers::check_semgrep_args;
@@ -13,6 +14,11 @@ pub use analyzers::{
     AnalyzersConfig, DEFAULT_ANALYZER_TIMEOUT_MS, DEFAULT_CACHE_DIR,
     DEFAULT_MAX_FINDINGS_PER_ANALYZER, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_SEMGREP_BATCH_SIZE,
     RawAnalyzers, RawSemgrep, RawTsc, SemgrepSettings, TscSettings, default_semgrep_severity_map,
+};
+pub use llm::{
+    ApiKey, DEFAULT_LLM_CONCURRENCY, DEFAULT_LLM_MAX_OUTPUT_TOKENS, DEFAULT_LLM_RETRIES,
+    DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, MAX_RETRY_AFTER, ProviderKind,
+    RawLlm, StructuredOutput,
 };
 pub use raw::{ConfigError, RawConfig, RawPreflight, RawReview, RawRuleOverride};
 
@@ -59,6 +65,8 @@ pub struct ReviewConfig {
     pub rule_overrides: BTreeMap<String, RuleOverride>,
     /// Static analyzers (`[analyzers]`).
     pub analyzers: AnalyzersConfig,
+    /// The model provider (`[llm]`); model passes run only when one is configured.
+    pub llm: LlmConfig,
 }
 
 /// Which invariants files apply.

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::analyzers::RawAnalyzers;
+use super::llm::RawLlm;
 use super::{
     DEFAULT_HOTSPOTS, DEFAULT_IGNORE, DEFAULT_INVARIANTS_PATH, InvariantsSetting, PathPatterns,
     PreflightConfig, ReviewConfig, RuleOverride,
@@ -43,6 +44,9 @@ pub struct RawConfig {
     /// Static analyzers: tsc, semgrep, imported SARIF.
     #[serde(default)]
     pub analyzers: RawAnalyzers,
+    /// The model provider (`[llm]`).
+    #[serde(default)]
+    pub llm: RawLlm,
 }
 
 /// The `[review]` table.
@@ -167,9 +171,11 @@ impl RawConfig {
         if let Some((origin, value)) = get("TOLLGATE_STATIC_ANALYSIS_TIMEOUT_MS") {
             analyzers.static_analysis_timeout_ms = Some(parse_number(&origin, &value)?);
         }
+        let llm = RawLlm::from_env(&vars)?;
         Ok(RawConfig {
             review,
             analyzers,
+            llm,
             ..RawConfig::default()
         })
     }
@@ -208,6 +214,7 @@ impl RawConfig {
             preflight,
             rules,
             analyzers: self.analyzers.overlay(higher.analyzers),
+            llm: self.llm.overlay(higher.llm),
         }
     }
 
@@ -285,9 +292,11 @@ impl RawConfig {
         }
 
         let analyzers = self.analyzers.resolve()?;
+        let llm = self.llm.resolve()?;
 
         Ok(ReviewConfig {
             analyzers,
+            llm,
             confidence_threshold,
             max_findings: review.max_findings.unwrap_or(20),
             categories,

@@ -17,10 +17,16 @@ struct Migration {
 }
 
 /// Every migration, in the order they apply. Append only.
-const MIGRATIONS: &[Migration] = &[Migration {
-    id: "0001_llm_cache",
-    sql: include_str!("migrations/0001_llm_cache.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        id: "0001_llm_cache",
+        sql: include_str!("migrations/0001_llm_cache.sql"),
+    },
+    Migration {
+        id: "0100_plans",
+        sql: include_str!("migrations/0100_plans.sql"),
+    },
+];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     conn.execute_batch(

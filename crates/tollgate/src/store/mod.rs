@@ -11,6 +11,7 @@
 
 mod llm_cache;
 mod migrate;
+pub(crate) mod plans;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

@@ -16,6 +16,7 @@ pub use model::{
     StepNumber, StepOutput, TestingStrategy, parse_effort_hours,
 };
 
+pub mod apply;
 mod graph;
 mod model;
 

@@ -1,0 +1,969 @@
+//! Writing a step's file changes into the workspace, safely and reversibly.
+//!
+//! [`apply_changes`] takes the operations a model proposed for one step (create, modify, delete,
+//! rename) and either applies all of them or none:
+//!
+//! 1. Every path is checked before anything is touched: relative, no `..`, nothing under `.git`
+//!    or `.tollgate`, and after resolving symlinks still inside the workspace; a path that is
+//!    itself a symlink is refused (a write would land wherever the link points). The
+//!    preconditions are checked too (a create finds nothing there, a modify finds a file).
+//! 2. The previous content of every file touched is copied to `.tollgate/backups/<batch>/`, and
+//!    the batch is recorded in the store (`plan_applied_changes`) before the first write, so a
+//!    crash mid-batch still leaves the way back on record.
+//! 3. Each file is written to a temporary file beside it and renamed over the target (atomic on
+//!    one file system); a failure midway restores what was already written.
+//!
+//! [`undo_batch`] reverses a batch from its backups, refusing files edited since. [`preview`]
+//! gives the same operations as unified diffs (similar) without writing.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::store::plans::{self as sql, AppliedChangeRow};
+use crate::store::{Store, StoreError, now_rfc3339};
+
+/// The largest file content an operation may carry.
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+/// The most operations one step may apply.
+pub const MAX_OPERATIONS: usize = 200;
+/// Where backups go, relative to the workspace.
+pub const BACKUP_DIR: &str = ".tollgate/backups";
+
+/// One change to one file, as a model proposes it for a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "operation", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FileOperation {
+    /// A new file; nothing may exist at `path`.
+    Create { path: String, content: String },
+    /// Replaces the whole content of an existing file.
+    Modify { path: String, content: String },
+    /// Removes an existing file.
+    Delete { path: String },
+    /// Moves an existing file to `new_path` (nothing may exist there), optionally with new
+    /// content.
+    Rename {
+        path: String,
+        new_path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+    },
+}
+
+impl FileOperation {
+    /// The path the operation starts from.
+    pub fn path(&self) -> &str {
+        match self {
+            FileOperation::Create { path, .. }
+            | FileOperation::Modify { path, .. }
+            | FileOperation::Delete { path }
+            | FileOperation::Rename { path, .. } => path,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FileOperation::Create { .. } => "create",
+            FileOperation::Modify { .. } => "modify",
+            FileOperation::Delete { .. } => "delete",
+            FileOperation::Rename { .. } => "rename",
+        }
+    }
+
+    fn new_content(&self) -> Option<&str> {
+        match self {
+            FileOperation::Create { content, .. } | FileOperation::Modify { content, .. } => {
+                Some(content)
+            }
+            FileOperation::Rename { content, .. } => content.as_deref(),
+            FileOperation::Delete { .. } => None,
+        }
+    }
+}
+
+/// One file operation as previewed: its unified diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileDiff {
+    pub operation: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_path: Option<String>,
+    /// `--- a/… +++ b/…` unified diff (3 lines of context); empty for a pure rename.
+    pub diff: String,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+}
+
+/// What [`apply_changes`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AppliedBatch {
+    /// Identifies the batch for [`undo_batch`].
+    pub batch_id: String,
+    /// Workspace-relative paths written, created, deleted or renamed (both names of a rename).
+    pub files_applied: Vec<String>,
+    /// Backups of the previous contents, workspace-relative.
+    pub backups_created: Vec<String>,
+}
+
+/// Why changes were not applied (nothing was written when this is returned, except where the
+/// variant says so).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    #[error("Refused path `{path}`: {reason}")]
+    UnsafePath { path: String, reason: String },
+    #[error("Cannot {operation} `{path}`: {reason}")]
+    Precondition {
+        operation: &'static str,
+        path: String,
+        reason: String,
+    },
+    #[error("Too many file operations in one step: {count} (at most {MAX_OPERATIONS})")]
+    TooMany { count: usize },
+    #[error("The workspace root {path} cannot be resolved: {source}")]
+    Workspace {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Writing `{path}` failed: {source}; every file of the step was restored")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "Writing `{path}` failed: {source}; restoring the step's earlier files also failed ({restore}); backups are in {backup_dir}"
+    )]
+    RestoreFailed {
+        path: String,
+        #[source]
+        source: std::io::Error,
+        restore: String,
+        backup_dir: String,
+    },
+    #[error("Change batch `{0}` not found")]
+    BatchNotFound(String),
+    #[error("Cannot undo batch `{batch_id}`: {reason}")]
+    Undo { batch_id: String, reason: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ApplyError {
+    /// Stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApplyError::UnsafePath { .. }
+            | ApplyError::TooMany { .. }
+            | ApplyError::Precondition { .. } => "INVALID_INPUT",
+            ApplyError::BatchNotFound(_) => "FILE_NOT_FOUND",
+            ApplyError::Workspace { .. }
+            | ApplyError::Io { .. }
+            | ApplyError::RestoreFailed { .. }
+            | ApplyError::Undo { .. } => "EXECUTION_FAILED",
+            ApplyError::Store(err) => err.code(),
+        }
+    }
+}
+
+/// A workspace path checked to be safe to write.
+#[derive(Debug, Clone)]
+struct Target {
+    /// As given, normalised to `/` separators.
+    rel: String,
+    /// Absolute, under the canonical root.
+    abs: PathBuf,
+}
+
+/// The canonical workspace root.
+fn canonical_root(workspace: &Path) -> Result<PathBuf, ApplyError> {
+    workspace
+        .canonicalize()
+        .map_err(|source| ApplyError::Workspace {
+            path: workspace.to_path_buf(),
+            source,
+        })
+}
+
+/// Checks `path` (from a model or a user) and resolves it under `root`.
+fn resolve(root: &Path, path: &str) -> Result<Target, ApplyError> {
+    let refuse = |reason: &str| ApplyError::UnsafePath {
+        path: path.to_string(),
+        reason: reason.to_string(),
+    };
+    if path.trim().is_empty() {
+        return Err(refuse("empty path"));
+    }
+    if path.contains('\0') {
+        return Err(refuse("contains a NUL byte"));
+    }
+    if path.contains('\\') {
+        return Err(refuse("use `/` as the separator"));
+    }
+    let given = Path::new(path);
+    let mut parts: Vec<&OsStr> = Vec::new();
+    for component in given.components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(refuse("`..` is not allowed")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse(
+                    "absolute paths are not allowed; give it relative to the workspace root",
+                ));
+            }
+        }
+    }
+    let Some((last, dirs)) = parts.split_last() else {
+        return Err(refuse("names no file"));
+    };
+    let rel = parts
+        .iter()
+        .map(|part| part.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let joined = parts
+        .iter()
+        .fold(root.to_path_buf(), |acc, part| acc.join(part));
+    // The final component must not be a link; its existing ancestors may be, as long as they
+    // resolve inside the root.
+    if let Ok(meta) = std::fs::symlink_metadata(&joined) {
+        if meta.file_type().is_symlink() {
+            return Err(refuse(
+                "is a symbolic link; plans do not write through links",
+            ));
+        }
+        if meta.is_dir() {
+            return Err(refuse("is a directory"));
+        }
+    }
+    // The deepest ancestor that exists, resolved; the rest is created under it.
+    let mut abs = None;
+    for depth in (0..=dirs.len()).rev() {
+        let prefix = dirs[..depth]
+            .iter()
+            .fold(root.to_path_buf(), |acc, part| acc.join(part));
+        if prefix.symlink_metadata().is_err() {
+            continue;
+        }
+        let resolved = prefix
+            .canonicalize()
+            .map_err(|_| refuse("a parent is a dangling symbolic link"))?;
+        if !resolved.is_dir() {
+            return Err(refuse("a parent is not a directory"));
+        }
+        let rest = dirs[depth..]
+            .iter()
+            .fold(resolved, |acc, part| acc.join(part));
+        abs = Some(rest.join(last));
+        break;
+    }
+    let abs = abs.ok_or_else(|| refuse("cannot be resolved"))?;
+    let Ok(inside) = abs.strip_prefix(root) else {
+        return Err(refuse(
+            "resolves outside the workspace (through a symbolic link)",
+        ));
+    };
+    // Checked on the resolved path too, so a link cannot lead into them.
+    let mut inside = inside.components();
+    let top = inside.next();
+    if top.is_some_and(|c| c.as_os_str() == ".tollgate")
+        || top
+            .into_iter()
+            .chain(inside)
+            .any(|c| c.as_os_str() == ".git")
+    {
+        return Err(refuse("`.git` and `.tollgate` are not writable by a plan"));
+    }
+    Ok(Target { rel, abs })
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// One operation, checked and with what it needs to run and to be undone.
+struct Prepared {
+    op: FileOperation,
+    from: Target,
+    to: Option<Target>,
+    before: Option<Vec<u8>>,
+}
+
+/// Checks every operation (paths, sizes, preconditions, no path touched twice) and reads the
+/// contents to back up. Touches nothing.
+fn prepare(root: &Path, operations: &[FileOperation]) -> Result<Vec<Prepared>, ApplyError> {
+    if operations.len() > MAX_OPERATIONS {
+        return Err(ApplyError::TooMany {
+            count: operations.len(),
+        });
+    }
+    let mut touched: Vec<PathBuf> = Vec::new();
+    let mut prepared = Vec::new();
+    for op in operations {
+        let from = resolve(root, op.path())?;
+        let to = match op {
+            FileOperation::Rename { new_path, .. } => Some(resolve(root, new_path)?),
+            _ => None,
+        };
+        let precondition = |reason: &str| ApplyError::Precondition {
+            operation: op.kind(),
+            path: from.rel.clone(),
+            reason: reason.to_string(),
+        };
+        if op
+            .new_content()
+            .is_some_and(|content| content.len() > MAX_FILE_BYTES)
+        {
+            return Err(precondition("the new content is larger than 8 MiB"));
+        }
+        for target in std::iter::once(&from).chain(to.as_ref()) {
+            if touched.contains(&target.abs) {
+                return Err(ApplyError::Precondition {
+                    operation: op.kind(),
+                    path: target.rel.clone(),
+                    reason: "the step touches this path twice".to_string(),
+                });
+            }
+            touched.push(target.abs.clone());
+        }
+        let exists = from.abs.symlink_metadata().is_ok();
+        let before = match op {
+            FileOperation::Create { .. } => {
+                if exists {
+                    return Err(precondition("it already exists (use modify)"));
+                }
+                None
+            }
+            FileOperation::Modify { .. }
+            | FileOperation::Delete { .. }
+            | FileOperation::Rename { .. } => {
+                if !exists {
+                    return Err(precondition("it does not exist"));
+                }
+                let bytes =
+                    std::fs::read(&from.abs).map_err(|err| precondition(&err.to_string()))?;
+                Some(bytes)
+            }
+        };
+        if let Some(to) = &to
+            && to.abs.symlink_metadata().is_ok()
+        {
+            return Err(ApplyError::Precondition {
+                operation: "rename",
+                path: to.rel.clone(),
+                reason: "the new path already exists".to_string(),
+            });
+        }
+        prepared.push(Prepared {
+            op: op.clone(),
+            from,
+            to,
+            before,
+        });
+    }
+    Ok(prepared)
+}
+
+/// The operations as unified diffs, checked exactly as [`apply_changes`] would check them.
+pub fn preview(
+    workspace: &Path,
+    operations: &[FileOperation],
+) -> Result<Vec<FileDiff>, ApplyError> {
+    let root = canonical_root(workspace)?;
+    let prepared = prepare(&root, operations)?;
+    Ok(prepared.iter().map(diff_of).collect())
+}
+
+fn diff_of(prepared: &Prepared) -> FileDiff {
+    let before = prepared
+        .before
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let after: String = match &prepared.op {
+        FileOperation::Delete { .. } => String::new(),
+        FileOperation::Rename { content: None, .. } => before.to_string(),
+        op => op.new_content().unwrap_or_default().to_string(),
+    };
+    let old_name = match prepared.op {
+        FileOperation::Create { .. } => "/dev/null".to_string(),
+        _ => format!("a/{}", prepared.from.rel),
+    };
+    let new_name = match (&prepared.op, &prepared.to) {
+        (FileOperation::Delete { .. }, _) => "/dev/null".to_string(),
+        (_, Some(to)) => format!("b/{}", to.rel),
+        _ => format!("b/{}", prepared.from.rel),
+    };
+    let text_diff = similar::TextDiff::from_lines(before.as_ref(), after.as_str());
+    let (mut added, mut removed) = (0, 0);
+    for change in text_diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    let diff = if added == 0 && removed == 0 {
+        String::new()
+    } else {
+        text_diff
+            .unified_diff()
+            .context_radius(3)
+            .header(&old_name, &new_name)
+            .to_string()
+    };
+    FileDiff {
+        operation: prepared.op.kind().to_string(),
+        path: prepared.from.rel.clone(),
+        new_path: prepared.to.as_ref().map(|to| to.rel.clone()),
+        diff,
+        lines_added: added,
+        lines_removed: removed,
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
+/// renamed over the target. Keeps the permissions of `like` when given.
+fn write_atomic(path: &Path, bytes: &[u8], like: Option<&Path>) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tollgate-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        if let Some(like) = like
+            && let Ok(meta) = std::fs::metadata(like)
+        {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Applies `operations` for step `step_id` of plan `plan_id`, all or nothing (see the module
+/// docs). The plan must exist in `store`.
+pub fn apply_changes(
+    store: &Store,
+    workspace: &Path,
+    plan_id: &str,
+    step_id: &str,
+    operations: &[FileOperation],
+) -> Result<AppliedBatch, ApplyError> {
+    let root = canonical_root(workspace)?;
+    let prepared = prepare(&root, operations)?;
+    let batch_id = store.write(|tx| sql::new_id(tx, "batch"))?;
+    let backup_rel = format!("{BACKUP_DIR}/{batch_id}");
+
+    // Backups first, then the record, then the writes: whatever happens after this point, the
+    // previous contents are on disk and on record.
+    let mut rows = Vec::new();
+    let mut backups_created = Vec::new();
+    let applied_at = now_rfc3339();
+    for (seq, item) in prepared.iter().enumerate() {
+        let backup_path = match &item.before {
+            Some(bytes) => {
+                let rel = format!("{backup_rel}/{seq}");
+                write_atomic(&root.join(&rel), bytes, Some(&item.from.abs)).map_err(|source| {
+                    ApplyError::Io {
+                        path: rel.clone(),
+                        source,
+                    }
+                })?;
+                backups_created.push(rel.clone());
+                Some(rel)
+            }
+            None => None,
+        };
+        rows.push(AppliedChangeRow {
+            batch_id: batch_id.clone(),
+            seq: u32::try_from(seq).unwrap_or(u32::MAX),
+            step_id: step_id.to_string(),
+            operation: item.op.kind().to_string(),
+            path: item.from.rel.clone(),
+            new_path: item.to.as_ref().map(|to| to.rel.clone()),
+            backup_path,
+            before_sha256: item.before.as_deref().map(sha256_hex),
+            after_sha256: after_bytes(item).map(|bytes| sha256_hex(&bytes)),
+            applied_at: applied_at.clone(),
+            undone_at: None,
+        });
+    }
+    store.write(|tx| {
+        for row in &rows {
+            sql::insert_applied_change(tx, plan_id, row)?;
+        }
+        Ok::<_, StoreError>(())
+    })?;
+
+    for (done, item) in prepared.iter().enumerate() {
+        if let Err(source) = apply_one(item) {
+            let path = item.from.rel.clone();
+            let restore_errors: Vec<String> = prepared[..done]
+                .iter()
+                .rev()
+                .filter_map(|earlier| {
+                    revert_one(earlier)
+                        .err()
+                        .map(|e| format!("{}: {e}", earlier.from.rel))
+                })
+                .collect();
+            // Mark the batch undone: nothing of it remains in the workspace.
+            if restore_errors.is_empty() {
+                store.write(|tx| sql::mark_batch_undone(tx, &batch_id))?;
+                return Err(ApplyError::Io { path, source });
+            }
+            return Err(ApplyError::RestoreFailed {
+                path,
+                source,
+                restore: restore_errors.join("; "),
+                backup_dir: backup_rel,
+            });
+        }
+    }
+    let mut files_applied = Vec::new();
+    for item in &prepared {
+        files_applied.push(item.from.rel.clone());
+        if let Some(to) = &item.to {
+            files_applied.push(to.rel.clone());
+        }
+    }
+    Ok(AppliedBatch {
+        batch_id,
+        files_applied,
+        backups_created,
+    })
+}
+
+/// The content the target has after the operation (`None` when it is gone).
+fn after_bytes(item: &Prepared) -> Option<Vec<u8>> {
+    match &item.op {
+        FileOperation::Delete { .. } => None,
+        FileOperation::Rename { content: None, .. } => item.before.clone(),
+        op => op.new_content().map(|c| c.as_bytes().to_vec()),
+    }
+}
+
+fn apply_one(item: &Prepared) -> std::io::Result<()> {
+    match &item.op {
+        FileOperation::Create { content, .. } => {
+            write_atomic(&item.from.abs, content.as_bytes(), None)
+        }
+        FileOperation::Modify { content, .. } => {
+            write_atomic(&item.from.abs, content.as_bytes(), Some(&item.from.abs))
+        }
+        FileOperation::Delete { .. } => std::fs::remove_file(&item.from.abs),
+        FileOperation::Rename { content, .. } => {
+            let to = item
+                .to
+                .as_ref()
+                .ok_or_else(|| std::io::Error::other("rename without a target"))?;
+            match content {
+                Some(content) => {
+                    write_atomic(&to.abs, content.as_bytes(), Some(&item.from.abs))?;
+                    std::fs::remove_file(&item.from.abs)
+                }
+                None => {
+                    if let Some(dir) = to.abs.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    std::fs::rename(&item.from.abs, &to.abs)
+                }
+            }
+        }
+    }
+}
+
+/// Puts back what [`apply_one`] changed, from the in-memory copy of the previous content.
+fn revert_one(item: &Prepared) -> std::io::Result<()> {
+    match (&item.op, &item.before) {
+        (FileOperation::Create { .. }, _) => remove_if_present(&item.from.abs),
+        (FileOperation::Rename { .. }, Some(before)) => {
+            if let Some(to) = &item.to {
+                remove_if_present(&to.abs)?;
+            }
+            write_atomic(&item.from.abs, before, None)
+        }
+        (_, Some(before)) => write_atomic(&item.from.abs, before, None),
+        (_, None) => Ok(()),
+    }
+}
+
+fn remove_if_present(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+        _ => Ok(()),
+    }
+}
+
+/// Reverses batch `batch_id` from its backups, last operation first. Refuses (and changes
+/// nothing) when a file it wrote was edited since, or is already undone.
+pub fn undo_batch(
+    store: &Store,
+    workspace: &Path,
+    plan_id: &str,
+    batch_id: &str,
+) -> Result<Vec<String>, ApplyError> {
+    let root = canonical_root(workspace)?;
+    let rows: Vec<AppliedChangeRow> = store
+        .read(|tx| sql::applied_changes(tx, plan_id))?
+        .into_iter()
+        .filter(|row| row.batch_id == batch_id)
+        .collect();
+    if rows.is_empty() {
+        return Err(ApplyError::BatchNotFound(batch_id.to_string()));
+    }
+    let undo_err = |reason: String| ApplyError::Undo {
+        batch_id: batch_id.to_string(),
+        reason,
+    };
+    if rows.iter().any(|row| row.undone_at.is_some()) {
+        return Err(undo_err("it was already undone".to_string()));
+    }
+    // Check everything first: the current content must be what the batch wrote.
+    let mut steps = Vec::new();
+    for row in rows.iter().rev() {
+        let current_rel = row.new_path.as_deref().unwrap_or(&row.path);
+        let current = resolve(&root, current_rel)?;
+        let now = std::fs::read(&current.abs).ok();
+        if now.as_deref().map(sha256_hex) != row.after_sha256 {
+            return Err(undo_err(format!(
+                "`{current_rel}` changed after the batch wrote it"
+            )));
+        }
+        let backup = match &row.backup_path {
+            Some(rel) => Some(
+                std::fs::read(root.join(rel))
+                    .map_err(|err| undo_err(format!("backup {rel}: {err}")))?,
+            ),
+            None => None,
+        };
+        if backup.as_deref().map(sha256_hex) != row.before_sha256 {
+            return Err(undo_err(format!(
+                "the backup of `{}` does not match its record",
+                row.path
+            )));
+        }
+        let original = resolve(&root, &row.path)?;
+        steps.push((current, original, backup));
+    }
+    let mut restored = Vec::new();
+    for (current, original, backup) in steps {
+        if current.abs != original.abs {
+            remove_if_present(&current.abs).map_err(|source| ApplyError::Io {
+                path: current.rel.clone(),
+                source,
+            })?;
+        }
+        match backup {
+            Some(bytes) => write_atomic(&original.abs, &bytes, None),
+            None => remove_if_present(&original.abs),
+        }
+        .map_err(|source| ApplyError::Io {
+            path: original.rel.clone(),
+            source,
+        })?;
+        restored.push(original.rel);
+    }
+    store.write(|tx| sql::mark_batch_undone(tx, batch_id))?;
+    Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::plans::{NewPlan, PlanFacts, VersionMeta};
+
+    struct Fixture {
+        dir: tempfile::TempDir,
+        store: Store,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("ws/src")).unwrap();
+            std::fs::write(dir.path().join("ws/src/a.txt"), "one\ntwo\n").unwrap();
+            std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
+            let store = Store::open_in_memory().unwrap();
+            store
+                .write(|tx| {
+                    sql::insert_plan(
+                        tx,
+                        &NewPlan {
+                            id: "p",
+                            name: None,
+                            status: "ready",
+                            tags: &[],
+                            facts: PlanFacts {
+                                goal: "",
+                                step_count: 1,
+                            },
+                            plan_json: "{}",
+                            meta: VersionMeta {
+                                change_type: "created",
+                                summary: "",
+                                author: "",
+                            },
+                        },
+                    )
+                })
+                .unwrap();
+            Fixture { dir, store }
+        }
+
+        fn ws(&self) -> PathBuf {
+            self.dir.path().join("ws")
+        }
+
+        fn apply(&self, ops: &[FileOperation]) -> Result<AppliedBatch, ApplyError> {
+            apply_changes(&self.store, &self.ws(), "p", "s1", ops)
+        }
+
+        fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+            let mut files = Vec::new();
+            let mut stack = vec![self.dir.path().to_path_buf()];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() && !path.is_symlink() {
+                        stack.push(path);
+                    } else if !path.is_symlink() {
+                        files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+                    }
+                }
+            }
+            files.sort();
+            files
+        }
+    }
+
+    fn create(path: &str) -> FileOperation {
+        FileOperation::Create {
+            path: path.into(),
+            content: "new\n".into(),
+        }
+    }
+
+    #[test]
+    fn unsafe_paths_are_refused_and_nothing_is_written() {
+        let fx = Fixture::new();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(fx.dir.path(), fx.ws().join("escape")).unwrap();
+            std::os::unix::fs::symlink(fx.dir.path().join("outside.txt"), fx.ws().join("link.txt"))
+                .unwrap();
+        }
+        let before = fx.snapshot();
+        let outside = fx.dir.path().join("outside.txt").display().to_string();
+        let cases = [
+            "../outside.txt".to_string(),
+            "src/../../outside.txt".to_string(),
+            outside,
+            "/etc/passwd".to_string(),
+            "escape/outside.txt".to_string(),
+            "escape/new.txt".to_string(),
+            "link.txt".to_string(),
+            ".git/hooks/pre-commit".to_string(),
+            "src/.git/config".to_string(),
+            ".tollgate/tollgate.db".to_string(),
+            "".to_string(),
+            "src".to_string(),
+            "src\\..\\..\\x".to_string(),
+        ];
+        for bad in cases {
+            // A good operation first: it must not be written either.
+            let ops = [
+                create("src/fine.txt"),
+                FileOperation::Modify {
+                    path: bad.clone(),
+                    content: "pwned\n".into(),
+                },
+            ];
+            let err = fx.apply(&ops).unwrap_err();
+            assert_eq!(err.code(), "INVALID_INPUT", "{bad}: {err}");
+            assert_eq!(fx.snapshot(), before, "{bad} wrote something");
+        }
+        assert_eq!(
+            std::fs::read_to_string(fx.dir.path().join("outside.txt")).unwrap(),
+            "secret\n"
+        );
+        assert!(!fx.ws().join("src/fine.txt").exists());
+    }
+
+    #[test]
+    fn preconditions_are_checked_before_writing() {
+        let fx = Fixture::new();
+        let before = fx.snapshot();
+        for ops in [
+            vec![create("src/a.txt")],
+            vec![FileOperation::Delete {
+                path: "src/missing.txt".into(),
+            }],
+            vec![create("src/x.txt"), create("src/x.txt")],
+            vec![FileOperation::Rename {
+                path: "src/a.txt".into(),
+                new_path: "src/a.txt".into(),
+                content: None,
+            }],
+        ] {
+            let err = fx.apply(&ops).unwrap_err();
+            assert_eq!(err.code(), "INVALID_INPUT", "{err}");
+            assert_eq!(fx.snapshot(), before);
+        }
+    }
+
+    #[test]
+    fn create_modify_delete_rename_apply_and_undo() {
+        let fx = Fixture::new();
+        std::fs::write(fx.ws().join("src/gone.txt"), "bye\n").unwrap();
+        std::fs::write(fx.ws().join("src/old.txt"), "moved\n").unwrap();
+        let before = fx.snapshot();
+        let ops = [
+            create("src/deep/new.txt"),
+            FileOperation::Modify {
+                path: "src/a.txt".into(),
+                content: "one\nTWO\n".into(),
+            },
+            FileOperation::Delete {
+                path: "src/gone.txt".into(),
+            },
+            FileOperation::Rename {
+                path: "src/old.txt".into(),
+                new_path: "lib/new.txt".into(),
+                content: None,
+            },
+        ];
+        let diffs = preview(&fx.ws(), &ops).unwrap();
+        assert_eq!(
+            diffs[1].diff,
+            "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+        );
+        assert_eq!((diffs[0].lines_added, diffs[2].lines_removed), (1, 1));
+        assert_eq!(diffs[3].diff, "");
+        assert_eq!(fx.snapshot(), before, "preview wrote something");
+
+        let batch = fx.apply(&ops).unwrap();
+        assert_eq!(
+            batch.files_applied,
+            [
+                "src/deep/new.txt",
+                "src/a.txt",
+                "src/gone.txt",
+                "src/old.txt",
+                "lib/new.txt"
+            ]
+        );
+        assert_eq!(batch.backups_created.len(), 3);
+        let ws = fx.ws();
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/deep/new.txt")).unwrap(),
+            "new\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/a.txt")).unwrap(),
+            "one\nTWO\n"
+        );
+        assert!(!ws.join("src/gone.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(ws.join("lib/new.txt")).unwrap(),
+            "moved\n"
+        );
+        // No temporary files left beside the targets.
+        assert!(
+            std::fs::read_dir(ws.join("src")).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".tmp"))
+        );
+
+        let restored = undo_batch(&fx.store, &ws, "p", &batch.batch_id).unwrap();
+        assert_eq!(restored.len(), 4);
+        // Everything is back, apart from the backups (kept) and emptied new directories.
+        let after: Vec<_> = fx
+            .snapshot()
+            .into_iter()
+            .filter(|(path, _)| !path.contains(".tollgate/backups"))
+            .collect();
+        assert_eq!(after, before);
+        let err = undo_batch(&fx.store, &ws, "p", &batch.batch_id).unwrap_err();
+        assert!(err.to_string().contains("already undone"), "{err}");
+    }
+
+    #[test]
+    fn undo_refuses_a_file_edited_since() {
+        let fx = Fixture::new();
+        let batch = fx
+            .apply(&[FileOperation::Modify {
+                path: "src/a.txt".into(),
+                content: "model\n".into(),
+            }])
+            .unwrap();
+        std::fs::write(fx.ws().join("src/a.txt"), "human edit\n").unwrap();
+        let err = undo_batch(&fx.store, &fx.ws(), "p", &batch.batch_id).unwrap_err();
+        assert!(err.to_string().contains("changed after"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(fx.ws().join("src/a.txt")).unwrap(),
+            "human edit\n"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failure_midway_restores_the_earlier_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let fx = Fixture::new();
+        let locked = fx.ws().join("locked");
+        std::fs::create_dir(&locked).unwrap();
+        std::fs::write(locked.join("b.txt"), "b\n").unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+        // Root ignores directory permissions: only meaningful for an ordinary user.
+        let probe = locked.join(".probe");
+        if std::fs::write(&probe, "").is_ok() {
+            let _ = std::fs::remove_file(probe);
+            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+            return;
+        }
+        let err = fx
+            .apply(&[
+                FileOperation::Modify {
+                    path: "src/a.txt".into(),
+                    content: "changed\n".into(),
+                },
+                FileOperation::Modify {
+                    path: "locked/b.txt".into(),
+                    content: "x\n".into(),
+                },
+            ])
+            .unwrap_err();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(err.code(), "EXECUTION_FAILED", "{err}");
+        assert!(err.to_string().contains("restored"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(fx.ws().join("src/a.txt")).unwrap(),
+            "one\ntwo\n"
+        );
+        let rows = fx.store.read(|tx| sql::applied_changes(tx, "p")).unwrap();
+        assert!(rows.iter().all(|row| row.undone_at.is_some()));
+    }
+}

@@ -460,13 +460,13 @@ fn write_atomic(path: &Path, bytes: &[u8], like: Option<&Path>) -> std::io::Resu
     result
 }
 
-/// Applies `operations` for step `step_id` of plan `plan_id`, all or nothing (see the module
+/// Applies `operations` for step `step_number` of plan `plan_id`, all or nothing (see the module
 /// docs). The plan must exist in `store`.
 pub fn apply_changes(
     store: &Store,
     workspace: &Path,
     plan_id: &str,
-    step_id: &str,
+    step_number: u32,
     operations: &[FileOperation],
 ) -> Result<AppliedBatch, ApplyError> {
     let root = canonical_root(workspace)?;
@@ -497,7 +497,7 @@ pub fn apply_changes(
         rows.push(AppliedChangeRow {
             batch_id: batch_id.clone(),
             seq: u32::try_from(seq).unwrap_or(u32::MAX),
-            step_id: step_id.to_string(),
+            step_number,
             operation: item.op.kind().to_string(),
             path: item.from.rel.clone(),
             new_path: item.to.as_ref().map(|to| to.rel.clone()),
@@ -516,7 +516,7 @@ pub fn apply_changes(
     })?;
 
     for (done, item) in prepared.iter().enumerate() {
-        if let Err(source) = apply_one(item) {
+        if let Err(source) = apply_nth(done, item) {
             let path = item.from.rel.clone();
             let restore_errors: Vec<String> = prepared[..done]
                 .iter()
@@ -561,6 +561,15 @@ fn after_bytes(item: &Prepared) -> Option<Vec<u8>> {
         FileOperation::Rename { content: None, .. } => item.before.clone(),
         op => op.new_content().map(|c| c.as_bytes().to_vec()),
     }
+}
+
+/// [`apply_one`] for the `index`th operation; tests make a chosen one fail.
+fn apply_nth(_index: usize, item: &Prepared) -> std::io::Result<()> {
+    #[cfg(test)]
+    if tests::FAIL_AT.with(std::cell::Cell::get) == Some(_index) {
+        return Err(std::io::Error::other("injected failure"));
+    }
+    apply_one(item)
 }
 
 fn apply_one(item: &Prepared) -> std::io::Result<()> {
@@ -693,6 +702,11 @@ mod tests {
     use super::*;
     use crate::store::plans::{NewPlan, PlanFacts, VersionMeta};
 
+    thread_local! {
+        /// The index of the operation whose write fails, to test the restore path.
+        pub(super) static FAIL_AT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    }
+
     struct Fixture {
         dir: tempfile::TempDir,
         store: Store,
@@ -736,7 +750,7 @@ mod tests {
         }
 
         fn apply(&self, ops: &[FileOperation]) -> Result<AppliedBatch, ApplyError> {
-            apply_changes(&self.store, &self.ws(), "p", "s1", ops)
+            apply_changes(&self.store, &self.ws(), "p", 1, ops)
         }
 
         fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
@@ -928,42 +942,35 @@ mod tests {
         );
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_failure_midway_restores_the_earlier_files() {
-        use std::os::unix::fs::PermissionsExt;
         let fx = Fixture::new();
-        let locked = fx.ws().join("locked");
-        std::fs::create_dir(&locked).unwrap();
-        std::fs::write(locked.join("b.txt"), "b\n").unwrap();
-        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
-        // Root ignores directory permissions: only meaningful for an ordinary user.
-        let probe = locked.join(".probe");
-        if std::fs::write(&probe, "").is_ok() {
-            let _ = std::fs::remove_file(probe);
-            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
-            return;
-        }
+        std::fs::write(fx.ws().join("src/b.txt"), "b\n").unwrap();
+        let before = fx.snapshot();
+        FAIL_AT.with(|at| at.set(Some(2)));
         let err = fx
             .apply(&[
                 FileOperation::Modify {
                     path: "src/a.txt".into(),
                     content: "changed\n".into(),
                 },
-                FileOperation::Modify {
-                    path: "locked/b.txt".into(),
-                    content: "x\n".into(),
+                FileOperation::Delete {
+                    path: "src/b.txt".into(),
                 },
+                create("src/c.txt"),
             ])
             .unwrap_err();
-        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        FAIL_AT.with(|at| at.set(None));
         assert_eq!(err.code(), "EXECUTION_FAILED", "{err}");
         assert!(err.to_string().contains("restored"), "{err}");
-        assert_eq!(
-            std::fs::read_to_string(fx.ws().join("src/a.txt")).unwrap(),
-            "one\ntwo\n"
-        );
+        let after: Vec<_> = fx
+            .snapshot()
+            .into_iter()
+            .filter(|(path, _)| !path.contains(".tollgate/backups"))
+            .collect();
+        assert_eq!(after, before);
         let rows = fx.store.read(|tx| sql::applied_changes(tx, "p")).unwrap();
+        assert_eq!(rows.len(), 3);
         assert!(rows.iter().all(|row| row.undone_at.is_some()));
     }
 }

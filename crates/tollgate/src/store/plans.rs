@@ -73,7 +73,7 @@ pub struct ApprovalRow {
 /// The execution state of one step (a step without a row is pending).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepStateRow {
-    pub step_id: String,
+    pub step_number: u32,
     pub status: String,
     pub attempts: u32,
     pub notes: String,
@@ -88,7 +88,7 @@ pub struct StepStateRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
     pub seq: i64,
-    pub step_id: Option<String>,
+    pub step_number: Option<u32>,
     pub kind: String,
     pub detail: String,
     pub author: String,
@@ -100,7 +100,7 @@ pub struct EventRow {
 pub struct AppliedChangeRow {
     pub batch_id: String,
     pub seq: u32,
-    pub step_id: String,
+    pub step_number: u32,
     pub operation: String,
     pub path: String,
     pub new_path: Option<String>,
@@ -389,15 +389,15 @@ pub fn version_count(conn: &Connection, plan_id: &str) -> Result<u32, StoreError
 pub fn log_event(
     conn: &Connection,
     plan_id: &str,
-    step_id: Option<&str>,
+    step_number: Option<u32>,
     kind: &str,
     detail: &str,
     author: &str,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO plan_events (plan_id, step_id, kind, detail, author, created_at)
+        "INSERT INTO plan_events (plan_id, step_number, kind, detail, author, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![plan_id, step_id, kind, detail, author, now_rfc3339()],
+        params![plan_id, step_number, kind, detail, author, now_rfc3339()],
     )?;
     Ok(())
 }
@@ -405,7 +405,7 @@ pub fn log_event(
 /// The newest `limit` events, oldest first.
 pub fn events(conn: &Connection, plan_id: &str, limit: usize) -> Result<Vec<EventRow>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT seq, step_id, kind, detail, author, created_at FROM (
+        "SELECT seq, step_number, kind, detail, author, created_at FROM (
              SELECT * FROM plan_events WHERE plan_id = ?1 ORDER BY seq DESC LIMIT ?2
          ) ORDER BY seq",
     )?;
@@ -413,7 +413,7 @@ pub fn events(conn: &Connection, plan_id: &str, limit: usize) -> Result<Vec<Even
     stmt.query_map(params![plan_id, limit], |row| {
         Ok(EventRow {
             seq: row.get(0)?,
-            step_id: row.get(1)?,
+            step_number: row.get::<_, Option<i64>>(1)?.map(u32_of),
             kind: row.get(2)?,
             detail: row.get(3)?,
             author: row.get(4)?,
@@ -514,14 +514,14 @@ pub fn respond_approval(
 /// Every step state of a plan, by step id.
 pub fn step_states(conn: &Connection, plan_id: &str) -> Result<Vec<StepStateRow>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT step_id, status, attempts, notes, files_changed, error, started_at, finished_at, updated_at
-         FROM plan_step_states WHERE plan_id = ?1 ORDER BY step_id",
+        "SELECT step_number, status, attempts, notes, files_changed, error, started_at, finished_at, updated_at
+         FROM plan_step_states WHERE plan_id = ?1 ORDER BY step_number",
     )?;
     let rows = stmt
         .query_map([plan_id], |row| {
             Ok((
                 StepStateRow {
-                    step_id: row.get(0)?,
+                    step_number: u32_of(row.get(0)?),
                     status: row.get(1)?,
                     attempts: u32_of(row.get(2)?),
                     notes: row.get(3)?,
@@ -537,7 +537,8 @@ pub fn step_states(conn: &Connection, plan_id: &str) -> Result<Vec<StepStateRow>
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|(mut state, files)| {
-            state.files_changed = json_list(&files, &format!("files of step {}", state.step_id))?;
+            state.files_changed =
+                json_list(&files, &format!("files of step {}", state.step_number))?;
             Ok(state)
         })
         .collect()
@@ -550,14 +551,14 @@ pub fn put_step_state(
     state: &StepStateRow,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO plan_step_states (plan_id, step_id, status, attempts, notes, files_changed, error, started_at, finished_at, updated_at)
+        "INSERT INTO plan_step_states (plan_id, step_number, status, attempts, notes, files_changed, error, started_at, finished_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-         ON CONFLICT (plan_id, step_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+         ON CONFLICT (plan_id, step_number) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
              notes = excluded.notes, files_changed = excluded.files_changed, error = excluded.error,
              started_at = excluded.started_at, finished_at = excluded.finished_at, updated_at = excluded.updated_at",
         params![
             plan_id,
-            state.step_id,
+            state.step_number,
             state.status,
             state.attempts,
             state.notes,
@@ -577,13 +578,13 @@ pub fn insert_applied_change(
     change: &AppliedChangeRow,
 ) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO plan_applied_changes (batch_id, seq, plan_id, step_id, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at)
+        "INSERT INTO plan_applied_changes (batch_id, seq, plan_id, step_number, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             change.batch_id,
             change.seq,
             plan_id,
-            change.step_id,
+            change.step_number,
             change.operation,
             change.path,
             change.new_path,
@@ -602,14 +603,14 @@ pub fn applied_changes(
     plan_id: &str,
 ) -> Result<Vec<AppliedChangeRow>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT batch_id, seq, step_id, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at, undone_at
+        "SELECT batch_id, seq, step_number, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at, undone_at
          FROM plan_applied_changes WHERE plan_id = ?1 ORDER BY applied_at, batch_id, seq",
     )?;
     stmt.query_map([plan_id], |row| {
         Ok(AppliedChangeRow {
             batch_id: row.get(0)?,
             seq: u32_of(row.get(1)?),
-            step_id: row.get(2)?,
+            step_number: u32_of(row.get(2)?),
             operation: row.get(3)?,
             path: row.get(4)?,
             new_path: row.get(5)?,

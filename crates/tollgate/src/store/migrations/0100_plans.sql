@@ -44,11 +44,11 @@ CREATE TABLE plan_approvals (
 );
 CREATE INDEX plan_approvals_by_plan ON plan_approvals (plan_id, requested_at);
 
--- Execution state per step, keyed by the step's stable id (it survives refinements that
--- renumber steps). A step without a row is pending.
+-- Execution state per step, keyed by its step number (stable: plans never renumber a step).
+-- A step without a row is pending.
 CREATE TABLE plan_step_states (
     plan_id TEXT NOT NULL REFERENCES plans (id),
-    step_id TEXT NOT NULL,
+    step_number INTEGER NOT NULL,
     status TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     notes TEXT NOT NULL DEFAULT '',
@@ -57,14 +57,14 @@ CREATE TABLE plan_step_states (
     started_at TEXT,
     finished_at TEXT,
     updated_at TEXT NOT NULL,
-    PRIMARY KEY (plan_id, step_id)
+    PRIMARY KEY (plan_id, step_number)
 );
 
 -- Who did what, when and why: every lifecycle change (steps, approvals, status, deletion).
 CREATE TABLE plan_events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     plan_id TEXT NOT NULL REFERENCES plans (id),
-    step_id TEXT,
+    step_number INTEGER,
     kind TEXT NOT NULL,
     detail TEXT NOT NULL DEFAULT '',
     author TEXT NOT NULL DEFAULT '',
@@ -78,7 +78,7 @@ CREATE TABLE plan_applied_changes (
     batch_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     plan_id TEXT NOT NULL REFERENCES plans (id),
-    step_id TEXT NOT NULL,
+    step_number INTEGER NOT NULL,
     operation TEXT NOT NULL,
     path TEXT NOT NULL,
     new_path TEXT,

@@ -17,8 +17,12 @@ pub use model::{
 };
 
 pub mod apply;
+pub mod approval;
 mod graph;
+pub mod history;
+pub mod library;
 mod model;
+pub mod progress;
 
 /// The JSON Schema of [`Plan`] as Tollgate writes it (draft 2020-12); committed as
 /// `schemas/plan.schema.json`.

@@ -816,3 +816,69 @@ mod tests {
         assert_eq!(err.code(), "INVALID_INPUT");
     }
 }
+
+/// Several connections (as several processes have) writing one store file at once.
+#[cfg(test)]
+mod concurrency_tests {
+    use super::*;
+    use crate::plan::library::{ListPlansRequest, SavePlanRequest, list_plans, save_plan};
+
+    #[test]
+    fn concurrent_writers_on_one_file_lose_nothing() {
+        const WRITERS: u32 = 8;
+        const PLANS_EACH: usize = 5;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tollgate.db");
+        let steps: Vec<serde_json::Value> = (1..=WRITERS)
+            .map(|n| serde_json::json!({"step_number": n, "title": format!("step {n}")}))
+            .chain([serde_json::json!({
+                "step_number": WRITERS + 1,
+                "title": "join",
+                "depends_on": (1..=WRITERS).collect::<Vec<_>>()
+            })])
+            .collect();
+        let shared = Store::open(&path).unwrap();
+        let plan_id = crate::plan::library::tests::save(
+            &shared,
+            serde_json::json!({"goal": "g", "steps": steps}),
+            None,
+        )
+        .plan
+        .id;
+        std::thread::scope(|scope| {
+            for writer in 1..=WRITERS {
+                let path = path.clone();
+                let plan_id = plan_id.clone();
+                scope.spawn(move || {
+                    let store = Store::open(&path).unwrap();
+                    for i in 0..PLANS_EACH {
+                        let plan = serde_json::json!({"goal": format!("w{writer} p{i}"), "steps": [{"step_number": 1, "title": "only"}]});
+                        save_plan(&store, &SavePlanRequest { plan, name: Some(format!("w{writer}-p{i}")), tags: vec![format!("w{writer}")], overwrite: false, author: Some(format!("w{writer}")), reason: None }).unwrap();
+                    }
+                    start_step(&store, &StartStepRequest { plan_id: plan_id.clone(), step_number: writer, author: None }).unwrap();
+                    complete_step(&store, &CompleteStepRequest { plan_id, step_number: writer, notes: Some(format!("by w{writer}")), files_modified: vec![], author: Some(format!("w{writer}")) }).unwrap();
+                });
+            }
+        });
+        let store = Store::open(&path).unwrap();
+        let all = list_plans(
+            &store,
+            &ListPlansRequest {
+                limit: Some(1000),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(all.plans.len(), 1 + WRITERS as usize * PLANS_EACH);
+        let progress = view_progress(&store, &ViewProgressRequest { plan_id }).unwrap();
+        assert_eq!(progress.counts.completed, WRITERS as usize, "{progress:?}");
+        assert_eq!(
+            progress.next_ready_steps,
+            vec![WRITERS + 1],
+            "the join step is ready once all completed"
+        );
+        for step in progress.steps.iter().take(WRITERS as usize) {
+            assert_eq!(step.notes, format!("by w{}", step.step_number));
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! Implementation plans: the model (upstream's `EnhancedPlanOutput`), the step graph (a
-//! petgraph DAG: validation, execution order, critical path, parallel groups, ready steps).
+//! petgraph DAG: validation, execution order, critical path, parallel groups, ready steps) and
+//! its Mermaid diagrams.
 //!
 //! A plan's steps refer to each other by `step_number`. [`link_steps`] validates a plan and
 //! rewrites everything derived from its graph; [`StepGraph`] answers scheduling questions for
@@ -9,6 +10,7 @@ pub use graph::{
     BlockedStep, CriticalPath, CycleStep, GraphError, Readiness, StepGraph, StepOutcomes,
     link_steps,
 };
+pub use mermaid::{DiagramType, render as render_mermaid};
 pub use model::{
     AcceptanceCriterion, AlternativeApproach, Architecture, ChangeType, Complexity,
     DependencyGraph, Diagram, DiagramKind, EdgeKind, Feature, FileChange, GenerationMethod,
@@ -21,6 +23,7 @@ pub mod approval;
 mod graph;
 pub mod history;
 pub mod library;
+mod mermaid;
 mod model;
 pub mod progress;
 

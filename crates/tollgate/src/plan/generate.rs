@@ -1,0 +1,744 @@
+//! `create_plan`: a new plan for a task, three ways.
+//!
+//! - **Agent-supplied**: the caller hands in its own plan (`plan`); it is validated (the step
+//!   graph: cycles, unknown steps) and enriched exactly like a generated one.
+//! - **Model**: with a provider configured, a strict-schema generation through [`crate::llm`]
+//!   with the ranked repository files as fenced context; the answer is validated, and a plan
+//!   whose step graph is broken is sent back once with the error to repair.
+//! - **Deterministic**: without a model (or when the model fails, with a warning), a plan built
+//!   from a ranked scan of the working tree ([`crate::plan::scan`]): the files the task names or
+//!   matches, ordered by their imports, then test and documentation steps. It says so in
+//!   `generated_by` and in its assumptions.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::llm::{JsonRequest, LlmClient, LlmError, estimate_tokens, fence};
+use crate::plan::graph::{GraphError, link_steps};
+use crate::plan::markdown;
+use crate::plan::mermaid::{self, DiagramType};
+use crate::plan::model::{
+    AcceptanceCriterion, Architecture, ChangeType, Complexity, Diagram, DiagramKind, Feature,
+    FileChange, GenerationMethod, Level, Milestone, Plan, Priority, Provenance, Risk, Scope, Step,
+    StepNumber, TestingStrategy,
+};
+use crate::plan::scan::{self, RankedFile, ScanOptions, ScanResult};
+
+/// Input of `create_plan` (upstream's parameters and defaults, plus `plan` for an agent's own).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePlanRequest {
+    /// What to plan, in plain words. Paths it names (`src/a.rs`) are always in the plan.
+    pub task: String,
+    /// Repository files used as context, 1–50 [default: 10].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_context_files: Option<usize>,
+    /// Tokens of file content a model sees, 1000–100000 [default: 12000].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_token_budget: Option<usize>,
+    /// Store dependency, gantt and architecture diagrams in the plan [default: true].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_diagrams: Option<bool>,
+    /// Only the minimum viable steps: no documentation step, no nice-to-have features
+    /// [default: false].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mvp_only: Option<bool>,
+    /// Only files matching these globs are considered (a directory matches its contents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_paths: Vec<String>,
+    /// Files matching these globs are never considered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_paths: Vec<String>,
+    /// A plan written by the caller (object or JSON text): validated and enriched instead of
+    /// generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Value>,
+}
+
+/// Output of `create_plan` and `refine_plan`: the plan, its Markdown rendering, and what did not
+/// go as asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanResponse {
+    pub plan: Plan,
+    /// The plan as a Markdown report (what upstream returns as text).
+    pub markdown: String,
+    /// E.g. the model failed and the plan is deterministic instead.
+    pub warnings: Vec<String>,
+}
+
+/// A planning operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    #[error("invalid `{field}`: {message}")]
+    InvalidInput {
+        field: &'static str,
+        message: String,
+    },
+    #[error("the plan's steps are invalid: {0}")]
+    Graph(#[from] GraphError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+}
+
+impl PlanError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PlanError::InvalidInput { .. } | PlanError::Graph(_) => "INVALID_INPUT",
+            PlanError::Llm(err) => err.code(),
+        }
+    }
+
+    /// The argument at fault, when there is one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            PlanError::InvalidInput { field, .. } => Some(field),
+            PlanError::Graph(_) => Some("plan"),
+            PlanError::Llm(_) => None,
+        }
+    }
+}
+
+pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> PlanError {
+    PlanError::InvalidInput {
+        field,
+        message: message.into(),
+    }
+}
+
+const MAX_TASK_CHARS: usize = 20_000;
+
+/// Creates a plan for `request.task` in the workspace `root`. `llm` is the configured model, if
+/// any ([`crate::plan::model_client`] builds it from the configuration).
+pub fn create_plan(
+    root: &Path,
+    llm: Option<&LlmClient>,
+    request: &CreatePlanRequest,
+) -> Result<PlanResponse, PlanError> {
+    let task = request.task.trim();
+    if task.is_empty() && request.plan.is_none() {
+        return Err(invalid("task", "must not be empty"));
+    }
+    if task.chars().count() > MAX_TASK_CHARS {
+        return Err(invalid(
+            "task",
+            format!("longer than {MAX_TASK_CHARS} characters"),
+        ));
+    }
+    let max_files = request.max_context_files.unwrap_or(10);
+    if !(1..=50).contains(&max_files) {
+        return Err(invalid("max_context_files", "must be between 1 and 50"));
+    }
+    let budget = request.context_token_budget.unwrap_or(12_000);
+    if !(1000..=100_000).contains(&budget) {
+        return Err(invalid(
+            "context_token_budget",
+            "must be between 1000 and 100000",
+        ));
+    }
+    let options = Options {
+        diagrams: request.generate_diagrams.unwrap_or(true),
+        mvp_only: request.mvp_only.unwrap_or(false),
+    };
+    let mut warnings = Vec::new();
+
+    if let Some(value) = &request.plan {
+        let mut plan = parse_plan_value(value)?;
+        if plan.goal.trim().is_empty() {
+            plan.goal = task.to_string();
+        }
+        let provenance = Provenance {
+            method: GenerationMethod::Agent,
+            model: None,
+            note: "Written by the calling agent; validated and enriched by Tollgate.".into(),
+        };
+        finish(&mut plan, provenance, &options, true)?;
+        return Ok(respond(plan, warnings));
+    }
+
+    let scan = scan::scan(
+        root,
+        task,
+        &ScanOptions {
+            max_files,
+            include_paths: &request.include_paths,
+            exclude_paths: &request.exclude_paths,
+        },
+    );
+    if let Some(client) = llm {
+        match generate_with_model(client, task, &scan, budget, &options) {
+            Ok(plan) => return Ok(respond(plan, warnings)),
+            Err(err) => warnings.push(format!(
+                "The model's plan could not be used ({err}); this plan was built deterministically instead."
+            )),
+        }
+    }
+    let mut plan = deterministic_plan(task, &scan, &options);
+    let provenance = Provenance {
+        method: GenerationMethod::Deterministic,
+        model: None,
+        note: "Built without a language model from a scan of the working tree (files matched by \
+               the task's words, ordered by their imports): a starting point to review, not a \
+               design."
+            .into(),
+    };
+    finish(&mut plan, provenance, &options, true)?;
+    Ok(respond(plan, warnings))
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options {
+    pub(crate) diagrams: bool,
+    pub(crate) mvp_only: bool,
+}
+
+pub(crate) fn respond(plan: Plan, warnings: Vec<String>) -> PlanResponse {
+    PlanResponse {
+        markdown: markdown::render(&plan, &warnings),
+        plan,
+        warnings,
+    }
+}
+
+/// A plan argument: an object, or its JSON text (upstream passes strings).
+pub(crate) fn parse_plan_value(value: &Value) -> Result<Plan, PlanError> {
+    let parsed = match value {
+        Value::String(text) => serde_json::from_str::<Plan>(text),
+        Value::Object(_) => serde_json::from_value::<Plan>(value.clone()),
+        _ => return Err(invalid("plan", "expected a plan object or its JSON text")),
+    };
+    parsed.map_err(|err| invalid("plan", format!("not a plan: {err}")))
+}
+
+/// Validates and enriches a plan: ids, version fields, step ids, the derived graph, diagrams.
+/// `new` starts a plan (fresh id, version 1); otherwise identity and version are the caller's.
+pub(crate) fn finish(
+    plan: &mut Plan,
+    provenance: Provenance,
+    options: &Options,
+    new: bool,
+) -> Result<(), PlanError> {
+    let now = now_rfc3339();
+    if new {
+        plan.id = new_plan_id(&plan.goal);
+        plan.version = 1;
+        plan.created_at = now.clone();
+    } else if plan.created_at.is_empty() {
+        plan.created_at = now.clone();
+    }
+    plan.updated_at = now;
+    for step in &mut plan.steps {
+        if step.id.trim().is_empty() {
+            step.id = format!("step_{}", step.step_number);
+        }
+        step.title = step.title.trim().to_string();
+        if step.title.is_empty() {
+            step.title = format!("Step {}", step.step_number);
+        }
+    }
+    plan.confidence_score = plan.confidence_score.clamp(0.0, 1.0);
+    if options.mvp_only {
+        plan.nice_to_have_features.clear();
+    }
+    let graph = link_steps(plan)?;
+    plan.generated_by = Some(provenance);
+    if options.diagrams {
+        // Derived diagrams replace earlier derived ones; a model's or agent's own diagrams of
+        // other kinds stay.
+        plan.architecture.diagrams.retain(|d| {
+            !matches!(d.kind, DiagramKind::Flowchart | DiagramKind::Gantt)
+                && !d.title.starts_with("Tollgate: ")
+        });
+        for (kind, diagram_type, title) in [
+            (
+                DiagramKind::Flowchart,
+                DiagramType::Dependencies,
+                "Tollgate: step dependencies",
+            ),
+            (DiagramKind::Gantt, DiagramType::Gantt, "Tollgate: timeline"),
+            (
+                DiagramKind::Architecture,
+                DiagramType::Architecture,
+                "Tollgate: components touched",
+            ),
+        ] {
+            plan.architecture.diagrams.push(Diagram {
+                kind,
+                title: title.to_string(),
+                mermaid: mermaid::render(plan, &graph, diagram_type),
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    crate::store::now_rfc3339()
+}
+
+/// `plan_<unix ms>_<8 hex>`: the random part hashes the time, the process and the goal.
+fn new_plan_id(goal: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let now = time::OffsetDateTime::now_utc();
+    let millis = now.unix_timestamp_nanos() / 1_000_000;
+    let mut hasher = Sha256::new();
+    hasher.update(now.unix_timestamp_nanos().to_le_bytes());
+    hasher.update(std::process::id().to_le_bytes());
+    hasher.update(goal.as_bytes());
+    let digest = hasher.finalize();
+    let suffix: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("plan_{millis}_{suffix}")
+}
+
+/// The deterministic plan: map → one step per file (imports first) → tests → docs.
+fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan {
+    let (tests, rest): (Vec<&RankedFile>, Vec<&RankedFile>) =
+        scan.files.iter().partition(|f| f.is_test());
+    let (docs, code): (Vec<&RankedFile>, Vec<&RankedFile>) =
+        rest.into_iter().partition(|f| f.is_doc());
+    let code_files: Vec<RankedFile> = code.iter().map(|f| (*f).clone()).collect();
+    let order = import_order(&code_files);
+    let edges = scan::import_edges(&code_files);
+
+    let mut steps = Vec::new();
+    let context: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
+    steps.push(Step {
+        step_number: 1,
+        title: "Map the code the task touches".into(),
+        description: if context.is_empty() {
+            "No file in the working tree matches the task's words: find the code to change \
+             before planning further (or name paths in the task)."
+                .into()
+        } else {
+            format!(
+                "Read these files and confirm they are the right ones: {}.",
+                context.join(", ")
+            )
+        },
+        priority: Priority::High,
+        estimated_effort: "30 min".into(),
+        acceptance_criteria: vec!["The files to change are confirmed or corrected.".into()],
+        ..Step::default()
+    });
+
+    let mut next: StepNumber = 2;
+    let mut implementation = Vec::new();
+    for path in &scan.missing_mentions {
+        steps.push(Step {
+            step_number: next,
+            title: format!("Create {path}"),
+            description: format!("The task names {path}, which does not exist yet."),
+            files_to_create: vec![FileChange {
+                path: path.clone(),
+                change_type: ChangeType::Create,
+                estimated_loc: 50,
+                complexity: Complexity::Moderate,
+                reason: "named in the task".into(),
+                previous_path: None,
+            }],
+            depends_on: vec![1],
+            priority: Priority::High,
+            estimated_effort: "2h".into(),
+            acceptance_criteria: vec![format!("{path} exists and builds.")],
+            rollback_strategy: Some(format!("Delete {path}.")),
+            ..Step::default()
+        });
+        implementation.push(next);
+        next += 1;
+    }
+    let mut step_of_file = vec![0; code_files.len()];
+    for &idx in &order {
+        let file = &code_files[idx];
+        step_of_file[idx] = next;
+        let imported: Vec<usize> = edges
+            .iter()
+            .filter(|(importer, _)| *importer == idx)
+            .map(|(_, imported)| *imported)
+            .collect();
+        let mut depends_on = vec![1];
+        depends_on.extend(
+            imported
+                .iter()
+                .map(|&i| step_of_file[i])
+                .filter(|&n| n != 0),
+        );
+        let why = if file.matched_words.is_empty() {
+            "named in the task".to_string()
+        } else {
+            format!(
+                "matches the task's words: {}",
+                file.matched_words.join(", ")
+            )
+        };
+        let mut description = format!("Change {} for the task ({why}).", file.path);
+        if !imported.is_empty() {
+            let names: Vec<&str> = imported
+                .iter()
+                .map(|&i| code_files[i].path.as_str())
+                .collect();
+            description.push_str(&format!(" It imports {}, changed first.", names.join(", ")));
+        }
+        let (complexity, effort, loc) = match file.lines {
+            0..=99 => (Complexity::Simple, "1h", 20),
+            100..=399 => (Complexity::Moderate, "2h", 40),
+            _ => (Complexity::Complex, "4h", 80),
+        };
+        steps.push(Step {
+            step_number: next,
+            title: format!("Update {}", file.path),
+            description,
+            files_to_modify: vec![FileChange {
+                path: file.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: loc,
+                complexity,
+                reason: why,
+                previous_path: None,
+            }],
+            depends_on,
+            priority: if implementation.is_empty() {
+                Priority::High
+            } else {
+                Priority::Medium
+            },
+            estimated_effort: effort.into(),
+            acceptance_criteria: vec![format!("{} does what the task asks and builds.", file.path)],
+            rollback_strategy: Some(format!("Revert the changes to {}.", file.path)),
+            ..Step::default()
+        });
+        implementation.push(next);
+        next += 1;
+    }
+    if implementation.is_empty() {
+        steps.push(Step {
+            step_number: next,
+            title: "Implement the change".into(),
+            description: format!("Implement: {task}"),
+            depends_on: vec![1],
+            priority: Priority::High,
+            estimated_effort: "4h".into(),
+            acceptance_criteria: vec!["The task's behaviour is implemented.".into()],
+            ..Step::default()
+        });
+        implementation.push(next);
+        next += 1;
+    }
+
+    let test_step = next;
+    next += 1;
+    steps.push(Step {
+        step_number: test_step,
+        title: "Test the change".into(),
+        description: if tests.is_empty() {
+            "Add tests that fail without the change and pass with it; no existing test file \
+             matched the task."
+                .into()
+        } else {
+            "Extend the matching tests so they fail without the change and pass with it.".into()
+        },
+        files_to_modify: tests
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: 30,
+                complexity: Complexity::Simple,
+                reason: "existing tests of the changed code".into(),
+                previous_path: None,
+            })
+            .collect(),
+        depends_on: implementation.clone(),
+        priority: Priority::High,
+        estimated_effort: "2h".into(),
+        acceptance_criteria: vec!["The test suite passes, including the new tests.".into()],
+        ..Step::default()
+    });
+    let mut doc_step = None;
+    if !options.mvp_only {
+        doc_step = Some(next);
+        steps.push(Step {
+            step_number: next,
+            title: "Document the change".into(),
+            description: "Update the user-facing documentation for the new behaviour.".into(),
+            files_to_modify: docs
+                .iter()
+                .map(|f| FileChange {
+                    path: f.path.clone(),
+                    change_type: ChangeType::Modify,
+                    estimated_loc: 15,
+                    complexity: Complexity::Trivial,
+                    reason: "documentation matching the task".into(),
+                    previous_path: None,
+                })
+                .collect(),
+            depends_on: implementation.clone(),
+            priority: Priority::Low,
+            estimated_effort: "30 min".into(),
+            acceptance_criteria: vec!["The documentation describes the new behaviour.".into()],
+            ..Step::default()
+        });
+    }
+
+    let mut languages: Vec<(&String, &usize)> = scan
+        .extensions
+        .iter()
+        .filter(|(ext, _)| !ext.is_empty())
+        .collect();
+    languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut insights = vec![format!(
+        "Scanned {} files{}; {} matched the task.",
+        scan.n_files_scanned,
+        if scan.truncated {
+            " (stopped at the limit)"
+        } else {
+            ""
+        },
+        scan.files.len()
+    )];
+    if !languages.is_empty() {
+        let top: Vec<String> = languages
+            .iter()
+            .take(5)
+            .map(|(ext, n)| format!(".{ext} ({n})"))
+            .collect();
+        insights.push(format!("Most common file types: {}.", top.join(", ")));
+    }
+    for (importer, imported) in &edges {
+        insights.push(format!(
+            "{} imports {}.",
+            code_files[*importer].path, code_files[*imported].path
+        ));
+    }
+
+    Plan {
+        goal: task.to_string(),
+        scope: Scope {
+            included: context.clone(),
+            excluded: Vec::new(),
+            assumptions: vec![
+                "Generated deterministically: files were chosen by matching the task's words \
+                 against paths and contents, not by understanding the code."
+                    .into(),
+            ],
+            constraints: Vec::new(),
+        },
+        mvp_features: vec![Feature {
+            name: "The change itself".into(),
+            description: task.to_string(),
+            steps: implementation.iter().copied().chain([test_step]).collect(),
+        }],
+        nice_to_have_features: doc_step
+            .map(|step| Feature {
+                name: "Documentation".into(),
+                description: "User-facing documentation of the change.".into(),
+                steps: vec![step],
+            })
+            .into_iter()
+            .collect(),
+        architecture: Architecture {
+            notes: if edges.is_empty() {
+                "No import relations found between the matched files.".into()
+            } else {
+                format!(
+                    "{} import relation(s) between the matched files order the steps.",
+                    edges.len()
+                )
+            },
+            patterns_used: Vec::new(),
+            diagrams: Vec::new(),
+        },
+        risks: vec![Risk {
+            issue: "Relevant code that does not share the task's words may be missing from the \
+                    plan."
+                .into(),
+            mitigation: "Check the mapping step's files; refine the plan with feedback or \
+                         configure a model for generation."
+                .into(),
+            likelihood: if scan.files.is_empty() {
+                Level::High
+            } else {
+                Level::Medium
+            },
+            impact: Some(Level::Medium),
+        }],
+        milestones: vec![
+            Milestone {
+                name: "Implementation".into(),
+                steps_included: std::iter::once(1).chain(implementation.clone()).collect(),
+                estimated_time: String::new(),
+                deliverables: vec!["The change, building".into()],
+            },
+            Milestone {
+                name: "Validation".into(),
+                steps_included: std::iter::once(test_step).chain(doc_step).collect(),
+                estimated_time: String::new(),
+                deliverables: vec!["Passing tests".into()],
+            },
+        ],
+        steps,
+        testing_strategy: TestingStrategy {
+            unit: "Unit tests for each changed function, failing before the change.".into(),
+            integration: "Run the project's full test suite.".into(),
+            e2e: None,
+            coverage_target: "Every changed file exercised by a test".into(),
+            test_files: tests.iter().map(|f| f.path.clone()).collect(),
+        },
+        acceptance_criteria: vec![AcceptanceCriterion {
+            description: format!("Done: {task}"),
+            verification: "The test suite passes and a reviewer confirms the behaviour.".into(),
+        }],
+        confidence_score: if scan.files.is_empty() { 0.1 } else { 0.3 },
+        questions_for_clarification: if scan.files.is_empty() {
+            vec!["Which files or modules does the task concern?".into()]
+        } else {
+            vec!["Are the mapped files the right ones, and is anything missing?".into()]
+        },
+        context_files: context,
+        codebase_insights: insights,
+        ..Plan::default()
+    }
+}
+
+/// Indexes of `files` so that a file comes after the files it imports, ties by rank. Import
+/// cycles are broken by ignoring the edges that would close them (the higher-ranked file first).
+fn import_order(files: &[RankedFile]) -> Vec<usize> {
+    let edges = scan::import_edges(files);
+    let mut order = Vec::new();
+    let mut state = vec![0u8; files.len()]; // 0 new, 1 visiting, 2 done
+    fn visit(idx: usize, edges: &[(usize, usize)], state: &mut [u8], order: &mut Vec<usize>) {
+        if state[idx] != 0 {
+            return; // done, or on the current path (a cycle edge: ignored)
+        }
+        state[idx] = 1;
+        for &(_, imported) in edges.iter().filter(|(importer, _)| *importer == idx) {
+            visit(imported, edges, state, order);
+        }
+        state[idx] = 2;
+        order.push(idx);
+    }
+    for idx in 0..files.len() {
+        visit(idx, &edges, &mut state, &mut order);
+    }
+    order
+}
+
+/// Instructions for the model: trusted text only.
+const SYSTEM_PROMPT: &str = "You are a senior engineer writing an implementation plan as JSON \
+for the given schema. Steps are numbered from 1; `depends_on` and `blocks` list step numbers and \
+must not form cycles. Name real repository-relative paths in files_to_modify / files_to_create / \
+files_to_delete; prefer files from the context. Give estimated_effort as e.g. `2h` or `1 day`. \
+Include test and documentation steps. Be concrete and brief.";
+
+fn generate_with_model(
+    client: &LlmClient,
+    task: &str,
+    scan: &ScanResult,
+    budget: usize,
+    options: &Options,
+) -> Result<Plan, PlanError> {
+    let mut user = String::from("Plan this task.\n\n");
+    user.push_str(&fence("task", task));
+    user.push_str("\n\nRepository files that may be relevant (most relevant first):\n");
+    let mut used = estimate_tokens(&user);
+    let mut context_files = Vec::new();
+    for file in &scan.files {
+        let block = fence(&file.path, &file.content);
+        let cost = estimate_tokens(&block);
+        if used + cost > budget {
+            continue;
+        }
+        used += cost;
+        user.push_str(&block);
+        user.push('\n');
+        context_files.push(file.path.clone());
+    }
+    if options.mvp_only {
+        user.push_str("\nPlan only the minimum viable change: no nice-to-have features.\n");
+    }
+    let prepare = |plan: &mut Plan| {
+        if plan.goal.trim().is_empty() {
+            plan.goal = task.to_string();
+        }
+        if plan.context_files.is_empty() {
+            plan.context_files = context_files.clone();
+        }
+    };
+    model_plan(client, &user, prepare, options, true)
+}
+
+/// Asks the model for a whole plan, validates it, and on a broken step graph sends it back once
+/// with the error. `prepare` fills what the caller knows before validation; `new` as in
+/// [`finish`].
+pub(crate) fn model_plan(
+    client: &LlmClient,
+    user: &str,
+    prepare: impl Fn(&mut Plan),
+    options: &Options,
+    new: bool,
+) -> Result<Plan, PlanError> {
+    let schema = llm_plan_schema();
+    let provenance = |model: &str| Provenance {
+        method: GenerationMethod::Llm,
+        model: Some(model.to_string()),
+        note: "Generated by a language model from the task and the repository context; \
+               validated by Tollgate."
+            .into(),
+    };
+    let parse = |value: Value| {
+        serde_json::from_value::<Plan>(value)
+            .map_err(|err| invalid("plan", format!("the model's plan does not parse: {err}")))
+    };
+    let answer = client.complete_json(&JsonRequest::new(SYSTEM_PROMPT, user, "plan", &schema))?;
+    let mut plan = parse(answer.value.clone())?;
+    prepare(&mut plan);
+    match finish(&mut plan, provenance(&answer.model), options, new) {
+        Ok(()) => Ok(plan),
+        Err(PlanError::Graph(err)) => {
+            let repair = format!(
+                "{user}\n\nYour previous plan was rejected: {err}. Return the whole plan again \
+                 with that fixed.\n\n{}",
+                fence("previous plan", &answer.value.to_string())
+            );
+            let answer =
+                client.complete_json(&JsonRequest::new(SYSTEM_PROMPT, &repair, "plan", &schema))?;
+            let mut plan = parse(answer.value)?;
+            prepare(&mut plan);
+            finish(&mut plan, provenance(&answer.model), options, new)?;
+            Ok(plan)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// The schema a model's plan must match: the plan as Tollgate reads it, without the fields
+/// Tollgate derives itself.
+pub(crate) fn llm_plan_schema() -> Value {
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<Plan>()
+        .to_value();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for derived in [
+            "id",
+            "version",
+            "created_at",
+            "updated_at",
+            "dependency_graph",
+            "generated_by",
+        ] {
+            properties.remove(derived);
+        }
+    }
+    if let Some(object) = schema.as_object_mut() {
+        object.insert(
+            "required".into(),
+            serde_json::json!(["goal", "steps", "scope", "risks", "testing_strategy"]),
+        );
+    }
+    schema
+}

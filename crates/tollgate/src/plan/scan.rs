@@ -1,0 +1,608 @@
+//! The repository context of a plan without a model: a ranked scan of the working tree for the
+//! files a task names or whose paths and contents share its words, and the import edges between
+//! those files, extracted with cheap line patterns (Rust `mod`/`use`, JS/TS `import`/`require`,
+//! Python `import`/`from`, C `#include`).
+//!
+//! The walk honours `.gitignore` (the `ignore` crate), never follows symlinks, skips `.git` and
+//! `.tollgate`, and reads at most [`MAX_FILE_BYTES`] of at most [`MAX_FILES`] files, so a huge
+//! repository costs a bounded scan.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+/// Files looked at, at most.
+const MAX_FILES: usize = 20_000;
+/// Bytes of one file read for word matching and imports.
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// A file the task probably touches.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RankedFile {
+    /// Repository-relative, `/`-separated.
+    pub(crate) path: String,
+    pub(crate) score: f64,
+    /// The task words its path or content contains.
+    pub(crate) matched_words: Vec<String>,
+    pub(crate) lines: usize,
+    pub(crate) content: String,
+}
+
+impl RankedFile {
+    pub(crate) fn is_test(&self) -> bool {
+        is_test_path(&self.path)
+    }
+
+    pub(crate) fn is_doc(&self) -> bool {
+        is_doc_path(&self.path)
+    }
+}
+
+/// What the scan found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScanResult {
+    /// Best first, at most the requested number.
+    pub(crate) files: Vec<RankedFile>,
+    /// Paths the task names that do not exist (candidates for creation).
+    pub(crate) missing_mentions: Vec<String>,
+    pub(crate) n_files_scanned: usize,
+    /// File count per extension, for the plan's insights.
+    pub(crate) extensions: BTreeMap<String, usize>,
+    /// Whether the walk stopped at [`MAX_FILES`].
+    pub(crate) truncated: bool,
+}
+
+/// Filters of a scan.
+#[derive(Debug, Clone)]
+pub(crate) struct ScanOptions<'a> {
+    pub(crate) max_files: usize,
+    pub(crate) include_paths: &'a [String],
+    pub(crate) exclude_paths: &'a [String],
+}
+
+/// The words of a task worth matching: lowercase, at least three characters, no stop words.
+pub(crate) fn task_words(task: &str) -> Vec<String> {
+    const STOP: &[&str] = &[
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "add",
+        "use",
+        "make",
+        "new",
+        "should",
+        "when",
+        "all",
+        "are",
+        "can",
+        "not",
+        "its",
+        "our",
+        "their",
+        "them",
+        "then",
+        "support",
+        "implement",
+        "update",
+        "change",
+        "fix",
+        "file",
+        "files",
+        "code",
+        "way",
+        "also",
+        "each",
+        "every",
+        "any",
+        "one",
+        "two",
+        "via",
+        "using",
+        "like",
+        "more",
+        "less",
+        "have",
+        "has",
+        "will",
+        "would",
+        "could",
+        "able",
+        "need",
+        "needs",
+        "want",
+        "about",
+    ];
+    let mut words = Vec::new();
+    for word in task
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+    {
+        if word.chars().count() >= 3 && !STOP.contains(&word.as_str()) && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// Paths the task spells out (`src/a.rs`, `README.md`): tokens with a `/` or a file extension.
+fn mentioned_paths(task: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in task.split(|c: char| c.is_whitespace() || "`'\"(),;<>[]{}".contains(c)) {
+        let token = token
+            .trim_end_matches(['.', ':', '!', '?'])
+            .trim_start_matches("./");
+        let looks_like_path = token.contains('/')
+            || token
+                .rsplit_once('.')
+                .is_some_and(|(stem, ext)| !stem.is_empty() && is_known_extension(ext));
+        if looks_like_path
+            && !token.contains("://")
+            && !token.starts_with('/')
+            && !token.split('/').any(|part| part == "..")
+            && !out.iter().any(|p| p == token)
+        {
+            out.push(token.to_string());
+        }
+    }
+    out
+}
+
+fn is_known_extension(ext: &str) -> bool {
+    matches!(
+        ext,
+        "rs" | "ts"
+            | "tsx"
+            | "js"
+            | "jsx"
+            | "mjs"
+            | "cjs"
+            | "py"
+            | "go"
+            | "java"
+            | "kt"
+            | "rb"
+            | "c"
+            | "h"
+            | "cc"
+            | "cpp"
+            | "hpp"
+            | "cs"
+            | "swift"
+            | "php"
+            | "md"
+            | "toml"
+            | "yml"
+            | "yaml"
+            | "json"
+            | "sql"
+            | "sh"
+            | "html"
+            | "css"
+            | "scss"
+            | "vue"
+            | "svelte"
+    )
+}
+
+/// Scans the working tree under `root` for the files `task` touches.
+pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanResult {
+    let mentions = mentioned_paths(task);
+    // A named path counts through the mention itself, not through its segments (`src`, `rs`).
+    let mut words_text = task.to_string();
+    for mention in &mentions {
+        words_text = words_text.replace(mention.as_str(), " ");
+    }
+    let words = task_words(&words_text);
+    let include = glob_set(options.include_paths);
+    let exclude = glob_set(options.exclude_paths);
+    let mut result = ScanResult::default();
+    let mut found_mentions = BTreeSet::new();
+    let mut candidates = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .follow_links(false)
+        .require_git(false)
+        .filter_entry(|entry| {
+            let name = entry.file_name().to_string_lossy();
+            !(entry.depth() > 0
+                && matches!(
+                    name.as_ref(),
+                    ".git" | ".tollgate" | "node_modules" | "target"
+                ))
+        })
+        .build();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Ok(relative) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(path) = relative.to_str().map(|p| p.replace('\\', "/")) else {
+            continue;
+        };
+        if include.as_ref().is_some_and(|set| !set.is_match(&path))
+            || exclude.as_ref().is_some_and(|set| set.is_match(&path))
+        {
+            continue;
+        }
+        if result.n_files_scanned >= MAX_FILES {
+            result.truncated = true;
+            break;
+        }
+        result.n_files_scanned += 1;
+        let extension = path
+            .rsplit_once('.')
+            .map(|(_, ext)| ext.to_ascii_lowercase())
+            .filter(|ext| !ext.contains('/'))
+            .unwrap_or_default();
+        *result.extensions.entry(extension.clone()).or_default() += 1;
+        let mentioned = mentions
+            .iter()
+            .any(|m| path == *m || path.ends_with(&format!("/{m}")));
+        if mentioned {
+            found_mentions.extend(
+                mentions
+                    .iter()
+                    .filter(|m| path == **m || path.ends_with(&format!("/{m}")))
+                    .cloned(),
+            );
+        }
+        let lower_path = path.to_lowercase();
+        let path_words: Vec<&String> = words.iter().filter(|w| lower_path.contains(*w)).collect();
+        let content = if is_known_extension(&extension) || extension.is_empty() {
+            read_prefix(entry.path())
+        } else {
+            None
+        };
+        let Some(content) = content else {
+            if mentioned {
+                candidates.push(RankedFile {
+                    path,
+                    score: 100.0,
+                    matched_words: Vec::new(),
+                    lines: 0,
+                    content: String::new(),
+                });
+            }
+            continue;
+        };
+        let lower = content.to_lowercase();
+        let mut score = if mentioned { 100.0 } else { 0.0 };
+        let mut matched = Vec::new();
+        for word in &words {
+            let in_path = path_words.contains(&word);
+            let count = lower.matches(word.as_str()).take(50).count();
+            if in_path {
+                score += 4.0;
+            }
+            if count > 0 {
+                score += 1.0 + (count as f64).ln();
+            }
+            if in_path || count > 0 {
+                matched.push(word.clone());
+            }
+        }
+        // A file matching several distinct words is worth more than one repeating a single word.
+        if matched.len() > 1 {
+            score *= 1.0 + 0.25 * (matched.len() - 1) as f64;
+        }
+        if score > 0.0 {
+            candidates.push(RankedFile {
+                path,
+                score,
+                matched_words: matched,
+                lines: content.lines().count(),
+                content,
+            });
+        }
+    }
+    candidates.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    candidates.truncate(options.max_files);
+    result.files = candidates;
+    result.missing_mentions = mentions
+        .into_iter()
+        .filter(|m| !found_mentions.contains(m) && m.contains('.'))
+        .collect();
+    result
+}
+
+fn glob_set(patterns: &[String]) -> Option<GlobSet> {
+    if patterns.is_empty() {
+        return None;
+    }
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        // A bad pattern matches nothing rather than everything.
+        if let Ok(glob) = Glob::new(pattern) {
+            builder.add(glob);
+        }
+        if let Ok(glob) = Glob::new(&format!("{}/**", pattern.trim_end_matches('/'))) {
+            builder.add(glob);
+        }
+    }
+    builder.build().ok()
+}
+
+/// The start of a text file, or `None` for a binary or unreadable one.
+fn read_prefix(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
+    if bytes.contains(&0) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+pub(crate) fn is_test_path(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    lower.split('/').any(|part| {
+        matches!(part, "test" | "tests" | "__tests__" | "spec" | "specs")
+            || part.starts_with("test_")
+            || part.contains(".test.")
+            || part.contains(".spec.")
+            || part.contains("_test.")
+    })
+}
+
+pub(crate) fn is_doc_path(path: &str) -> bool {
+    let lower = path.to_lowercase();
+    lower.ends_with(".md")
+        || lower.ends_with(".rst")
+        || lower.ends_with(".adoc")
+        || lower.starts_with("docs/")
+        || lower.contains("/docs/")
+}
+
+/// Import edges among `files`: `(importer, imported)` index pairs, sorted, without self-edges.
+pub(crate) fn import_edges(files: &[RankedFile]) -> Vec<(usize, usize)> {
+    let stems: Vec<String> = files.iter().map(|f| strip_extension(&f.path)).collect();
+    let mut edges = BTreeSet::new();
+    for (importer, file) in files.iter().enumerate() {
+        for import in imports_of(file) {
+            if let Some(imported) = resolve(&import, &file.path, &stems)
+                && imported != importer
+            {
+                edges.insert((importer, imported));
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// An import as written: a relative path (`./x`) or module segments (`a::b`, `a.b`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Import {
+    Relative(String),
+    Module(Vec<String>),
+}
+
+fn imports_of(file: &RankedFile) -> Vec<Import> {
+    let extension = file.path.rsplit_once('.').map_or("", |(_, ext)| ext);
+    let mut out = Vec::new();
+    for line in file.content.lines().take(2000) {
+        let line = line.trim();
+        match extension {
+            "rs" => {
+                let rest = line.strip_prefix("pub ").unwrap_or(line);
+                let rest = rest.strip_prefix("pub(crate) ").unwrap_or(rest);
+                if let Some(name) = rest.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                    out.push(Import::Relative(format!("./{}", name.trim())));
+                } else if let Some(path) = rest.strip_prefix("use ") {
+                    let segments: Vec<String> = path
+                        .split("::")
+                        .map(|s| s.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+                        .filter(|s| !s.is_empty() && !matches!(*s, "crate" | "self" | "super"))
+                        .map(str::to_string)
+                        .collect();
+                    if !segments.is_empty() {
+                        out.push(Import::Module(segments));
+                    }
+                }
+            }
+            "ts" | "tsx" | "js" | "jsx" | "mjs" | "cjs" | "vue" | "svelte" => {
+                for quote in ['\'', '"'] {
+                    for marker in ["from ", "require(", "import("] {
+                        if let Some(idx) = line.find(&format!("{marker}{quote}")) {
+                            let rest = &line[idx + marker.len() + 1..];
+                            if let Some(end) = rest.find(quote) {
+                                let spec = &rest[..end];
+                                if spec.starts_with('.') {
+                                    out.push(Import::Relative(spec.to_string()));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "py" => {
+                let module = line
+                    .strip_prefix("from ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .or_else(|| {
+                        line.strip_prefix("import ")
+                            .and_then(|r| r.split([',', ' ']).next())
+                    });
+                if let Some(module) = module {
+                    let segments: Vec<String> = module
+                        .split('.')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    if !segments.is_empty() {
+                        out.push(Import::Module(segments));
+                    }
+                }
+            }
+            "c" | "h" | "cc" | "cpp" | "hpp" => {
+                if let Some(rest) = line.strip_prefix("#include \"")
+                    && let Some(end) = rest.find('"')
+                {
+                    out.push(Import::Relative(format!("./{}", &rest[..end])));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn strip_extension(path: &str) -> String {
+    match path.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') && !stem.is_empty() => stem.to_string(),
+        _ => path.to_string(),
+    }
+}
+
+/// The index of the file `import` (written in `from`) refers to, among `stems` (paths without
+/// extensions).
+fn resolve(import: &Import, from: &str, stems: &[String]) -> Option<usize> {
+    const INDEX_NAMES: [&str; 3] = ["mod", "index", "__init__"];
+    let find = |target: &str| {
+        stems.iter().position(|stem| {
+            stem == target
+                || INDEX_NAMES
+                    .iter()
+                    .any(|index| *stem == format!("{target}/{index}"))
+        })
+    };
+    match import {
+        Import::Relative(spec) => {
+            let dir = from.rsplit_once('/').map_or("", |(dir, _)| dir);
+            let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+            // Rust's `mod x;` in `src/a.rs` means `src/a/x.rs`; in `lib.rs`/`main.rs`/`mod.rs`
+            // it means a sibling.
+            if from.ends_with(".rs") {
+                let file_stem = from
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(from)
+                    .trim_end_matches(".rs");
+                if !matches!(file_stem, "lib" | "main" | "mod") {
+                    parts.push(file_stem);
+                }
+            }
+            for part in spec.split('/') {
+                match part {
+                    "." | "" => {}
+                    ".." => {
+                        parts.pop()?;
+                    }
+                    part => parts.push(part),
+                }
+            }
+            find(&strip_extension(&parts.join("/")))
+        }
+        Import::Module(segments) => (1..=segments.len()).rev().find_map(|len| {
+            let suffix = segments[..len].join("/");
+            stems.iter().position(|stem| {
+                let matches =
+                    |target: &str| stem == target || stem.ends_with(&format!("/{target}"));
+                matches(&suffix)
+                    || INDEX_NAMES
+                        .iter()
+                        .any(|index| matches(&format!("{suffix}/{index}")))
+            })
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, content: &str) -> RankedFile {
+        RankedFile {
+            path: path.into(),
+            score: 1.0,
+            matched_words: Vec::new(),
+            lines: content.lines().count(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn imports_resolve_across_languages() {
+        let files = vec![
+            file(
+                "src/lib.rs",
+                "pub mod retry;\nuse crate::http::client::Client;\n",
+            ),
+            file("src/retry.rs", "use super::http::client;\n"),
+            file("src/http/client.rs", "pub struct Client;\n"),
+            file(
+                "web/app.ts",
+                "import { x } from './util/fmt';\nconst y = require(\"../lib/z\");\n",
+            ),
+            file("web/util/fmt.ts", ""),
+            file("lib/z.js", ""),
+            file("py/pkg/main.py", "from pkg.helpers import a\nimport os\n"),
+            file("py/pkg/helpers/__init__.py", ""),
+        ];
+        assert_eq!(
+            import_edges(&files),
+            vec![(0, 1), (0, 2), (1, 2), (3, 4), (3, 5), (6, 7)]
+        );
+    }
+
+    #[test]
+    fn task_words_and_mentioned_paths() {
+        assert_eq!(
+            task_words("Add retry support to the HTTP client (src/http/client.rs)"),
+            vec!["retry", "http", "client", "src"]
+        );
+        assert_eq!(
+            mentioned_paths(
+                "Change `src/http/client.rs`, README.md and ../etc/passwd or https://x.io/a"
+            ),
+            vec!["src/http/client.rs", "README.md"]
+        );
+    }
+
+    #[test]
+    fn the_scan_ranks_mentions_then_matches_and_honours_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("src/http/client.rs", "pub fn get() { /* http client */ }\n");
+        write("src/retry.rs", "// retry with backoff\n");
+        write("src/other.rs", "fn unrelated() {}\n");
+        write("vendor/retry.rs", "// retry\n");
+        write(".gitignore", "ignored/\n");
+        write("ignored/retry.rs", "// retry\n");
+        let options = ScanOptions {
+            max_files: 10,
+            include_paths: &[],
+            exclude_paths: &["vendor".to_string()],
+        };
+        let result = scan(
+            dir.path(),
+            "Add retry with backoff to src/http/client.rs and src/new.rs",
+            &options,
+        );
+        let paths: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["src/http/client.rs", "src/retry.rs"]);
+        assert_eq!(result.missing_mentions, vec!["src/new.rs"]);
+        assert!(
+            result.files[1]
+                .matched_words
+                .contains(&"backoff".to_string())
+        );
+    }
+}

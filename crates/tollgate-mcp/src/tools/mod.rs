@@ -2,11 +2,14 @@
 //! registry: adding a tool is its file, a `mod` line and one line in [`ALL`].
 
 mod check_invariants;
+mod create_plan;
 mod get_workspace_info;
+mod refine_plan;
 mod review_diff;
 mod run_static_analysis;
 mod scrub_secrets;
 mod tool_manifest;
+mod visualize_plan;
 
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
 
@@ -21,6 +24,9 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<scrub_secrets::ScrubSecrets>(),
     Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
     Entry::of::<tool_manifest::ToolManifest>(),
+    Entry::of::<create_plan::CreatePlan>(),
+    Entry::of::<refine_plan::RefinePlan>(),
+    Entry::of::<visualize_plan::VisualizePlan>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when

@@ -56,6 +56,11 @@ pub struct CreatePlanRequest {
     /// generated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Value>,
+    /// Save the plan in the workspace's plan store (as `save_plan` would) [default: false;
+    /// upstream saves by default, Tollgate leaves that to the caller so creating has no side
+    /// effect unless asked].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_save: Option<bool>,
 }
 
 /// Output of `create_plan` and `refine_plan`: the plan, its Markdown rendering, and what did not
@@ -67,6 +72,9 @@ pub struct PlanResponse {
     pub markdown: String,
     /// E.g. the model failed and the plan is deterministic instead.
     pub warnings: Vec<String>,
+    /// Set when the plan was saved (`auto_save`): what `save_plan` answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<crate::plan::library::SavePlanResponse>,
 }
 
 /// A planning operation failed.
@@ -82,6 +90,8 @@ pub enum PlanError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Llm(#[from] LlmError),
+    #[error(transparent)]
+    Store(#[from] crate::plan::library::PlanStoreError),
 }
 
 impl PlanError {
@@ -90,6 +100,7 @@ impl PlanError {
         match self {
             PlanError::InvalidInput { .. } | PlanError::Graph(_) => "INVALID_INPUT",
             PlanError::Llm(err) => err.code(),
+            PlanError::Store(err) => err.code(),
         }
     }
 
@@ -99,6 +110,7 @@ impl PlanError {
             PlanError::InvalidInput { field, .. } => Some(field),
             PlanError::Graph(_) => Some("plan"),
             PlanError::Llm(_) => None,
+            PlanError::Store(err) => err.field(),
         }
     }
 }
@@ -115,6 +127,31 @@ const MAX_TASK_CHARS: usize = 20_000;
 /// Creates a plan for `request.task` in the workspace `root`. `llm` is the configured model, if
 /// any ([`crate::plan::model_client`] builds it from the configuration).
 pub fn create_plan(
+    root: &Path,
+    llm: Option<&LlmClient>,
+    request: &CreatePlanRequest,
+) -> Result<PlanResponse, PlanError> {
+    let mut response = build_plan(root, llm, request)?;
+    if request.auto_save == Some(true) {
+        let store = crate::store::Store::open_in_workspace(root)
+            .map_err(|err| PlanError::Store(err.into()))?;
+        let saved = crate::plan::library::save_plan(
+            &store,
+            &crate::plan::library::SavePlanRequest {
+                plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
+                name: None,
+                tags: Vec::new(),
+                overwrite: false,
+                author: Some("create_plan".into()),
+                reason: Some("created".into()),
+            },
+        )?;
+        response.saved = Some(saved);
+    }
+    Ok(response)
+}
+
+fn build_plan(
     root: &Path,
     llm: Option<&LlmClient>,
     request: &CreatePlanRequest,
@@ -201,6 +238,7 @@ pub(crate) fn respond(plan: Plan, warnings: Vec<String>) -> PlanResponse {
         markdown: markdown::render(&plan, &warnings),
         plan,
         warnings,
+        saved: None,
     }
 }
 

@@ -1,0 +1,131 @@
+//! `create_plan`: a new implementation plan for a task (upstream's tool of that name), from the
+//! configured model, the caller's own plan, or deterministically from the repository.
+
+use tollgate::plan::{CreatePlanRequest, PlanError, PlanResponse, create_plan, model_client};
+
+use super::workspace_settings;
+use crate::error::{INVALID_INPUT, ToolError};
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct CreatePlan;
+
+impl Tool for CreatePlan {
+    const NAME: &'static str = "create_plan";
+    const TITLE: &'static str = "Create plan";
+    const DESCRIPTION: &'static str = "Create an implementation plan for a task: steps with the \
+files each changes, dependencies (a validated DAG: execution order, critical path by effort, \
+parallel groups), risks, testing strategy, acceptance criteria, clarifying questions and Mermaid \
+diagrams. With a model configured ([llm] in tollgate.toml) the model writes it from the ranked \
+repository files; without one the plan is built deterministically from the files the task names \
+or matches, ordered by their imports, and says so in generated_by. Pass `plan` to have your own \
+plan validated and enriched instead. Returns the plan JSON and a Markdown rendering; auto_save \
+stores it (see save_plan).";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+
+    type Input = CreatePlanRequest;
+    type Output = PlanResponse;
+
+    fn call(ctx: &ToolContext, input: CreatePlanRequest) -> Result<PlanResponse, ToolError> {
+        let llm = planning_model(ctx)?;
+        create_plan(ctx.workspace(), llm.as_ref(), &input).map_err(plan_error)
+    }
+}
+
+/// The model the workspace's configuration names, or `None` (plans are then deterministic).
+pub(super) fn planning_model(
+    ctx: &ToolContext,
+) -> Result<Option<tollgate::llm::LlmClient>, ToolError> {
+    let config = workspace_settings(ctx)?
+        .resolve()
+        .map_err(|err| ToolError::new(INVALID_INPUT, err.to_string()))?;
+    model_client(&config.llm, ctx.workspace())
+        .map_err(|err| ToolError::new(err.code(), err.to_string()))
+}
+
+pub(super) fn plan_error(err: PlanError) -> ToolError {
+    ToolError::new(err.code(), err.to_string()).with_field(err.field())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::profile::Profiles;
+    use crate::tool::{Catalog, Entry, ToolContext};
+
+    fn ctx(dir: &std::path::Path) -> ToolContext {
+        ToolContext::new(
+            dir.to_path_buf(),
+            Vec::new(),
+            Catalog {
+                profiles: Profiles::all(),
+                tools: Vec::new(),
+            },
+        )
+    }
+
+    fn call<T: crate::tool::Tool>(ctx: &ToolContext, args: Value) -> Result<Value, Value> {
+        let Value::Object(args) = args else {
+            panic!("arguments are an object")
+        };
+        Entry::of::<T>()
+            .call(ctx, args)
+            .map_err(|err| err.to_json())
+    }
+
+    #[test]
+    fn plan_tools_create_refine_and_visualize_without_a_model() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/retry.rs"), "// retry backoff\n").unwrap();
+        let ctx = ctx(dir.path());
+        let created =
+            call::<super::CreatePlan>(&ctx, json!({"task": "Add retry backoff"})).unwrap();
+        assert_eq!(created["plan"]["generated_by"]["method"], "deterministic");
+        assert!(
+            created["markdown"]
+                .as_str()
+                .unwrap()
+                .starts_with("# Plan: Add retry backoff")
+        );
+        assert_eq!(created["plan"]["steps"][1]["title"], "Update src/retry.rs");
+
+        // Upstream passes plans as JSON text.
+        let plan_text = created["plan"].to_string();
+        let refined = call::<crate::tools::refine_plan::RefinePlan>(
+            &ctx,
+            json!({"current_plan": plan_text, "feedback": "Keep it small", "focus_steps": [2]}),
+        )
+        .unwrap();
+        assert_eq!(refined["plan"]["version"], 2);
+        assert_eq!(refined["plan"]["id"], created["plan"]["id"]);
+
+        let drawn = call::<crate::tools::visualize_plan::VisualizePlan>(
+            &ctx,
+            json!({"plan": plan_text, "diagram_type": "gantt"}),
+        )
+        .unwrap();
+        assert_eq!(drawn["diagram_type"], "gantt");
+        assert_eq!(drawn["plan_version"], 1);
+        assert!(drawn["mermaid"].as_str().unwrap().starts_with("gantt\n"));
+
+        let cyclic = json!({"plan": {"steps": [
+            {"step_number": 1, "title": "a", "depends_on": [2]},
+            {"step_number": 2, "title": "b", "depends_on": [1]}]}});
+        let err = call::<crate::tools::visualize_plan::VisualizePlan>(&ctx, cyclic).unwrap_err();
+        assert_eq!(err["error"]["code"], "INVALID_INPUT");
+        assert_eq!(err["error"]["details"]["field"], "plan");
+        assert!(err["error"]["message"].as_str().unwrap().contains("cycle"));
+
+        let err = call::<super::CreatePlan>(&ctx, json!({"task": "x", "bogus": 1})).unwrap_err();
+        assert_eq!(err["error"]["code"], "INVALID_INPUT");
+    }
+}

@@ -7,8 +7,33 @@ use std::ops::Range;
 /// A parsed unified diff (git or plain patch).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diff {
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: DiffBytes,
     pub(crate) files: Vec<FileDiff>,
+}
+
+/// The diff's bytes, kept as a `String` when they are valid UTF-8 (nearly always): a line's text
+/// is then a slice, where lossy decoding would re-validate every line for every check that reads
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DiffBytes {
+    Text(String),
+    Binary(Vec<u8>),
+}
+
+impl DiffBytes {
+    pub(crate) fn new(bytes: Vec<u8>) -> DiffBytes {
+        match String::from_utf8(bytes) {
+            Ok(text) => DiffBytes::Text(text),
+            Err(err) => DiffBytes::Binary(err.into_bytes()),
+        }
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            DiffBytes::Text(text) => text.as_bytes(),
+            DiffBytes::Binary(bytes) => bytes,
+        }
+    }
 }
 
 /// What happened to a file.
@@ -81,7 +106,7 @@ impl Diff {
     /// An empty diff (no files).
     pub fn empty() -> Diff {
         Diff {
-            bytes: Vec::new(),
+            bytes: DiffBytes::Text(String::new()),
             files: Vec::new(),
         }
     }
@@ -96,16 +121,23 @@ impl Diff {
 
     /// The raw bytes the diff was parsed from.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes
+        self.bytes.as_bytes()
     }
 
     /// The exact bytes of a line's content (a CRLF line keeps its `\r`).
     pub fn line_bytes(&self, line: &Line) -> &[u8] {
-        &self.bytes[line.content.clone()]
+        &self.bytes.as_bytes()[line.content.clone()]
     }
 
     /// A line's content as text: invalid UTF-8 is replaced, a trailing `\r` is dropped.
     pub fn line_text(&self, line: &Line) -> Cow<'_, str> {
+        // Content starts after an ASCII marker and ends before `\n`, so in valid UTF-8 both ends
+        // are character boundaries and the slice cannot fail; `get` keeps that from panicking.
+        if let DiffBytes::Text(text) = &self.bytes
+            && let Some(content) = text.get(line.content.clone())
+        {
+            return Cow::Borrowed(content.strip_suffix('\r').unwrap_or(content));
+        }
         let bytes = self.line_bytes(line);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         String::from_utf8_lossy(bytes)

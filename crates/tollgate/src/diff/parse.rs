@@ -70,7 +70,10 @@ pub enum DiffErrorKind {
 /// An empty input, or one without any file header, gives an empty diff.
 pub fn parse(bytes: Vec<u8>) -> Result<Diff, DiffError> {
     let files = Parser::new(&bytes).run()?;
-    Ok(Diff { bytes, files })
+    Ok(Diff {
+        bytes: super::model::DiffBytes::new(bytes),
+        files,
+    })
 }
 
 /// One line of the input: `start..end` excludes the `\n`.

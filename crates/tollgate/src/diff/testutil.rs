@@ -80,7 +80,7 @@ pub(crate) fn build(files: &[FileSpec]) -> Diff {
         });
     }
     Diff {
-        bytes,
+        bytes: super::model::DiffBytes::new(bytes),
         files: built,
     }
 }

@@ -1,10 +1,12 @@
 //! The detector table and the scan behind [`crate::secrets::find_secrets`].
 //!
-//! Every detector is one regex plus a rule saying how to judge what it captured. All patterns are
-//! compiled once into a [`RegexSet`] that finds, in one pass, which detectors can match at all;
-//! only those then run their own regex to extract ranges. The `regex` crate guarantees time
-//! linear in the text for each pass, and word boundaries are ASCII (`(?-u:\b)`) so the fast DFA
-//! engines stay usable on non-ASCII text.
+//! Every detector is one regex plus a rule saying how to judge what it captured, and the
+//! literals any match of it must contain. One Aho-Corasick pass over the text finds which
+//! literals occur, so which detectors can match at all; only those then run their own regex,
+//! compiled on first use. Most text holds no secret and most detectors never run, so a review
+//! pays for almost no regex compilation (a `RegexSet` of every pattern cost more to build than
+//! scanning a 20,000-line diff). The `regex` crate guarantees time linear in the text, and word
+//! boundaries are ASCII (`(?-u:\b)`) so the fast DFA engines stay usable on non-ASCII text.
 //!
 //! Candidates from all detectors are then resolved into non-overlapping matches, the most
 //! confident first.
@@ -12,7 +14,8 @@
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::{Regex, RegexSet};
+use aho_corasick::AhoCorasick;
+use regex::Regex;
 
 use crate::secrets::heuristics::{
     CharClasses, is_code_reference, is_indirection, is_placeholder, shannon_entropy,
@@ -24,16 +27,25 @@ pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
     if text.is_empty() {
         return Vec::new();
     }
-    let compiled = &*COMPILED;
-    // Most lines hold no secret: a plain "any match?" search is much cheaper than the
-    // overlapping search that says which detectors matched, so it goes first.
-    if !compiled.prefilter.is_match(text) {
+    let possible = COMPILED.possible_detectors(text);
+    if possible.is_empty() {
         return Vec::new();
     }
-    let matched = compiled.prefilter.matches(text);
+    scan(text, |idx| possible.contains(&idx))
+}
+
+/// Every detector run on `text`, prefilter or not: what [`find`] must always equal.
+#[cfg(test)]
+pub(crate) fn find_unfiltered(text: &str) -> Vec<SecretMatch> {
+    scan(text, |_| true)
+}
+
+/// Runs the detectors `run` selects over `text` and resolves their candidates.
+fn scan(text: &str, run: impl Fn(usize) -> bool) -> Vec<SecretMatch> {
+    let compiled = &*COMPILED;
     let mut candidates = Vec::new();
     for (idx, (detector, slot)) in DETECTORS.iter().zip(&compiled.regexes).enumerate() {
-        if !matched.matched(idx) {
+        if !run(idx) {
             continue;
         }
         let regex = slot.get_or_init(|| {
@@ -64,7 +76,18 @@ pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
 struct Detector {
     /// A regex whose group `secret` (or, for assignments, one of the value groups) is the value.
     pattern: &'static str,
+    /// Every match of `pattern` contains one of these (compared as `case` says): the prefilter.
+    literals: &'static [&'static str],
+    case: Case,
     rule: Rule,
+}
+
+/// How a detector's literals compare.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Sensitive,
+    /// ASCII case-insensitive, for patterns under `(?i:…)`.
+    Insensitive,
 }
 
 #[derive(Clone, Copy)]
@@ -95,6 +118,8 @@ enum Rule {
 const DETECTORS: &[Detector] = &[
     Detector {
         pattern: r"(?-u:\b)(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?-u:\b)",
+        literals: &["AKIA", "ASIA", "ABIA", "ACCA"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::AwsAccessKeyId,
             confidence: 0.9,
@@ -107,10 +132,14 @@ const DETECTORS: &[Detector] = &[
             r#"["'`]?\]?[ \t]*(?:=>|:=|=|:)[ \t]*["'`]?"#,
             r"(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
         ),
+        literals: &["secret"],
+        case: Case::Insensitive,
         rule: Rule::AwsSecretAccessKey,
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>gh[pousr]_[A-Za-z0-9]{36,251})(?-u:\b)",
+        literals: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::GithubToken,
             confidence: 0.95,
@@ -119,6 +148,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>github_pat_[A-Za-z0-9_]{50,255})(?-u:\b)",
+        literals: &["github_pat_"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::GithubToken,
             confidence: 0.95,
@@ -127,6 +158,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>gl(?:pat|dt|rt|ptt|soat|cbt)-[A-Za-z0-9_\-]{20,255}(?:\.[A-Za-z0-9_\-]{1,64}){0,2})",
+        literals: &["glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::GitlabToken,
             confidence: 0.95,
@@ -135,6 +168,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>xox[baprs]-[A-Za-z0-9\-]{10,250}|xapp-[0-9]-[A-Za-z0-9\-]{10,250})",
+        literals: &["xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::SlackToken,
             confidence: 0.9,
@@ -143,6 +178,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?P<secret>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_/]{8,128})",
+        literals: &["://hooks.slack.com/"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::SlackWebhook,
             confidence: 0.9,
@@ -151,6 +188,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>[sr]k_live_[A-Za-z0-9]{20,247})(?-u:\b)",
+        literals: &["sk_live_", "rk_live_"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::StripeKey,
             confidence: 0.95,
@@ -159,6 +198,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>AIza[A-Za-z0-9_\-]{35})",
+        literals: &["AIza"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::GoogleApiKey,
             confidence: 0.9,
@@ -167,6 +208,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,250})",
+        literals: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::OpenaiApiKey,
             confidence: 0.95,
@@ -176,6 +219,8 @@ const DETECTORS: &[Detector] = &[
     // Legacy user keys embed base64("OpenAI") at a fixed offset.
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?-u:\b)",
+        literals: &["T3BlbkFJ"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::OpenaiApiKey,
             confidence: 0.95,
@@ -186,6 +231,8 @@ const DETECTORS: &[Detector] = &[
     // OpenAI-compatible providers. Less specific, so less confident and it must look mixed.
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-[A-Za-z0-9]{32,100})(?-u:\b)",
+        literals: &["sk-"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::OpenaiApiKey,
             confidence: 0.8,
@@ -194,6 +241,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-ant-[A-Za-z0-9_\-]{32,250})",
+        literals: &["sk-ant-"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::AnthropicApiKey,
             confidence: 0.95,
@@ -202,6 +251,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>npm_[A-Za-z0-9]{36})(?-u:\b)",
+        literals: &["npm_"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::NpmToken,
             confidence: 0.9,
@@ -211,6 +262,8 @@ const DETECTORS: &[Detector] = &[
     // `AgEI` / `AgEN` start the base64 of a macaroon issued by pypi.org / test.pypi.org.
     Detector {
         pattern: r"(?-u:\b)(?P<secret>pypi-AgE[IN][A-Za-z0-9_\-]{50,})",
+        literals: &["pypi-AgE"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::PypiToken,
             confidence: 0.95,
@@ -219,6 +272,8 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})",
+        literals: &["SG."],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::SendgridApiKey,
             confidence: 0.95,
@@ -228,6 +283,8 @@ const DETECTORS: &[Detector] = &[
     // `SK` + 32 hex is Twilio's API key SID; the shape is short and plain, hence the lower score.
     Detector {
         pattern: r"(?-u:\b)(?P<secret>SK[0-9a-fA-F]{32})(?-u:\b)",
+        literals: &["SK"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::TwilioApiKey,
             confidence: 0.75,
@@ -236,10 +293,14 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
+        literals: &["-----BEGIN"],
+        case: Case::Sensitive,
         rule: Rule::PrivateKey,
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})",
+        literals: &["eyJ"],
+        case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::Jwt,
             confidence: 0.85,
@@ -252,6 +313,8 @@ const DETECTORS: &[Detector] = &[
             r#"(?P<user>[^\s:/?#@"'`<>\[\]]*):(?P<secret>[^\s/?#@"'`<>]+)@"#,
             r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-_~%]+)",
         ),
+        literals: &["://"],
+        case: Case::Sensitive,
         rule: Rule::UrlCredentials,
     },
     // The name must end right before the operator, so `token = …` matches but
@@ -269,12 +332,19 @@ const DETECTORS: &[Detector] = &[
             r"|`(?P<bq>[^`\r\n]*)`",
             r#"|(?P<bare>[^\s"'`,;()\[\]{}<>\\:=&][^\s"'`,;()\[\]{}<>\\&]*))"#,
         ),
+        literals: &["pass", "secret", "token", "api", "access", "auth", "credential", "private", "signing", "encryption", "master"],
+        case: Case::Insensitive,
         rule: Rule::Assignment,
     },
 ];
 
 struct Compiled {
-    prefilter: RegexSet,
+    /// The literals of every detector, case-sensitive and ASCII case-insensitive, each with the
+    /// detector it belongs to.
+    sensitive: AhoCorasick,
+    sensitive_owner: Vec<usize>,
+    insensitive: AhoCorasick,
+    insensitive_owner: Vec<usize>,
     /// One per entry of [`DETECTORS`], in the same order, each compiled on first use: compiling
     /// all of them costs more than scanning a typical diff, and most never match.
     regexes: Vec<OnceLock<Regex>>,
@@ -283,12 +353,46 @@ struct Compiled {
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     // The patterns are constants covered by this module's tests: a failure here is a bug in this
     // file, never a reaction to input.
+    let literals = |case: Case| -> (Vec<&'static str>, Vec<usize>) {
+        DETECTORS
+            .iter()
+            .enumerate()
+            .filter(|(_, detector)| detector.case == case)
+            .flat_map(|(idx, detector)| detector.literals.iter().map(move |lit| (*lit, idx)))
+            .unzip()
+    };
+    let (sensitive, sensitive_owner) = literals(Case::Sensitive);
+    let (insensitive, insensitive_owner) = literals(Case::Insensitive);
     Compiled {
-        prefilter: RegexSet::new(DETECTORS.iter().map(|detector| detector.pattern))
-            .expect("secret detector patterns compile as a set"),
+        sensitive: AhoCorasick::new(&sensitive).expect("secret literals build an automaton"),
+        sensitive_owner,
+        insensitive: AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&insensitive)
+            .expect("secret literals build an automaton"),
+        insensitive_owner,
         regexes: DETECTORS.iter().map(|_| OnceLock::new()).collect(),
     }
 });
+
+impl Compiled {
+    /// Indexes of the detectors whose literals occur in `text`, sorted.
+    fn possible_detectors(&self, text: &str) -> Vec<usize> {
+        let mut found = Vec::new();
+        for (automaton, owners) in [
+            (&self.sensitive, &self.sensitive_owner),
+            (&self.insensitive, &self.insensitive_owner),
+        ] {
+            // Overlapping: `sk-ant-` must not hide the `sk-` inside it.
+            for hit in automaton.find_overlapping_iter(text) {
+                found.push(owners[hit.pattern().as_usize()]);
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+}
 
 /// Longest value the assignment detector judges; longer quoted strings are prose or data blobs,
 /// and private keys have their own detector.
@@ -547,10 +651,10 @@ mod tests {
     #[test]
     fn every_pattern_compiles() {
         assert_eq!(COMPILED.regexes.len(), DETECTORS.len());
-        assert_eq!(COMPILED.prefilter.len(), DETECTORS.len());
         // Detectors compile lazily in use; check every one here.
         for detector in DETECTORS {
             Regex::new(detector.pattern).expect(detector.pattern);
+            assert!(!detector.literals.is_empty(), "{}", detector.pattern);
         }
     }
 

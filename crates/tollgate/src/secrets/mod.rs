@@ -571,6 +571,7 @@ mod tests {
     fn blob_ranges_are_exact_sorted_and_disjoint() {
         let (text, expected) = blob();
         let found = find_secrets(&text);
+        assert_eq!(found, detect::find_unfiltered(&text));
         let summary: Vec<_> = found
             .iter()
             .map(|m| (m.kind, m.value(&text).unwrap_or_default().to_owned()))
@@ -728,6 +729,10 @@ mod tests {
             "token=",
             "Authorization: Bearer ",
             "aws_secret_access_key = ",
+            "AWS_SECRET_KEY=",
+            "PASSWORD: '",
+            "Client-Credentials=",
+            "MASTER_KEY = `",
             "postgres://",
             "://",
             ":",
@@ -777,6 +782,8 @@ mod tests {
 
     fn check_invariants(text: &str) -> Result<(), TestCaseError> {
         let found = find_secrets(text);
+        // The literal prefilter only skips detectors that could not have matched.
+        prop_assert_eq!(&found, &detect::find_unfiltered(text));
         for pair in found.windows(2) {
             prop_assert!(pair[0].range.end <= pair[1].range.start);
         }

@@ -24,12 +24,26 @@ const CR: u16 = b'\r' as u16;
 /// A text ending in a newline has one more entry, for the (empty) line after it, as GitHub
 /// computes it; the empty text has one entry.
 pub fn line_hashes(text: &str) -> Vec<String> {
+    line_hash_values(text)
+        .into_iter()
+        .map(format_line_hash)
+        .collect()
+}
+
+/// [`line_hashes`] before formatting: (hash, occurrence) per line. A SARIF report needs the
+/// hashes of a few lines per file, so only those are formatted.
+pub(crate) fn line_hash_values(text: &str) -> Vec<(u64, u32)> {
     let mut hasher = RollingHasher::new();
     for unit in text.encode_utf16() {
         hasher.process(unit);
     }
     hasher.process(EOF);
     hasher.finish()
+}
+
+/// One line's `primaryLocationLineHash` as GitHub writes it.
+pub(crate) fn format_line_hash((hash, count): (u64, u32)) -> String {
+    format!("{hash:x}:{count}")
 }
 
 struct RollingHasher {
@@ -44,8 +58,8 @@ struct RollingHasher {
     line_number: usize,
     line_start: bool,
     prev_cr: bool,
-    hash_counts: HashMap<u64, usize>,
-    hashes: Vec<String>,
+    hash_counts: HashMap<u64, u32>,
+    hashes: Vec<(u64, u32)>,
 }
 
 impl RollingHasher {
@@ -98,7 +112,11 @@ impl RollingHasher {
             .wrapping_mul(self.hash)
             .wrapping_add(u64::from(unit))
             .wrapping_sub(self.first_mod.wrapping_mul(u64::from(leaving)));
-        self.index = (self.index + 1) % BLOCK_SIZE;
+        // A compare instead of `%`: this runs for every code unit of the file.
+        self.index += 1;
+        if self.index == BLOCK_SIZE {
+            self.index = 0;
+        }
     }
 
     fn output_hash(&mut self) {
@@ -110,11 +128,11 @@ impl RollingHasher {
             Some(self.hashes.len() + 1),
             "lines are emitted in order"
         );
-        self.hashes.push(format!("{:x}:{count}", self.hash));
+        self.hashes.push((self.hash, *count));
         self.line_numbers[self.index] = None;
     }
 
-    fn finish(mut self) -> Vec<String> {
+    fn finish(mut self) -> Vec<(u64, u32)> {
         for _ in 0..BLOCK_SIZE {
             if self.line_numbers[self.index].is_some() {
                 self.output_hash();

@@ -25,7 +25,7 @@ use serde_sarif::sarif::{
     RunAutomationDetails, Sarif, Tool, ToolComponent,
 };
 
-use super::{Format, ReportConfig, ReportError, encode_relative_path, line_hashes, percent_encode};
+use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_encode};
 use crate::findings::{
     AnalyzerStatus, Category, Finding, ReviewResult, RuleInfo, Severity, Source,
 };
@@ -631,7 +631,7 @@ fn directory_uri(dir: &Path) -> Option<String> {
 /// inside the checkout.
 struct LineHashCache {
     root: Option<PathBuf>,
-    files: HashMap<String, Option<Vec<String>>>,
+    files: HashMap<String, Option<Vec<(u64, u32)>>>,
 }
 
 impl LineHashCache {
@@ -650,13 +650,18 @@ impl LineHashCache {
             .or_insert_with(|| read_line_hashes(root, path))
             .as_ref()?;
         let idx = usize::try_from(line).ok()?.checked_sub(1)?;
-        hashes.get(idx).cloned()
+        hashes
+            .get(idx)
+            .copied()
+            .map(super::line_hash::format_line_hash)
     }
 }
 
-fn read_line_hashes(root: &Path, path: &str) -> Option<Vec<String>> {
+fn read_line_hashes(root: &Path, path: &str) -> Option<Vec<(u64, u32)>> {
     // codeql-action reads files as UTF-8 with replacement characters, as this does.
-    Some(line_hashes(&super::source::read_confined(root, path)?))
+    Some(super::line_hash::line_hash_values(
+        &super::source::read_confined(root, path)?,
+    ))
 }
 
 #[cfg(test)]
@@ -667,6 +672,7 @@ mod tests {
 
     use super::*;
     use crate::findings::{Location as FindingLocation, Source};
+    use crate::report::line_hashes;
     use crate::report::testutil::{
         SAMPLE_FILES, render_to_string, render_with, sample_repo, sample_result, write_file,
     };

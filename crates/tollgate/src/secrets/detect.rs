@@ -178,7 +178,7 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?P<secret>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_]{6,20}/[A-Za-z0-9_/]{8,128})",
-        literals: &["://hooks.slack.com/"],
+        literals: &["://"],
         case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::SlackWebhook,
@@ -208,7 +208,7 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,250})",
-        literals: &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+        literals: &["sk-"],
         case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::OpenaiApiKey,
@@ -219,7 +219,7 @@ const DETECTORS: &[Detector] = &[
     // Legacy user keys embed base64("OpenAI") at a fixed offset.
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})(?-u:\b)",
-        literals: &["T3BlbkFJ"],
+        literals: &["sk-"],
         case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::OpenaiApiKey,
@@ -241,7 +241,7 @@ const DETECTORS: &[Detector] = &[
     },
     Detector {
         pattern: r"(?-u:\b)(?P<secret>sk-ant-[A-Za-z0-9_\-]{32,250})",
-        literals: &["sk-ant-"],
+        literals: &["sk-"],
         case: Case::Sensitive,
         rule: Rule::Token {
             kind: SecretKind::AnthropicApiKey,
@@ -332,45 +332,92 @@ const DETECTORS: &[Detector] = &[
             r"|`(?P<bq>[^`\r\n]*)`",
             r#"|(?P<bare>[^\s"'`,;()\[\]{}<>\\:=&][^\s"'`,;()\[\]{}<>\\&]*))"#,
         ),
-        literals: &["pass", "secret", "token", "api", "access", "auth", "credential", "private", "signing", "encryption", "master"],
+        literals: &[
+            "pass",
+            "secret",
+            "token",
+            "api",
+            "access",
+            "auth",
+            "credential",
+            "private",
+            "signing",
+            "encryption",
+            "master",
+        ],
         case: Case::Insensitive,
         rule: Rule::Assignment,
     },
 ];
 
 struct Compiled {
-    /// The literals of every detector, case-sensitive and ASCII case-insensitive, each with the
-    /// detector it belongs to.
-    sensitive: AhoCorasick,
-    sensitive_owner: Vec<usize>,
-    insensitive: AhoCorasick,
-    insensitive_owner: Vec<usize>,
+    /// The distinct literals of every detector, case-sensitive and ASCII case-insensitive, each
+    /// with the detectors it belongs to.
+    sensitive: Literals,
+    insensitive: Literals,
     /// One per entry of [`DETECTORS`], in the same order, each compiled on first use: compiling
     /// all of them costs more than scanning a typical diff, and most never match.
     regexes: Vec<OnceLock<Regex>>,
 }
 
+/// One automaton over distinct literals; `owners[i]` are the detectors of literal `i`.
+struct Literals {
+    automaton: AhoCorasick,
+    owners: Vec<Vec<usize>>,
+}
+
+impl Literals {
+    fn new(case: Case) -> Literals {
+        let mut literals: Vec<&'static str> = Vec::new();
+        let mut owners: Vec<Vec<usize>> = Vec::new();
+        for (idx, detector) in DETECTORS.iter().enumerate() {
+            if detector.case != case {
+                continue;
+            }
+            for literal in detector.literals {
+                match literals.iter().position(|known| known == literal) {
+                    Some(at) => owners[at].push(idx),
+                    None => {
+                        literals.push(literal);
+                        owners.push(vec![idx]);
+                    }
+                }
+            }
+        }
+        // Leftmost-longest keeps the prefilter (memchr/Teddy) usable; the scan below restarts
+        // one byte after each hit's start, so hits that overlap are all seen. What it cannot
+        // see is a literal that is a prefix of another at the same start: the table avoids
+        // those (one `sk-` for every `sk-…` format, one `://` for URLs), and a test checks it.
+        // A full DFA: a few dozen short literals make a small table, and a table lookup per
+        // byte is the cheapest scan (the case-insensitive set defeats the memchr prefilters).
+        let automaton = AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(case == Case::Insensitive)
+            .build(&literals)
+            .expect("secret literals build an automaton");
+        Literals { automaton, owners }
+    }
+
+    fn mark(&self, text: &str, found: &mut Vec<usize>) {
+        let mut from = 0;
+        while from < text.len() {
+            let input = aho_corasick::Input::new(text).span(from..text.len());
+            let Some(hit) = self.automaton.find(input) else {
+                break;
+            };
+            found.extend_from_slice(&self.owners[hit.pattern().as_usize()]);
+            from = hit.start() + 1;
+        }
+    }
+}
+
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    // The patterns are constants covered by this module's tests: a failure here is a bug in this
+    // The literals are constants covered by this module's tests: a failure here is a bug in this
     // file, never a reaction to input.
-    let literals = |case: Case| -> (Vec<&'static str>, Vec<usize>) {
-        DETECTORS
-            .iter()
-            .enumerate()
-            .filter(|(_, detector)| detector.case == case)
-            .flat_map(|(idx, detector)| detector.literals.iter().map(move |lit| (*lit, idx)))
-            .unzip()
-    };
-    let (sensitive, sensitive_owner) = literals(Case::Sensitive);
-    let (insensitive, insensitive_owner) = literals(Case::Insensitive);
     Compiled {
-        sensitive: AhoCorasick::new(&sensitive).expect("secret literals build an automaton"),
-        sensitive_owner,
-        insensitive: AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(&insensitive)
-            .expect("secret literals build an automaton"),
-        insensitive_owner,
+        sensitive: Literals::new(Case::Sensitive),
+        insensitive: Literals::new(Case::Insensitive),
         regexes: DETECTORS.iter().map(|_| OnceLock::new()).collect(),
     }
 });
@@ -379,15 +426,8 @@ impl Compiled {
     /// Indexes of the detectors whose literals occur in `text`, sorted.
     fn possible_detectors(&self, text: &str) -> Vec<usize> {
         let mut found = Vec::new();
-        for (automaton, owners) in [
-            (&self.sensitive, &self.sensitive_owner),
-            (&self.insensitive, &self.insensitive_owner),
-        ] {
-            // Overlapping: `sk-ant-` must not hide the `sk-` inside it.
-            for hit in automaton.find_overlapping_iter(text) {
-                found.push(owners[hit.pattern().as_usize()]);
-            }
-        }
+        self.sensitive.mark(text, &mut found);
+        self.insensitive.mark(text, &mut found);
         found.sort_unstable();
         found.dedup();
         found
@@ -655,6 +695,27 @@ mod tests {
         for detector in DETECTORS {
             Regex::new(detector.pattern).expect(detector.pattern);
             assert!(!detector.literals.is_empty(), "{}", detector.pattern);
+        }
+        // No literal may be a prefix of another of the same case: leftmost-longest would report
+        // only the longer at a shared start (see `Literals::new`).
+        for case in [Case::Sensitive, Case::Insensitive] {
+            let literals: Vec<String> = DETECTORS
+                .iter()
+                .filter(|detector| detector.case == case)
+                .flat_map(|detector| detector.literals.iter())
+                .map(|literal| match case {
+                    Case::Sensitive => literal.to_string(),
+                    Case::Insensitive => literal.to_ascii_lowercase(),
+                })
+                .collect();
+            for a in &literals {
+                for b in &literals {
+                    assert!(
+                        a == b || !b.starts_with(a.as_str()),
+                        "{a} is a prefix of {b}"
+                    );
+                }
+            }
         }
     }
 

@@ -31,6 +31,8 @@ pub enum Command {
     Init(InitArgs),
     /// Serve the MCP server for coding agents: stdio by default, streamable HTTP with --http.
     Mcp(McpArgs),
+    /// Implementation plans: saved plans, versions, approvals, step progress, execution.
+    Plan(PlanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -193,4 +195,82 @@ pub struct McpArgs {
     /// https://app.example.com:443 (repeatable). Requests from any other origin are refused.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     pub allowed_origins: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The workspace (repository root); plans live in its `.tollgate/tollgate.db`.
+    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    pub repo: PathBuf,
+    /// Print the result as JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Who is acting, recorded in the plan's history [default: $USER, else `cli`].
+    #[arg(long, value_name = "NAME", global = true)]
+    pub author: Option<String>,
+    #[command(subcommand)]
+    pub command: PlanCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Create a plan for a task: with the configured model, else deterministically from the
+    /// repository (labelled as such); --from-plan validates and enriches your own plan.
+    Create {
+        /// The task, in plain words.
+        #[arg(value_name = "TASK", required = true, num_args = 1..)]
+        task: Vec<String>,
+        /// Repository files used as context (1–50) [default: 10].
+        #[arg(long, value_name = "N")]
+        max_context_files: Option<usize>,
+        /// Tokens of file content a model sees [default: 12000].
+        #[arg(long, value_name = "TOKENS")]
+        context_token_budget: Option<usize>,
+        /// Do not store Mermaid diagrams in the plan.
+        #[arg(long)]
+        no_diagrams: bool,
+        /// Only the minimum viable steps.
+        #[arg(long)]
+        mvp_only: bool,
+        /// Only consider files matching this glob (repeatable).
+        #[arg(long = "include", value_name = "GLOB")]
+        include: Vec<String>,
+        /// Never consider files matching this glob (repeatable).
+        #[arg(long = "exclude", value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// Validate and enrich this plan (JSON file, `-` for stdin) instead of generating one.
+        #[arg(long, value_name = "FILE")]
+        from_plan: Option<String>,
+        /// Save the plan in the workspace's plan store.
+        #[arg(long)]
+        save: bool,
+    },
+    /// Refine a plan (file, `-`, or saved plan id) into its next version.
+    Refine {
+        #[arg(value_name = "PLAN")]
+        plan: String,
+        /// What to change.
+        #[arg(long)]
+        feedback: Option<String>,
+        /// Answers to the plan's questions, as a JSON object {question: answer}.
+        #[arg(long, value_name = "JSON")]
+        clarifications: Option<String>,
+        /// A step the refinement is about (repeatable).
+        #[arg(long = "focus", value_name = "N")]
+        focus_steps: Vec<u32>,
+    },
+    /// Print a plan (file, `-`, or saved plan id) as Markdown (or --json).
+    Show {
+        #[arg(value_name = "PLAN")]
+        plan: String,
+    },
+    /// Print a Mermaid diagram of a plan (file, `-`, or saved plan id).
+    Visualize {
+        #[arg(value_name = "PLAN")]
+        plan: String,
+        /// dependencies, architecture or gantt.
+        #[arg(long = "type", value_name = "TYPE", default_value = "dependencies",
+              value_parser = ["dependencies", "architecture", "gantt"])]
+        diagram_type: String,
+    },
 }

@@ -3,6 +3,8 @@
 mod init;
 mod invariants;
 mod mcp;
+mod plan;
+mod plan_authoring;
 mod review;
 
 use std::process::ExitCode;
@@ -38,5 +40,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         } => invariants::check(file),
         Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Plan(args) => plan::run(args),
     }
 }

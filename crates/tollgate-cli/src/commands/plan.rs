@@ -1,0 +1,65 @@
+//! `tollgate plan …`: writing plans (create, refine, show, visualize: `plan_authoring.rs`).
+//! Each subcommand builds the core request, calls one `tollgate::plan` operation, and prints
+//! the response as text or (`--json`) as JSON. Errors go to stderr with their code; exit 2.
+
+use tollgate::plan::DiagramType;
+
+use super::ExitStatus;
+use super::plan_authoring::{self, CreateOptions, RefineOptions};
+use crate::args::{PlanArgs, PlanCommand};
+
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
+    let repo = args.repo.as_path();
+    let json = args.json;
+    match args.command {
+        PlanCommand::Create {
+            task,
+            max_context_files,
+            context_token_budget,
+            no_diagrams,
+            mvp_only,
+            include,
+            exclude,
+            from_plan,
+            save,
+        } => plan_authoring::create(
+            repo,
+            CreateOptions {
+                task: task.join(" "),
+                max_context_files,
+                context_token_budget,
+                no_diagrams,
+                mvp_only,
+                include,
+                exclude,
+                from_plan,
+                save,
+            },
+            json,
+        ),
+        PlanCommand::Refine {
+            plan,
+            feedback,
+            clarifications,
+            focus_steps,
+        } => plan_authoring::refine(
+            repo,
+            RefineOptions {
+                plan,
+                feedback,
+                clarifications,
+                focus_steps,
+            },
+            json,
+        ),
+        PlanCommand::Show { plan } => plan_authoring::show(repo, &plan, json),
+        PlanCommand::Visualize { plan, diagram_type } => {
+            let diagram_type = match diagram_type.as_str() {
+                "architecture" => DiagramType::Architecture,
+                "gantt" => DiagramType::Gantt,
+                _ => DiagramType::Dependencies,
+            };
+            plan_authoring::visualize(repo, &plan, diagram_type, json)
+        }
+    }
+}

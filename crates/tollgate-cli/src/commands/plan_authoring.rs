@@ -1,0 +1,174 @@
+//! `tollgate plan create|refine|show|visualize`: writing and reading plans. Each builds the
+//! core request, calls one `tollgate::plan` operation and prints Markdown (or `--json`).
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+use serde_json::Value;
+use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::plan::library::{LoadPlanRequest, load_plan};
+use tollgate::plan::{
+    CreatePlanRequest, DiagramType, PlanError, PlanResponse, RefinePlanRequest,
+    VisualizePlanRequest, create_plan, model_client, refine_plan, render_markdown, visualize_plan,
+};
+use tollgate::store::Store;
+
+use super::ExitStatus;
+
+/// `plan create`.
+#[derive(Debug)]
+pub struct CreateOptions {
+    pub task: String,
+    pub max_context_files: Option<usize>,
+    pub context_token_budget: Option<usize>,
+    pub no_diagrams: bool,
+    pub mvp_only: bool,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// An agent's plan to validate and enrich (file or `-`).
+    pub from_plan: Option<String>,
+    pub save: bool,
+}
+
+pub fn create(repo: &Path, options: CreateOptions, json: bool) -> anyhow::Result<ExitStatus> {
+    let llm = planning_model(repo)?;
+    let plan = match &options.from_plan {
+        Some(source) => Some(read_json(source)?),
+        None => None,
+    };
+    let request = CreatePlanRequest {
+        task: options.task,
+        max_context_files: options.max_context_files,
+        context_token_budget: options.context_token_budget,
+        generate_diagrams: Some(!options.no_diagrams),
+        mvp_only: Some(options.mvp_only),
+        include_paths: options.include,
+        exclude_paths: options.exclude,
+        plan,
+        auto_save: Some(options.save),
+    };
+    finish(create_plan(repo, llm.as_ref(), &request), json)
+}
+
+/// `plan refine`.
+#[derive(Debug)]
+pub struct RefineOptions {
+    /// A plan file, `-`, or a saved plan's id.
+    pub plan: String,
+    pub feedback: Option<String>,
+    pub clarifications: Option<String>,
+    pub focus_steps: Vec<u32>,
+}
+
+pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result<ExitStatus> {
+    let llm = planning_model(repo)?;
+    let request = RefinePlanRequest {
+        current_plan: plan_value(repo, &options.plan)?,
+        feedback: options.feedback,
+        clarifications: options.clarifications.map(Value::String),
+        focus_steps: options.focus_steps,
+        generate_diagrams: None,
+    };
+    finish(refine_plan(llm.as_ref(), &request), json)
+}
+
+/// `plan show`: a plan (file, `-` or saved id) as Markdown or JSON.
+pub fn show(repo: &Path, plan: &str, json: bool) -> anyhow::Result<ExitStatus> {
+    let value = plan_value(repo, plan)?;
+    let parsed: tollgate::plan::Plan =
+        serde_json::from_value(value).context("the input is not a plan")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&parsed)?);
+    } else {
+        print!("{}", render_markdown(&parsed, &[]));
+    }
+    Ok(ExitStatus::Pass)
+}
+
+/// `plan visualize`: the Mermaid source (or `--json`: upstream's response object).
+pub fn visualize(
+    repo: &Path,
+    plan: &str,
+    diagram_type: DiagramType,
+    json: bool,
+) -> anyhow::Result<ExitStatus> {
+    let request = VisualizePlanRequest {
+        plan: plan_value(repo, plan)?,
+        diagram_type: Some(diagram_type),
+    };
+    match visualize_plan(&request) {
+        Ok(response) if json => println!("{}", serde_json::to_string_pretty(&response)?),
+        Ok(response) => print!("{}", response.mermaid),
+        Err(err) => return Ok(report(&err)),
+    }
+    Ok(ExitStatus::Pass)
+}
+
+fn finish(result: Result<PlanResponse, PlanError>, json: bool) -> anyhow::Result<ExitStatus> {
+    match result {
+        Ok(response) => {
+            for warning in &response.warnings {
+                eprintln!("warning: {warning}");
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&response)?);
+            } else {
+                print!("{}", response.markdown);
+                if let Some(saved) = &response.saved {
+                    eprintln!("{}", saved.message);
+                }
+            }
+            Ok(ExitStatus::Pass)
+        }
+        Err(err) => Ok(report(&err)),
+    }
+}
+
+fn report(err: &PlanError) -> ExitStatus {
+    eprintln!("error [{}]: {err}", err.code());
+    ExitStatus::Error
+}
+
+/// The model `tollgate.toml` and `TOLLGATE_LLM_*` configure, or `None`.
+fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm::LlmClient>> {
+    let path = repo.join(CONFIG_FILE_NAME);
+    let file = if path.is_file() {
+        RawConfig::from_file(&path)?
+    } else {
+        RawConfig::default()
+    };
+    let config = file
+        .overlay(RawConfig::from_env(std::env::vars())?)
+        .resolve()?;
+    Ok(model_client(&config.llm, repo)?)
+}
+
+/// A plan argument: `-` (stdin), a JSON file, else the id of a saved plan.
+fn plan_value(repo: &Path, source: &str) -> anyhow::Result<Value> {
+    if source == "-" || Path::new(source).is_file() {
+        return read_json(source);
+    }
+    let store = Store::open_in_workspace(repo)
+        .with_context(|| format!("opening the plan store of {}", repo.display()))?;
+    let loaded = load_plan(
+        &store,
+        &LoadPlanRequest {
+            plan_id: Some(source.to_string()),
+            ..LoadPlanRequest::default()
+        },
+    )
+    .map_err(|err| anyhow::anyhow!("{source} is neither a plan file nor a saved plan: {err}"))?;
+    Ok(serde_json::to_value(loaded.plan)?)
+}
+
+fn read_json(source: &str) -> anyhow::Result<Value> {
+    let text = if source == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(source).with_context(|| format!("reading {source}"))?
+    };
+    serde_json::from_str(&text).with_context(|| format!("{source} is not JSON"))
+}

@@ -1,3 +1,326 @@
 //! Tollgate's hybrid code index, its own crate because of its heavy dependencies (tantivy,
 //! hnsw_rs, tree-sitter grammars). It knows nothing of reviews or plans: the core's `context`
 //! module wraps it for the front ends.
+//!
+//! - [`update`] walks a workspace ([`walk`]), chunks changed files by syntax ([`chunk`]),
+//!   indexes them in the lexical channel (tantivy BM25 with a code tokenizer) and the vector
+//!   channel (an [`Embedder`]: [`HashedEmbedder`] offline, [`HttpEmbedder`] for
+//!   OpenAI-compatible endpoints; vectors in our own store, an hnsw_rs graph when large), and
+//!   brings the commit-history channel up to `HEAD`.
+//! - [`search()`] fuses the three channels by reciprocal rank fusion, with filters applied
+//!   inside each channel before its cut.
+//! - [`status`] reports an index's health; [`commits`] searches commit history;
+//!   [`symbols`] answers definition / importer / related-file questions from the extracted
+//!   outlines; [`grep`] is a ripgrep-class regex search that needs no index.
+
+use std::path::{Path, PathBuf};
+
+pub mod chunk;
+mod embed;
+mod error;
+mod graph;
+pub mod grep;
+mod history;
+mod lexical;
+mod search;
+mod store;
+pub mod symbols;
+mod tokenize;
+mod update;
+mod vectors;
+pub mod walk;
+
+pub use embed::{Embedder, HASHED_DIM, HashedEmbedder, HttpEmbedder};
+pub use error::IndexError;
+pub use history::{CommitFilter, CommitHit};
+pub use search::{
+    Channel, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests, search,
+};
+pub use update::{Progress, UpdateReport, update};
+pub use vectors::HNSW_MIN_POINTS;
+
+/// Where an index lives and what it covers.
+#[derive(Debug, Clone)]
+pub struct IndexConfig {
+    /// The workspace root; indexed paths are relative to it.
+    pub root: PathBuf,
+    /// The index directory (default `<root>/.tollgate/index`).
+    pub dir: PathBuf,
+    /// Index commit history (when the root is in a git repository).
+    pub history: bool,
+    /// The most commits indexed on a full history build (newest first).
+    pub max_commits: usize,
+    /// Live vectors from which an HNSW graph is kept (below: exact search).
+    pub hnsw_min_points: usize,
+}
+
+/// The default index directory inside a workspace.
+pub const DEFAULT_INDEX_DIR: &str = ".tollgate/index";
+
+impl IndexConfig {
+    pub fn new(root: &Path) -> IndexConfig {
+        IndexConfig {
+            root: root.to_path_buf(),
+            dir: root.join(DEFAULT_INDEX_DIR),
+            history: true,
+            max_commits: 10_000,
+            hnsw_min_points: HNSW_MIN_POINTS,
+        }
+    }
+}
+
+/// An index's state and health.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    pub exists: bool,
+    pub files: usize,
+    pub chunks: usize,
+    pub vectors: usize,
+    /// Vectors of replaced chunks not yet compacted away.
+    pub dead_vectors: usize,
+    pub commits: u64,
+    pub embedder: Option<String>,
+    /// Seconds since the epoch of the last completed run.
+    pub indexed_at: Option<i64>,
+    pub size_bytes: u64,
+    pub source_bytes: u64,
+    pub languages: std::collections::BTreeMap<String, usize>,
+    /// An HNSW graph is in use.
+    pub graph: bool,
+    /// True when the index can serve every channel it has data for.
+    pub healthy: bool,
+    pub problems: Vec<String>,
+    /// An indexer is running right now.
+    pub updating: bool,
+}
+
+/// Reports on the index at `config.dir` without changing it.
+pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
+    let dir = &config.dir;
+    let meta: Option<store::Meta> = match store::read_json(&dir.join("meta.json")) {
+        Ok(meta) => meta,
+        Err(err) => {
+            return Ok(Status {
+                exists: true,
+                problems: vec![err.to_string()],
+                ..Status::default()
+            });
+        }
+    };
+    let Some(meta) = meta else {
+        return Ok(Status {
+            updating: dir.join("write.lock").exists(),
+            ..Status::default()
+        });
+    };
+    let mut status = Status {
+        exists: true,
+        files: meta.files,
+        chunks: meta.chunks,
+        embedder: Some(meta.embedder.clone()),
+        indexed_at: Some(meta.indexed_at),
+        size_bytes: store::dir_size(dir),
+        source_bytes: meta.source_bytes,
+        graph: dir.join("graph.json").exists(),
+        updating: dir.join("write.lock").exists(),
+        ..Status::default()
+    };
+    match update::load_files(dir) {
+        Ok(Some(files)) => status.languages = update::languages(&files),
+        Ok(None) => status.problems.push("files.json is missing".to_string()),
+        Err(err) => status.problems.push(err.to_string()),
+    }
+    match lexical::Lexical::open(&dir.join("lexical"))
+        .and_then(|l| l.map(|l| l.reader()).transpose())
+    {
+        Ok(Some(reader)) => {
+            let docs = reader.num_docs() as usize;
+            if docs != meta.chunks && !status.updating {
+                status.problems.push(format!(
+                    "the lexical index holds {docs} chunks where {} were recorded (an interrupted run?): run `tollgate index`",
+                    meta.chunks
+                ));
+            }
+        }
+        Ok(None) => status
+            .problems
+            .push("the lexical index is missing".to_string()),
+        Err(err) => status
+            .problems
+            .push(format!("the lexical index is unreadable: {err}")),
+    }
+    let store = vectors::VectorStore::new(dir, &meta.embedder, meta.dim);
+    match store.load() {
+        Ok(Some(loaded)) => {
+            status.vectors = loaded.len();
+            status.dead_vectors = loaded.total_records - loaded.len();
+        }
+        Ok(None) if meta.chunks > 0 => status
+            .problems
+            .push("the vector store is missing".to_string()),
+        Ok(None) => {}
+        Err(err) => status
+            .problems
+            .push(format!("the vector store is unreadable: {err}")),
+    }
+    if config.history {
+        match history::status(&dir.join("history")) {
+            Ok(Some((commits, _))) => status.commits = commits,
+            Ok(None) => {}
+            Err(err) => status
+                .problems
+                .push(format!("the history index is unreadable: {err}")),
+        }
+    }
+    status.healthy = status.problems.is_empty();
+    Ok(status)
+}
+
+/// Commits relevant to `query`, best first (empty without a history index).
+pub fn commits(
+    config: &IndexConfig,
+    query: &str,
+    limit: usize,
+    filter: &CommitFilter,
+) -> Result<Vec<CommitHit>, IndexError> {
+    history::search(&config.dir.join("history"), query, limit, filter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn paths(outcome: &SearchOutcome) -> Vec<&str> {
+        outcome.hits.iter().map(|h| h.path.as_str()).collect()
+    }
+
+    #[test]
+    fn build_search_update_and_lock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(
+            root,
+            "src/auth.rs",
+            "/// Checks a password against its hash.\npub fn verify_password(hash: &str, pw: &str) -> bool {\n    hash == pw\n}\n",
+        );
+        write(
+            root,
+            "src/render.py",
+            "class Renderer:\n    def draw_triangle(self, a, b, c):\n        return [a, b, c]\n",
+        );
+        write(
+            root,
+            "tests/auth_test.rs",
+            "fn verify_password_works() { assert!(true) }\n",
+        );
+        write(
+            root,
+            "node_modules/x/index.js",
+            "function verifyPassword() {}\n",
+        );
+        write(
+            root,
+            "gen.go",
+            "// Code generated by hand. DO NOT EDIT.\npackage x\nfunc VerifyPassword() {}\n",
+        );
+        let mut config = IndexConfig::new(root);
+        config.hnsw_min_points = 2;
+        let embedder = HashedEmbedder;
+        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        assert_eq!(
+            (report.files_changed, report.files_skipped),
+            (3, 1),
+            "{report:?}"
+        );
+
+        let outcome = search(
+            &config,
+            &embedder,
+            &SearchQuery::new("where do we verify the password", 5),
+        )
+        .unwrap();
+        assert_eq!(paths(&outcome)[0], "src/auth.rs");
+        assert!(
+            outcome.channels.contains(&Channel::Vector)
+                && outcome.channels.contains(&Channel::Lexical)
+        );
+        let hit = &outcome.hits[0];
+        assert_eq!(
+            (hit.start_line, hit.end_line, hit.symbol.as_deref()),
+            (1, 4, Some("verify_password"))
+        );
+        // Tests are ranked lower by default, filtered out on request (before the cut).
+        assert_eq!(paths(&outcome)[1], "tests/auth_test.rs");
+        let mut query = SearchQuery::new("verify password", 1);
+        query.filter.tests = Tests::Only;
+        assert_eq!(
+            paths(&search(&config, &embedder, &query).unwrap()),
+            ["tests/auth_test.rs"]
+        );
+        query.filter.tests = Tests::Exclude;
+        query.filter.extensions = vec![".py".into()];
+        let outcome = search(&config, &embedder, &query).unwrap();
+        assert!(outcome.hits.is_empty() || paths(&outcome) == ["src/render.py"]);
+
+        // Unchanged files are skipped; a changed one replaces its chunks; a deleted one leaves.
+        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        assert_eq!((report.files_changed, report.files_unchanged), (0, 3));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(
+            root,
+            "src/render.py",
+            "def rasterize_polygon(points):\n    return points\n",
+        );
+        std::fs::remove_file(root.join("tests/auth_test.rs")).unwrap();
+        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        assert_eq!(
+            (
+                report.files_changed,
+                report.files_removed,
+                report.files_unchanged
+            ),
+            (1, 1, 1),
+            "{report:?}"
+        );
+        let outcome = search(&config, &embedder, &SearchQuery::new("draw triangle", 5)).unwrap();
+        assert!(!paths(&outcome).contains(&"tests/auth_test.rs"));
+        let outcome = search(
+            &config,
+            &embedder,
+            &SearchQuery::new("rasterize polygon", 5),
+        )
+        .unwrap();
+        assert_eq!(paths(&outcome)[0], "src/render.py");
+        assert_eq!(outcome.hits[0].symbol.as_deref(), Some("rasterize_polygon"));
+
+        let status = status(&config).unwrap();
+        assert!(status.healthy, "{status:?}");
+        assert_eq!((status.files, status.vectors), (2, status.chunks));
+        assert!(status.graph);
+
+        // A second writer is refused while the first holds the lock; readers carry on.
+        let _held = store::WriteLock::acquire(&config.dir).unwrap();
+        let err = update(&config, None, &embedder, &mut |_| {}).unwrap_err();
+        assert_eq!(err.code(), "INDEX_BUSY");
+        assert!(err.to_string().contains("another indexer"), "{err}");
+        assert!(
+            !search(&config, &embedder, &SearchQuery::new("password", 3))
+                .unwrap()
+                .hits
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_stale_lock_from_a_dead_process_is_taken_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("write.lock"), "999999999").unwrap();
+        assert!(store::WriteLock::acquire(tmp.path()).is_ok());
+    }
+}

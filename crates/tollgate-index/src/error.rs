@@ -1,0 +1,70 @@
+//! The index's errors, each with a stable machine code.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "another indexer (pid {pid}) is updating the index at {}; wait for it to finish (searches keep working meanwhile), or delete {} if no indexer runs",
+        dir.display(), lock.display()
+    )]
+    Busy {
+        pid: String,
+        dir: PathBuf,
+        lock: PathBuf,
+    },
+    #[error("no index at {}: run `tollgate index` first", .0.display())]
+    NotIndexed(PathBuf),
+    #[error("the index at {} is unreadable: {detail}; run `tollgate index` to rebuild it", dir.display())]
+    Corrupt { dir: PathBuf, detail: String },
+    #[error("search engine error: {0}")]
+    Engine(String),
+    #[error("embedder: {0}")]
+    Embedder(String),
+    #[error("git: {0}")]
+    Git(String),
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+impl IndexError {
+    pub(crate) fn io(path: impl AsRef<Path>, source: std::io::Error) -> IndexError {
+        IndexError::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+
+    /// The stable machine code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IndexError::Io { .. } => "IO_ERROR",
+            IndexError::Busy { .. } => "INDEX_BUSY",
+            IndexError::NotIndexed(_) => "INDEX_NOT_FOUND",
+            IndexError::Corrupt { .. } => "INDEX_CORRUPT",
+            IndexError::Engine(_) => "INDEX_ERROR",
+            IndexError::Embedder(_) => "EMBEDDER_ERROR",
+            IndexError::Git(_) => "GIT_ERROR",
+            IndexError::InvalidInput(_) => "INVALID_INPUT",
+        }
+    }
+}
+
+impl From<tantivy::TantivyError> for IndexError {
+    fn from(err: tantivy::TantivyError) -> IndexError {
+        IndexError::Engine(err.to_string())
+    }
+}
+
+impl From<git2::Error> for IndexError {
+    fn from(err: git2::Error) -> IndexError {
+        IndexError::Git(err.message().to_string())
+    }
+}

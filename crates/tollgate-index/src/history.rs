@@ -1,0 +1,335 @@
+//! The history channel: one tantivy document per commit (message and touched paths), built with
+//! a git2 revwalk over the commits reachable from `HEAD` and updated incrementally (only the
+//! commits since the last indexed head). It answers `git_commit_retrieval` and, mapped to the
+//! files each commit touched (max over commits), is one input of file ranking.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::Path;
+
+use git2::{DiffOptions, Oid, Repository, Sort};
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
+};
+use tantivy::{Index, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::IndexError;
+use crate::tokenize::{CODE_TOKENIZER, CodeTokenizer, tokens};
+
+/// Commits touching more files than this are bulk changes (reformatting, vendoring): they are
+/// kept for `git_commit_retrieval` but say nothing about which file a query is about.
+const MAX_FILES_FOR_RANKING: usize = 30;
+/// Paths stored per commit.
+const MAX_FILES_STORED: usize = 200;
+
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    sha: Field,
+    message: Field,
+    paths_text: Field,
+    author: Field,
+    time: Field,
+    files: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(CODE_TOKENIZER)
+        .set_index_option(IndexRecordOption::WithFreqs);
+    let fields = Fields {
+        sha: b.add_text_field("sha", STRING | STORED),
+        message: b.add_text_field(
+            "message",
+            TextOptions::default()
+                .set_indexing_options(indexing.clone())
+                .set_stored(),
+        ),
+        paths_text: b.add_text_field(
+            "paths_text",
+            TextOptions::default().set_indexing_options(indexing),
+        ),
+        author: b.add_text_field("author", STORED),
+        time: b.add_i64_field(
+            "time",
+            NumericOptions::default()
+                .set_indexed()
+                .set_stored()
+                .set_fast(),
+        ),
+        files: b.add_text_field("files", STORED),
+    };
+    (b.build(), fields)
+}
+
+/// A commit as `git_commit_retrieval` returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitHit {
+    pub sha: String,
+    pub message: String,
+    /// `Name <email>`.
+    pub author: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    pub files: Vec<String>,
+    /// BM25 score relative to the best hit (0–1].
+    pub score: f32,
+}
+
+/// Filters of a commit search, applied before the cut.
+#[derive(Debug, Clone, Default)]
+pub struct CommitFilter {
+    /// Only commits at or after this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Case-insensitive substring of the author's name or email.
+    pub author: Option<String>,
+}
+
+fn open(dir: &Path, create: bool) -> Result<Option<(Index, Fields)>, IndexError> {
+    let (schema, fields) = schema();
+    let index = if create {
+        std::fs::create_dir_all(dir).map_err(|err| IndexError::io(dir, err))?;
+        let directory =
+            MmapDirectory::open(dir).map_err(|err| IndexError::Engine(err.to_string()))?;
+        Index::open_or_create(directory, schema)?
+    } else {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        Index::open_in_dir(dir)?
+    };
+    index.tokenizers().register(CODE_TOKENIZER, CodeTokenizer);
+    Ok(Some((index, fields)))
+}
+
+/// What an update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryUpdate {
+    pub added: usize,
+    pub rebuilt: bool,
+    pub head: Option<String>,
+}
+
+/// Brings the commit index at `dir` up to `HEAD` of the repository containing `root`; at most
+/// `max_commits` (newest first) on a rebuild. No repository or no commit: nothing to do.
+pub(crate) fn update(
+    root: &Path,
+    dir: &Path,
+    max_commits: usize,
+) -> Result<HistoryUpdate, IndexError> {
+    let Ok(repo) = Repository::discover(root) else {
+        return Ok(HistoryUpdate::default());
+    };
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
+        return Ok(HistoryUpdate::default());
+    };
+    let Some((index, f)) = open(dir, true)? else {
+        return Ok(HistoryUpdate::default());
+    };
+    let previous = index
+        .load_metas()?
+        .payload
+        .and_then(|p| Oid::from_str(&p).ok());
+    if previous == Some(head.id()) {
+        return Ok(HistoryUpdate {
+            head: Some(head.id().to_string()),
+            ..HistoryUpdate::default()
+        });
+    }
+    let incremental = previous.is_some_and(|old| {
+        repo.find_commit(old).is_ok() && repo.graph_descendant_of(head.id(), old).unwrap_or(false)
+    });
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    walk.push(head.id())?;
+    if incremental && let Some(old) = previous {
+        walk.hide(old)?;
+    }
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 30_000_000)?;
+    if !incremental {
+        writer.delete_all_documents()?;
+    }
+    let mut added = 0;
+    let mut diff_options = DiffOptions::new();
+    diff_options.skip_binary_check(true);
+    for oid in walk.take(max_commits) {
+        let commit = repo.find_commit(oid?)?;
+        let tree = commit.tree()?;
+        let parent_tree = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
+        let diff =
+            repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_options))?;
+        let mut files: Vec<String> = diff
+            .deltas()
+            .filter_map(|d| {
+                d.new_file()
+                    .path()
+                    .or_else(|| d.old_file().path())
+                    .and_then(|p| p.to_str())
+                    .map(str::to_string)
+            })
+            .collect();
+        files.truncate(MAX_FILES_STORED);
+        let message = String::from_utf8_lossy(commit.message_bytes())
+            .trim()
+            .to_string();
+        let signature = commit.author();
+        let author = format!(
+            "{} <{}>",
+            String::from_utf8_lossy(signature.name_bytes()),
+            String::from_utf8_lossy(signature.email_bytes())
+        );
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.sha, oid_string(commit.id()));
+        doc.add_text(f.message, &message);
+        doc.add_text(f.paths_text, files.join("\n"));
+        doc.add_text(f.author, &author);
+        doc.add_i64(f.time, commit.time().seconds());
+        doc.add_text(f.files, files.join("\n"));
+        writer.add_document(doc)?;
+        added += 1;
+    }
+    let mut prepared = writer.prepare_commit()?;
+    prepared.set_payload(&head.id().to_string());
+    prepared.commit()?;
+    writer.wait_merging_threads()?;
+    Ok(HistoryUpdate {
+        added,
+        rebuilt: !incremental,
+        head: Some(head.id().to_string()),
+    })
+}
+
+fn oid_string(oid: Oid) -> String {
+    oid.to_string()
+}
+
+/// Number of commits indexed, and the head they were indexed at.
+pub(crate) fn status(dir: &Path) -> Result<Option<(u64, Option<String>)>, IndexError> {
+    let Some((index, _)) = open(dir, false)? else {
+        return Ok(None);
+    };
+    let reader: tantivy::IndexReader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    Ok(Some((
+        reader.searcher().num_docs(),
+        index.load_metas()?.payload,
+    )))
+}
+
+/// Commits matching `query` best first, filtered before the cut; empty when no history index.
+pub(crate) fn search(
+    dir: &Path,
+    query: &str,
+    limit: usize,
+    filter: &CommitFilter,
+) -> Result<Vec<CommitHit>, IndexError> {
+    let Some((index, f)) = open(dir, false)? else {
+        return Ok(Vec::new());
+    };
+    let mut words = tokens(query);
+    words.sort();
+    words.dedup();
+    if words.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for word in &words {
+        for (field, boost) in [(f.message, 1.0), (f.paths_text, 0.5)] {
+            let term = TermQuery::new(
+                Term::from_field_text(field, word),
+                IndexRecordOption::WithFreqs,
+            );
+            should.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(term), boost)),
+            ));
+        }
+    }
+    let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
+    if let Some(since) = filter.since {
+        let range = RangeQuery::new(
+            Bound::Included(Term::from_field_i64(f.time, since)),
+            Bound::Unbounded,
+        );
+        query = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, query),
+            (Occur::Must, Box::new(range)),
+        ]));
+    }
+    let reader: tantivy::IndexReader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    let searcher = reader.searcher();
+    // An author filter is a substring test on stored text: collect every match, then cut.
+    let fetch = if filter.author.is_some() {
+        (searcher.num_docs() as usize).max(1)
+    } else {
+        limit
+    };
+    let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
+    let author = filter.author.as_ref().map(|a| a.to_lowercase());
+    let mut out = Vec::new();
+    let mut best = None;
+    for (score, address) in top {
+        let doc: TantivyDocument = searcher.doc(address)?;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        let who = text(f.author);
+        if author
+            .as_ref()
+            .is_some_and(|a| !who.to_lowercase().contains(a.as_str()))
+        {
+            continue;
+        }
+        let best = *best.get_or_insert(score);
+        let files = text(f.files);
+        out.push(CommitHit {
+            sha: text(f.sha),
+            message: text(f.message),
+            author: who,
+            time: doc.get_first(f.time).and_then(|v| v.as_i64()).unwrap_or(0),
+            files: files
+                .lines()
+                .map(str::to_string)
+                .filter(|l| !l.is_empty())
+                .collect(),
+            score: if best > 0.0 { score / best } else { 0.0 },
+        });
+        if out.len() == limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Files ranked by their best commit for `query` (max aggregation), best first.
+pub(crate) fn rank_files(
+    dir: &Path,
+    query: &str,
+    commits: usize,
+) -> Result<Vec<(String, f32)>, IndexError> {
+    let hits = search(dir, query, commits, &CommitFilter::default())?;
+    let mut best: HashMap<String, f32> = HashMap::new();
+    for hit in hits {
+        if hit.files.len() > MAX_FILES_FOR_RANKING {
+            continue;
+        }
+        for file in hit.files {
+            let entry = best.entry(file).or_insert(0.0);
+            *entry = entry.max(hit.score);
+        }
+    }
+    let mut ranked: Vec<(String, f32)> = best.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(ranked)
+}

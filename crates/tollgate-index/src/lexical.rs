@@ -1,0 +1,282 @@
+//! The lexical channel: tantivy BM25 over chunks with the code tokenizer, path and symbol
+//! fields boosted. Queries are built from tokens, never parsed as query syntax, and are OR of
+//! all terms, so a long natural-language question still matches.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::IndexError;
+use crate::tokenize::{CODE_TOKENIZER, CodeTokenizer, tokens};
+
+/// Boosts: a query word in a file's path or a definition's name says more than one in a body.
+const PATH_BOOST: f32 = 3.0;
+const SYMBOL_BOOST: f32 = 4.0;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields {
+    pub key: Field,
+    pub path_text: Field,
+    pub symbol_text: Field,
+    pub body: Field,
+    pub chunk_id: Field,
+    pub start_line: Field,
+    pub end_line: Field,
+    pub language: Field,
+    pub kind: Field,
+    pub symbol: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(CODE_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        key: builder.add_text_field("path", STRING | STORED),
+        path_text: builder.add_text_field("path_text", text.clone()),
+        symbol_text: builder.add_text_field("symbol_text", text.clone()),
+        body: builder.add_text_field("body", text),
+        chunk_id: builder.add_u64_field(
+            "chunk_id",
+            NumericOptions::default().set_indexed().set_stored(),
+        ),
+        start_line: builder.add_u64_field("start_line", STORED),
+        end_line: builder.add_u64_field("end_line", STORED),
+        language: builder.add_text_field("language", STORED),
+        kind: builder.add_text_field("kind", STORED),
+        symbol: builder.add_text_field("symbol", STORED),
+    };
+    (builder.build(), fields)
+}
+
+/// A chunk as the lexical index stores it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredChunk {
+    pub path: String,
+    pub chunk_id: u64,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub language: String,
+    pub kind: String,
+    pub symbol: Option<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Lexical {
+    index: Index,
+    fields: Fields,
+}
+
+/// The chunk-level text index.
+impl Lexical {
+    pub(crate) fn open_or_create(dir: &Path) -> Result<Lexical, IndexError> {
+        std::fs::create_dir_all(dir).map_err(|err| IndexError::io(dir, err))?;
+        let (schema, fields) = schema();
+        let directory =
+            MmapDirectory::open(dir).map_err(|err| IndexError::Engine(err.to_string()))?;
+        let index = Index::open_or_create(directory, schema)?;
+        index.tokenizers().register(CODE_TOKENIZER, CodeTokenizer);
+        Ok(Lexical { index, fields })
+    }
+
+    /// Opens an existing index for reading; `None` when there is none.
+    pub(crate) fn open(dir: &Path) -> Result<Option<Lexical>, IndexError> {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let index = Index::open_in_dir(dir)?;
+        index.tokenizers().register(CODE_TOKENIZER, CodeTokenizer);
+        let (_, fields) = schema();
+        Ok(Some(Lexical { index, fields }))
+    }
+
+    pub(crate) fn fields(&self) -> Fields {
+        self.fields
+    }
+
+    pub(crate) fn writer(&self) -> Result<IndexWriter, IndexError> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4);
+        Ok(self
+            .index
+            .writer_with_num_threads(threads, 50_000_000 * threads)?)
+    }
+
+    pub(crate) fn reader(&self) -> Result<Searcher, IndexError> {
+        let reader: IndexReader = self
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Searcher {
+            searcher: reader.searcher(),
+            fields: self.fields,
+        })
+    }
+}
+
+pub(crate) fn document(
+    fields: &Fields,
+    path: &str,
+    chunk: &StoredChunk,
+    text: &str,
+) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    doc.add_text(fields.key, path);
+    doc.add_text(fields.path_text, path);
+    if let Some(symbol) = &chunk.symbol {
+        doc.add_text(fields.symbol_text, symbol);
+        doc.add_text(fields.symbol, symbol);
+    }
+    doc.add_text(fields.body, text);
+    doc.add_u64(fields.chunk_id, chunk.chunk_id);
+    doc.add_u64(fields.start_line, chunk.start_line as u64);
+    doc.add_u64(fields.end_line, chunk.end_line as u64);
+    doc.add_text(fields.language, &chunk.language);
+    doc.add_text(fields.kind, &chunk.kind);
+    doc
+}
+
+pub(crate) fn path_term(fields: &Fields, path: &str) -> Term {
+    Term::from_field_text(fields.key, path)
+}
+
+/// A point-in-time view for queries.
+pub(crate) struct Searcher {
+    searcher: tantivy::Searcher,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for Searcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Searcher")
+            .field("docs", &self.searcher.num_docs())
+            .finish()
+    }
+}
+
+impl Searcher {
+    pub(crate) fn num_docs(&self) -> u64 {
+        self.searcher.num_docs()
+    }
+
+    /// BM25 top-`k` chunks for `text`, restricted to `allowed` paths when given (the filter is
+    /// part of the query, so it applies before the cut).
+    pub(crate) fn search(
+        &self,
+        text: &str,
+        k: usize,
+        allowed: Option<&HashSet<String>>,
+    ) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
+        let mut words = tokens(text);
+        words.sort();
+        words.dedup();
+        if words.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let f = self.fields;
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for word in &words {
+            for (field, boost) in [
+                (f.body, 1.0),
+                (f.path_text, PATH_BOOST),
+                (f.symbol_text, SYMBOL_BOOST),
+            ] {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(term), boost)),
+                ));
+            }
+        }
+        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
+        let query: Box<dyn Query> = match allowed {
+            Some(paths) => {
+                if paths.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let set = TermSetQuery::new(paths.iter().map(|p| Term::from_field_text(f.key, p)));
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, text_query),
+                    (Occur::Must, Box::new(set)),
+                ]))
+            }
+            None => text_query,
+        };
+        let top = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = self.searcher.doc(address)?;
+            out.push((score, self.stored(&doc)));
+        }
+        Ok(out)
+    }
+
+    /// The stored chunk with this id, if it is still live.
+    pub(crate) fn chunk(&self, chunk_id: u64) -> Result<Option<StoredChunk>, IndexError> {
+        let term = Term::from_field_u64(self.fields.chunk_id, chunk_id);
+        let query = TermQuery::new(term, IndexRecordOption::Basic);
+        let top = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        match top.first() {
+            Some((_, address)) => {
+                let doc: TantivyDocument = self.searcher.doc(*address)?;
+                Ok(Some(self.stored(&doc)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn stored(&self, doc: &TantivyDocument) -> StoredChunk {
+        let f = self.fields;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+        };
+        let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+        StoredChunk {
+            path: text(f.key).unwrap_or_default(),
+            chunk_id: num(f.chunk_id),
+            start_line: num(f.start_line) as usize,
+            end_line: num(f.end_line) as usize,
+            language: text(f.language).unwrap_or_default(),
+            kind: text(f.kind).unwrap_or_default(),
+            symbol: text(f.symbol),
+        }
+    }
+}
+
+impl Searcher {
+    /// Every chunk of `path`, in line order.
+    pub(crate) fn chunks_of(&self, path: &str) -> Result<Vec<StoredChunk>, IndexError> {
+        let query = TermQuery::new(path_term(&self.fields, path), IndexRecordOption::Basic);
+        let top = self
+            .searcher
+            .search(&query, &TopDocs::with_limit(10_000).order_by_score())?;
+        let mut out = Vec::with_capacity(top.len());
+        for (_, address) in top {
+            let doc: TantivyDocument = self.searcher.doc(address)?;
+            out.push(self.stored(&doc));
+        }
+        out.sort_by_key(|c| (c.start_line, c.end_line));
+        Ok(out)
+    }
+}

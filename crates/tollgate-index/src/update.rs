@@ -1,0 +1,393 @@
+//! Building and updating an index: walk, detect changes (size + mtime, then content hash),
+//! chunk and embed changed files in parallel, replace their chunks in both channels, bring the
+//! commit index up to `HEAD`, then write the file table. Only one process updates an index at a
+//! time; readers are never blocked.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::chunk::chunk_file;
+use crate::embed::Embedder;
+use crate::error::IndexError;
+use crate::lexical::{Lexical, StoredChunk, document, path_term};
+use crate::store::{self, FORMAT_VERSION, FileEntry, Files, Meta, SymbolEntry, WriteLock};
+use crate::vectors::{Record, VectorStore, file_key};
+use crate::walk::{self, WalkedFile};
+use crate::{IndexConfig, history};
+
+/// Progress of an update, for progress bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The walk found this many files.
+    Walked { files: usize },
+    /// Changed files processed so far, out of the changed total.
+    Processed { done: usize, total: usize },
+    /// Writing the lexical index.
+    Committing,
+    /// Indexing commit history.
+    History,
+}
+
+/// What an update did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    pub files_total: usize,
+    pub files_changed: usize,
+    pub files_unchanged: usize,
+    pub files_removed: usize,
+    /// Files skipped as binary, generated or minified.
+    pub files_skipped: usize,
+    pub chunks_added: usize,
+    pub chunks_removed: usize,
+    pub commits_added: usize,
+    /// Why everything was rebuilt, when it was (a new embedder, a new format).
+    pub rebuilt: Option<String>,
+    pub source_bytes: u64,
+    pub walk_ms: u64,
+    pub index_ms: u64,
+    pub history_ms: u64,
+}
+
+/// One changed file, processed.
+struct Prepared {
+    path: String,
+    entry: FileEntry,
+    chunks: Vec<(StoredChunk, String)>,
+    vectors: Vec<Vec<f32>>,
+}
+
+/// Updates the index of `config.root` (only `under` when given: files outside it are left
+/// as they are).
+pub fn update(
+    config: &IndexConfig,
+    under: Option<&str>,
+    embedder: &dyn Embedder,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<UpdateReport, IndexError> {
+    let dir = &config.dir;
+    let _lock = WriteLock::acquire(dir)?;
+    let mut report = UpdateReport::default();
+    let started = Instant::now();
+
+    let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
+    let mut files: Files = store::read_json(&dir.join("files.json"))?.unwrap_or_default();
+    let lexical = Lexical::open_or_create(&dir.join("lexical"))?;
+    let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
+    let mut writer = lexical.writer()?;
+    let fields = lexical.fields();
+
+    let rebuild_reason = match &meta {
+        Some(meta) if meta.version != FORMAT_VERSION => {
+            Some(format!("index format {} → {FORMAT_VERSION}", meta.version))
+        }
+        Some(meta) if meta.embedder != embedder.id() => Some(format!(
+            "embedder changed from {} to {}",
+            meta.embedder,
+            embedder.id()
+        )),
+        None if !files.is_empty() => Some("the index header was missing".to_string()),
+        _ => None,
+    };
+    if let Some(reason) = rebuild_reason {
+        writer.delete_all_documents()?;
+        vectors.clear()?;
+        files.clear();
+        report.rebuilt = Some(reason);
+    }
+
+    let walked = walk::walk(&config.root, under);
+    report.walk_ms = started.elapsed().as_millis() as u64;
+    progress(Progress::Walked {
+        files: walked.len(),
+    });
+    report.files_total = walked.len();
+
+    let scope = under
+        .map(|u| u.trim_matches('/').to_string())
+        .filter(|u| !u.is_empty() && u != ".");
+    let in_scope = |path: &str| match &scope {
+        Some(prefix) => path == prefix || path.starts_with(&format!("{prefix}/")),
+        None => true,
+    };
+    let seen: HashSet<&str> = walked.iter().map(|f| f.path.as_str()).collect();
+    let removed: Vec<String> = files
+        .keys()
+        .filter(|path| in_scope(path) && !seen.contains(path.as_str()))
+        .cloned()
+        .collect();
+
+    // Size + mtime first; the hash is only computed when they moved.
+    let candidates: Vec<&WalkedFile> = walked
+        .iter()
+        .filter(|f| {
+            files
+                .get(&f.path)
+                .is_none_or(|e| e.size != f.size || e.mtime_ns != f.mtime_ns)
+        })
+        .collect();
+    report.files_unchanged = walked.len() - candidates.len();
+
+    let total = candidates.len();
+    let done = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
+    let skipped: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        let mut workers = Vec::new();
+        for _ in 0..threads {
+            workers.push(s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(file) = candidates.get(i) else { break };
+                    let outcome = prepare(file, files.get(&file.path), embedder);
+                    match outcome {
+                        Ok(Outcome::Changed(prepared)) => results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Ok(*prepared)),
+                        Ok(Outcome::SameContent) => mtime_only
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((file.path.clone(), file.mtime_ns)),
+                        Ok(Outcome::Skipped) => {
+                            skipped
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(file.path.clone());
+                        }
+                        Err(err) => results
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Err(err)),
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            }));
+        }
+        // The caller's progress callback runs on this thread only.
+        let mut last = usize::MAX;
+        loop {
+            let n = done.load(Ordering::Relaxed);
+            if n != last {
+                progress(Progress::Processed { done: n, total });
+                last = n;
+            }
+            // A panicking worker never counts its file: stop when every worker is done.
+            if n >= total || workers.iter().all(|w| w.is_finished()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    });
+    let mut prepared: Vec<Prepared> = Vec::new();
+    for result in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        prepared.push(result?);
+    }
+    prepared.sort_by(|a, b| a.path.cmp(&b.path));
+    let skipped = skipped.into_inner().unwrap_or_else(|e| e.into_inner());
+    report.files_skipped = skipped.len();
+    for (path, mtime) in mtime_only.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(entry) = files.get_mut(&path) {
+            entry.mtime_ns = mtime;
+            report.files_unchanged += 1;
+        }
+    }
+    // Files indexed before that are now skipped (binary, generated) leave the index.
+    let mut removed = removed;
+    removed.extend(skipped.into_iter().filter(|path| files.contains_key(path)));
+
+    // Reserve chunk ids before anything refers to them.
+    let needed: u64 = prepared.iter().map(|p| p.chunks.len() as u64).sum();
+    let mut next_id = store::read_next_id(dir)?.max(
+        files
+            .values()
+            .flat_map(|f| f.chunks.iter().copied())
+            .max()
+            .map_or(0, |m| m + 1),
+    );
+    store::write_next_id(dir, next_id + needed)?;
+
+    let mut dead: Vec<u64> = Vec::new();
+    for path in &removed {
+        writer.delete_term(path_term(&fields, path));
+        if let Some(entry) = files.remove(path) {
+            report.chunks_removed += entry.chunks.len();
+            dead.extend(entry.chunks);
+        }
+    }
+    report.files_removed = removed.len();
+    let mut records: Vec<Record> = Vec::new();
+    for mut p in prepared {
+        writer.delete_term(path_term(&fields, &p.path));
+        if let Some(old) = files.get(&p.path) {
+            report.chunks_removed += old.chunks.len();
+            dead.extend(old.chunks.iter().copied());
+        }
+        let key = file_key(&p.path);
+        for ((chunk, text), vector) in p.chunks.iter_mut().zip(std::mem::take(&mut p.vectors)) {
+            chunk.chunk_id = next_id;
+            next_id += 1;
+            p.entry.chunks.push(chunk.chunk_id);
+            writer.add_document(document(&fields, &p.path, chunk, text))?;
+            records.push(Record {
+                chunk_id: chunk.chunk_id,
+                file_key: key,
+                vector,
+            });
+        }
+        report.chunks_added += p.chunks.len();
+        report.files_changed += 1;
+        files.insert(p.path, p.entry);
+    }
+    progress(Progress::Committing);
+    let mut prepared_commit = writer.prepare_commit()?;
+    prepared_commit.set_payload(&next_id.to_string());
+    prepared_commit.commit()?;
+    writer.wait_merging_threads()?;
+    // Vectors after the lexical commit: a vector whose chunk the lexical index no longer has is
+    // dropped at query time, so a kill between the two steps serves no stale chunk.
+    vectors.append(&records)?;
+    vectors.tombstone(&dead)?;
+    vectors.compact_if_stale()?;
+    if let Some(loaded) = vectors.load()? {
+        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
+    }
+    report.index_ms = started.elapsed().as_millis() as u64 - report.walk_ms;
+
+    if config.history {
+        progress(Progress::History);
+        let history_started = Instant::now();
+        let update = history::update(&config.root, &dir.join("history"), config.max_commits)?;
+        report.commits_added = update.added;
+        report.history_ms = history_started.elapsed().as_millis() as u64;
+    }
+
+    report.source_bytes = files.values().map(|f| f.size).sum();
+    let chunks = files.values().map(|f| f.chunks.len()).sum();
+    store::write_json(&dir.join("files.json"), &files)?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    store::write_json(
+        &dir.join("meta.json"),
+        &Meta {
+            version: FORMAT_VERSION,
+            embedder: embedder.id(),
+            dim: embedder.dim(),
+            files: files.len(),
+            chunks,
+            indexed_at: now,
+            source_bytes: report.source_bytes,
+        },
+    )?;
+    Ok(report)
+}
+
+enum Outcome {
+    Changed(Box<Prepared>),
+    SameContent,
+    Skipped,
+}
+
+fn prepare(
+    file: &WalkedFile,
+    old: Option<&FileEntry>,
+    embedder: &dyn Embedder,
+) -> Result<Outcome, IndexError> {
+    let bytes = match std::fs::read(&file.abs) {
+        Ok(bytes) => bytes,
+        // Deleted between the walk and now: the next run removes it.
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Skipped),
+        Err(err) => return Err(IndexError::io(&file.abs, err)),
+    };
+    let hash = content_hash(&bytes);
+    if old.is_some_and(|old| old.hash == hash) {
+        return Ok(Outcome::SameContent);
+    }
+    if walk::is_binary(&bytes) {
+        return Ok(Outcome::Skipped);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    if walk::looks_generated(&text) || walk::looks_minified(&text) {
+        return Ok(Outcome::Skipped);
+    }
+    let chunked = chunk_file(file.language, &text);
+    let texts: Vec<String> = chunked
+        .chunks
+        .iter()
+        .map(|c| match &c.symbol {
+            Some(symbol) => format!("{}\n{symbol}\n{}", file.path, c.text),
+            None => format!("{}\n{}", file.path, c.text),
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed(&refs)?;
+    let language = file.language.as_str().to_string();
+    let chunks = chunked
+        .chunks
+        .into_iter()
+        .map(|c| {
+            (
+                StoredChunk {
+                    path: file.path.clone(),
+                    chunk_id: 0,
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    language: language.clone(),
+                    kind: c.kind.to_string(),
+                    symbol: c.symbol,
+                },
+                c.text,
+            )
+        })
+        .collect();
+    let entry = FileEntry {
+        size: file.size,
+        mtime_ns: file.mtime_ns,
+        hash,
+        language,
+        chunks: Vec::new(),
+        symbols: chunked
+            .symbols
+            .into_iter()
+            .map(|s| SymbolEntry {
+                name: s.name,
+                kind: s.kind.to_string(),
+                line: s.line,
+                parent: s.parent,
+            })
+            .collect(),
+        imports: chunked.imports,
+    };
+    Ok(Outcome::Changed(Box::new(Prepared {
+        path: file.path.clone(),
+        entry,
+        chunks,
+        vectors,
+    })))
+}
+
+fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the file table (`None` before the first run).
+pub(crate) fn load_files(dir: &Path) -> Result<Option<Files>, IndexError> {
+    store::read_json(&dir.join("files.json"))
+}
+
+pub(crate) fn languages(files: &Files) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for entry in files.values() {
+        *out.entry(entry.language.clone()).or_insert(0) += 1;
+    }
+    out
+}

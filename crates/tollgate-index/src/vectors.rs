@@ -1,0 +1,347 @@
+//! The vector channel's store: Tollgate's own append-only file of chunk vectors (the source of
+//! truth), a tombstone list for chunks that were replaced or deleted, and exact cosine search
+//! over the live vectors. Vectors are stored as 8-bit codes with one scale each (a quarter of
+//! the size of `f32`, ranking unchanged in practice), and searched in one pass.
+//!
+//! When the store grows past [`HNSW_MIN_POINTS`], an hnsw_rs graph over the vectors is built
+//! and used instead of the exact pass (see [`crate::graph`]); the store stays the truth and the
+//! graph a cache that is rebuilt when stale.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::IndexError;
+
+const MAGIC: &[u8; 8] = b"TGVEC001";
+pub(crate) const VECTORS_FILE: &str = "vectors.bin";
+pub(crate) const TOMBSTONES_FILE: &str = "tombstones.bin";
+
+/// Above this many live vectors, search goes through the HNSW graph.
+pub const HNSW_MIN_POINTS: usize = 50_000;
+
+/// One stored vector.
+#[derive(Debug, Clone)]
+pub(crate) struct Record {
+    pub chunk_id: u64,
+    /// Hash of the file path ([`file_key`]), for filters.
+    pub file_key: u64,
+    pub vector: Vec<f32>,
+}
+
+/// The stable key of a path in the vector store.
+pub(crate) fn file_key(path: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &b in path.as_bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[derive(Debug)]
+pub(crate) struct VectorStore {
+    dir: PathBuf,
+    embedder_id: String,
+    dim: usize,
+}
+
+/// All live vectors, decoded once per search.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub dim: usize,
+    pub ids: Vec<u64>,
+    pub file_keys: Vec<u64>,
+    pub scales: Vec<f32>,
+    pub codes: Vec<i8>,
+    /// Records in the file, dead ones included (staleness).
+    pub total_records: usize,
+}
+
+impl VectorStore {
+    pub(crate) fn new(dir: &Path, embedder_id: &str, dim: usize) -> VectorStore {
+        VectorStore {
+            dir: dir.to_path_buf(),
+            embedder_id: embedder_id.to_string(),
+            dim,
+        }
+    }
+
+    fn vectors_path(&self) -> PathBuf {
+        self.dir.join(VECTORS_FILE)
+    }
+
+    fn header(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(self.dim as u32).to_le_bytes());
+        out.extend_from_slice(&(self.embedder_id.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.embedder_id.as_bytes());
+        out
+    }
+
+    fn record_len(&self) -> usize {
+        8 + 8 + 4 + self.dim
+    }
+
+    /// Drops every vector (a new embedder, a full rebuild).
+    pub(crate) fn clear(&self) -> Result<(), IndexError> {
+        for name in [VECTORS_FILE, TOMBSTONES_FILE] {
+            match fs::remove_file(self.dir.join(name)) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(IndexError::io(self.dir.join(name), err)),
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn append(&self, records: &[Record]) -> Result<(), IndexError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let path = self.vectors_path();
+        let fresh = !path.exists();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|err| IndexError::io(&path, err))?;
+        let mut out = BufWriter::new(file);
+        let io = |err| IndexError::io(&path, err);
+        if fresh {
+            out.write_all(&self.header()).map_err(io)?;
+        }
+        for record in records {
+            out.write_all(&record.chunk_id.to_le_bytes()).map_err(io)?;
+            out.write_all(&record.file_key.to_le_bytes()).map_err(io)?;
+            let max = record.vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+            out.write_all(&scale.to_le_bytes()).map_err(io)?;
+            let codes: Vec<u8> = record
+                .vector
+                .iter()
+                .map(|x| ((x / scale).round().clamp(-127.0, 127.0) as i8) as u8)
+                .collect();
+            out.write_all(&codes).map_err(io)?;
+        }
+        let file = out.into_inner().map_err(|err| io(err.into_error()))?;
+        file.sync_data().map_err(io)?;
+        Ok(())
+    }
+
+    pub(crate) fn tombstone(&self, ids: &[u64]) -> Result<(), IndexError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let path = self.dir.join(TOMBSTONES_FILE);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|err| IndexError::io(&path, err))?;
+        let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        file.write_all(&bytes)
+            .map_err(|err| IndexError::io(&path, err))?;
+        file.sync_data().map_err(|err| IndexError::io(&path, err))?;
+        Ok(())
+    }
+
+    fn tombstones(&self) -> Result<HashSet<u64>, IndexError> {
+        let path = self.dir.join(TOMBSTONES_FILE);
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(err) => return Err(IndexError::io(&path, err)),
+        };
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            .collect())
+    }
+
+    /// The live vectors; `None` when there is no store or it belongs to another embedder.
+    pub(crate) fn load(&self) -> Result<Option<Loaded>, IndexError> {
+        let path = self.vectors_path();
+        let mut bytes = Vec::new();
+        match File::open(&path) {
+            Ok(mut file) => file
+                .read_to_end(&mut bytes)
+                .map_err(|err| IndexError::io(&path, err))?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(IndexError::io(&path, err)),
+        };
+        let header = self.header();
+        if !bytes.starts_with(&header) {
+            return Ok(None);
+        }
+        let dead = self.tombstones()?;
+        let body = &bytes[header.len()..];
+        let record_len = self.record_len();
+        // A torn final record (a killed run) is ignored.
+        let total_records = body.len() / record_len;
+        let mut loaded = Loaded {
+            dim: self.dim,
+            ids: Vec::with_capacity(total_records),
+            file_keys: Vec::with_capacity(total_records),
+            scales: Vec::with_capacity(total_records),
+            codes: Vec::with_capacity(total_records * self.dim),
+            total_records,
+        };
+        for record in body.chunks_exact(record_len) {
+            let id = u64::from_le_bytes(record[0..8].try_into().unwrap_or([0; 8]));
+            if dead.contains(&id) {
+                continue;
+            }
+            loaded.ids.push(id);
+            loaded.file_keys.push(u64::from_le_bytes(
+                record[8..16].try_into().unwrap_or([0; 8]),
+            ));
+            loaded.scales.push(f32::from_le_bytes(
+                record[16..20].try_into().unwrap_or([0; 4]),
+            ));
+            loaded.codes.extend(record[20..].iter().map(|&b| b as i8));
+        }
+        Ok(Some(loaded))
+    }
+
+    /// Rewrites the store without dead records when they exceed a fifth of it.
+    pub(crate) fn compact_if_stale(&self) -> Result<bool, IndexError> {
+        let Some(loaded) = self.load()? else {
+            return Ok(false);
+        };
+        if loaded.total_records == 0
+            || (loaded.total_records - loaded.ids.len()) * 5 < loaded.total_records
+        {
+            return Ok(false);
+        }
+        let tmp = self.dir.join("vectors.bin.tmp");
+        {
+            let file = File::create(&tmp).map_err(|err| IndexError::io(&tmp, err))?;
+            let mut out = BufWriter::new(file);
+            let io = |err| IndexError::io(&tmp, err);
+            out.write_all(&self.header()).map_err(io)?;
+            for i in 0..loaded.ids.len() {
+                out.write_all(&loaded.ids[i].to_le_bytes()).map_err(io)?;
+                out.write_all(&loaded.file_keys[i].to_le_bytes())
+                    .map_err(io)?;
+                out.write_all(&loaded.scales[i].to_le_bytes()).map_err(io)?;
+                let codes: Vec<u8> = loaded.codes[i * self.dim..(i + 1) * self.dim]
+                    .iter()
+                    .map(|&c| c as u8)
+                    .collect();
+                out.write_all(&codes).map_err(io)?;
+            }
+            let file = out.into_inner().map_err(|err| io(err.into_error()))?;
+            file.sync_all().map_err(io)?;
+        }
+        fs::rename(&tmp, self.vectors_path())
+            .map_err(|err| IndexError::io(self.vectors_path(), err))?;
+        let tombstones = self.dir.join(TOMBSTONES_FILE);
+        let _ = fs::remove_file(tombstones);
+        Ok(true)
+    }
+}
+
+impl Loaded {
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub(crate) fn vector(&self, idx: usize) -> Vec<f32> {
+        let scale = self.scales[idx];
+        self.codes[idx * self.dim..(idx + 1) * self.dim]
+            .iter()
+            .map(|&c| f32::from(c) * scale)
+            .collect()
+    }
+
+    /// Exact cosine top-`k` among records `allowed` accepts, best first, ties by chunk id.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: &dyn Fn(u64, u64) -> bool,
+    ) -> Vec<(u64, f32)> {
+        let mut scored: Vec<(u64, f32)> = Vec::new();
+        for idx in 0..self.ids.len() {
+            if !allowed(self.ids[idx], self.file_keys[idx]) {
+                continue;
+            }
+            let codes = &self.codes[idx * self.dim..(idx + 1) * self.dim];
+            let dot: f32 = codes
+                .iter()
+                .zip(query)
+                .map(|(&c, &q)| f32::from(c) * q)
+                .sum();
+            scored.push((self.ids[idx], dot * self.scales[idx]));
+        }
+        let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k, cmp);
+            scored.truncate(k);
+        }
+        scored.sort_by(cmp);
+        scored
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(dim: usize, hot: usize) -> Vec<f32> {
+        let mut v = vec![0.0; dim];
+        v[hot] = 1.0;
+        v
+    }
+
+    #[test]
+    fn append_tombstone_search_compact() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::new(dir.path(), "test/4", 4);
+        assert!(store.load().unwrap().is_none());
+        let records: Vec<Record> = (0..4)
+            .map(|i| Record {
+                chunk_id: i,
+                file_key: file_key(&format!("f{i}")),
+                vector: unit(4, i as usize),
+            })
+            .collect();
+        store.append(&records).unwrap();
+        let hits = store
+            .load()
+            .unwrap()
+            .unwrap()
+            .search(&unit(4, 2), 2, &|_, _| true);
+        assert_eq!(hits[0].0, 2);
+        assert!((hits[0].1 - 1.0).abs() < 0.01);
+        store.tombstone(&[2]).unwrap();
+        let loaded = store.load().unwrap().unwrap();
+        assert_eq!(loaded.len(), 3);
+        assert!(
+            loaded
+                .search(&unit(4, 2), 3, &|_, _| true)
+                .iter()
+                .all(|h| h.0 != 2)
+        );
+        let only_f1 = file_key("f1");
+        assert_eq!(
+            loaded
+                .search(&unit(4, 2), 3, &|_, key| key == only_f1)
+                .len(),
+            1
+        );
+        assert!(store.compact_if_stale().unwrap());
+        let loaded = store.load().unwrap().unwrap();
+        assert_eq!((loaded.len(), loaded.total_records), (3, 3));
+        // Another embedder's store is not read.
+        assert!(
+            VectorStore::new(dir.path(), "other/4", 4)
+                .load()
+                .unwrap()
+                .is_none()
+        );
+    }
+}

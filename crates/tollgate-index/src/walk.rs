@@ -1,0 +1,334 @@
+//! Which files the index holds: an ignore-aware walk (`.gitignore`, `.ignore`, git excludes)
+//! that skips binary, vendored, generated, lock, minified and oversized files and detects each
+//! file's language from its name.
+
+use std::path::{Path, PathBuf};
+
+use ignore::WalkBuilder;
+
+/// Files larger than this are not indexed (data dumps, bundles).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// A source language, as far as chunking and filters care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    Rust,
+    TypeScript,
+    Tsx,
+    JavaScript,
+    Python,
+    Go,
+    Java,
+    Markdown,
+    /// Anything else that is text: indexed by line windows.
+    Other,
+}
+
+impl Language {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Python => "python",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::Markdown => "markdown",
+            Language::Other => "text",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Language> {
+        let lang = match name.to_ascii_lowercase().as_str() {
+            "rust" | "rs" => Language::Rust,
+            "typescript" | "ts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "javascript" | "js" | "jsx" => Language::JavaScript,
+            "python" | "py" => Language::Python,
+            "go" | "golang" => Language::Go,
+            "java" => Language::Java,
+            "markdown" | "md" => Language::Markdown,
+            "text" | "other" => Language::Other,
+            _ => return None,
+        };
+        Some(lang)
+    }
+
+    /// The language of a file by its name; `None` for files the index skips (media, archives,
+    /// lock files, data).
+    pub fn detect(path: &Path) -> Option<Language> {
+        let name = path.file_name()?.to_str()?;
+        let lower = name.to_ascii_lowercase();
+        if SKIPPED_NAMES.contains(&lower.as_str())
+            || lower.ends_with(".min.js")
+            || lower.ends_with(".min.css")
+            || lower.ends_with(".map")
+            || lower.ends_with(".lock")
+            || lower.ends_with(".pb.go")
+            || lower.ends_with("_pb2.py")
+            || lower.ends_with(".generated.ts")
+            || lower.ends_with(".d.ts")
+        {
+            return None;
+        }
+        let ext = lower.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
+        let lang = match ext {
+            "rs" => Language::Rust,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
+            "py" | "pyi" => Language::Python,
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "md" | "markdown" | "mdx" => Language::Markdown,
+            _ if SKIPPED_EXTENSIONS.contains(&ext) => return None,
+            _ => Language::Other,
+        };
+        Some(lang)
+    }
+}
+
+const SKIPPED_NAMES: &[&str] = &[
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "cargo.lock",
+    "poetry.lock",
+    "go.sum",
+    "composer.lock",
+    "gemfile.lock",
+];
+
+/// Media, archives, binaries and bulk data: never useful as code context.
+const SKIPPED_EXTENSIONS: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "ico",
+    "webp",
+    "svg",
+    "pdf",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "zst",
+    "7z",
+    "tar",
+    "jar",
+    "war",
+    "class",
+    "o",
+    "a",
+    "so",
+    "dylib",
+    "dll",
+    "exe",
+    "bin",
+    "wasm",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "mp3",
+    "mp4",
+    "mov",
+    "avi",
+    "webm",
+    "wav",
+    "ogg",
+    "flac",
+    "psd",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "pyc",
+    "pyo",
+    "whl",
+    "egg",
+    "parquet",
+    "arrow",
+    "npy",
+    "npz",
+    "pkl",
+    "pt",
+    "onnx",
+    "safetensors",
+    "csv",
+    "tsv",
+    "ipynb",
+    "snap",
+];
+
+/// Directories holding vendored or generated code, skipped even when not ignored.
+const SKIPPED_DIRS: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "third_party",
+    "target",
+    "dist",
+    "build",
+    "__pycache__",
+    ".git",
+    ".tollgate",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+];
+
+/// One file the walk found.
+#[derive(Debug, Clone)]
+pub struct WalkedFile {
+    /// Relative to the workspace root, `/`-separated.
+    pub path: String,
+    pub abs: PathBuf,
+    pub language: Language,
+    pub size: u64,
+    /// Nanoseconds since the epoch (0 when unknown).
+    pub mtime_ns: u128,
+}
+
+/// Walks `root/under` and returns the indexable files sorted by path.
+pub fn walk(root: &Path, under: Option<&str>) -> Vec<WalkedFile> {
+    let start = match under {
+        Some(sub) if !sub.is_empty() && sub != "." => root.join(sub),
+        _ => root.to_path_buf(),
+    };
+    let mut files = Vec::new();
+    let walker = WalkBuilder::new(&start)
+        .hidden(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| {
+            !(entry.file_type().is_some_and(|t| t.is_dir())
+                && entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| SKIPPED_DIRS.contains(&name)))
+        })
+        .build();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let abs = entry.path();
+        let Some(language) = Language::detect(abs) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.len() > MAX_FILE_BYTES || meta.len() == 0 {
+            continue;
+        }
+        let Some(path) = relative(root, abs) else {
+            continue;
+        };
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        files.push(WalkedFile {
+            path,
+            abs: abs.to_path_buf(),
+            language,
+            size: meta.len(),
+            mtime_ns,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// `abs` relative to `root`, `/`-separated; `None` outside it or not UTF-8.
+pub(crate) fn relative(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    let mut out = String::new();
+    for part in rel.components() {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part.as_os_str().to_str()?);
+    }
+    Some(out)
+}
+
+/// True for content that is not text: a NUL byte in the first 8 KB, or invalid UTF-8.
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
+
+/// Generated files announce themselves near the top.
+pub(crate) fn looks_generated(text: &str) -> bool {
+    let head: String = text
+        .lines()
+        .take(5)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .to_ascii_lowercase();
+    head.contains("@generated")
+        || head.contains("do not edit")
+        || head.contains("code generated by")
+        || head.contains("autogenerated")
+        || head.contains("auto-generated")
+}
+
+/// Minified code: very long lines on average.
+pub(crate) fn looks_minified(text: &str) -> bool {
+    let lines = text.lines().count().max(1);
+    text.len() / lines > 500
+}
+
+/// Test files by the usual conventions (directories, name suffixes and prefixes).
+pub fn is_test_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|part| {
+        matches!(
+            part,
+            "test" | "tests" | "__tests__" | "spec" | "specs" | "testdata" | "testing"
+        )
+    }) || name.starts_with("test_")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name.contains("_spec.")
+        || (name.ends_with("test.java") || name.ends_with("tests.java"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages_and_skips() {
+        assert_eq!(Language::detect(Path::new("a/b.rs")), Some(Language::Rust));
+        assert_eq!(Language::detect(Path::new("x.tsx")), Some(Language::Tsx));
+        assert_eq!(
+            Language::detect(Path::new("README.md")),
+            Some(Language::Markdown)
+        );
+        assert_eq!(
+            Language::detect(Path::new("Makefile")),
+            Some(Language::Other)
+        );
+        assert_eq!(Language::detect(Path::new("Cargo.lock")), None);
+        assert_eq!(Language::detect(Path::new("app.min.js")), None);
+        assert_eq!(Language::detect(Path::new("logo.png")), None);
+        assert!(is_test_path("src/foo_test.go"));
+        assert!(is_test_path("tests/it/main.rs"));
+        assert!(is_test_path("pkg/test_utils.py"));
+        assert!(!is_test_path("src/attestation.rs"));
+        assert!(looks_generated(
+            "// Code generated by protoc. DO NOT EDIT.\npackage x"
+        ));
+    }
+}

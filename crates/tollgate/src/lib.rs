@@ -23,6 +23,7 @@ pub mod publish;
 pub mod report;
 pub mod review;
 pub mod secrets;
+pub mod session;
 pub mod store;
 
 /// The version reported in results and SARIF.

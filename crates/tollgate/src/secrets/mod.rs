@@ -25,11 +25,16 @@ mod detect;
 mod heuristics;
 mod mask;
 mod request;
+mod validate;
 
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
 pub use request::{
     MAX_SCRUB_CHARS, MAX_VISIBLE_CHARS, ScrubError, ScrubSecretsRequest, ScrubSecretsResult,
     scrub_secrets,
+};
+pub use validate::{
+    ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, ValidateContentRequest,
+    ValidateContentResult, ValidateError, validate_content,
 };
 
 use std::fmt;

@@ -26,6 +26,10 @@ const MIGRATIONS: &[Migration] = &[
         id: "0100_plans",
         sql: include_str!("migrations/0100_plans.sql"),
     },
+    Migration {
+        id: "0200_sessions",
+        sql: include_str!("migrations/0200_sessions.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -12,6 +12,7 @@
 mod llm_cache;
 mod migrate;
 pub(crate) mod plans;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -20,6 +21,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 pub use llm_cache::{CachedResponse, LlmCacheStats};
+pub use sessions::{
+    Claim, FindingRow, Lease, LeaseRecord, NewSession, NewStep, SessionRecord, SessionState,
+    StepRecord, StepState, StepUsage, StoredFinding, Transition,
+};
 
 /// Where the store lives inside a workspace, unless configured otherwise.
 pub const DEFAULT_STORE_PATH: &str = ".tollgate/tollgate.db";

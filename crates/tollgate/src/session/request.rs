@@ -1,0 +1,294 @@
+//! The session operations as JSON-shaped requests (upstream's names: `reactive_review_pr`,
+//! `get_review_status`, …), validated once into plain values.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::session::{SessionError, SessionSettings, SessionState};
+
+/// The most workers a session may use.
+pub const MAX_WORKERS_LIMIT: u32 = 16;
+/// The most changed files one session reviews.
+const MAX_FILES: usize = 10_000;
+const MAX_TEXT_CHARS: usize = 1_000;
+
+/// Input of `reactive_review_pr`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReactiveReviewPrRequest {
+    /// The pull request's head commit (any revision git resolves in the workspace).
+    pub commit_hash: String,
+    /// The branch or commit the pull request merges into; the review covers
+    /// `merge-base(base_ref, commit_hash)..commit_hash`.
+    pub base_ref: String,
+    /// The files to review: a list, a comma-separated string or a JSON array string.
+    pub changed_files: ChangedFilesArg,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub author: Option<String>,
+    /// Lines added, as the caller's platform counts them (informational).
+    #[serde(default)]
+    pub additions: Option<u64>,
+    /// Lines deleted, as the caller's platform counts them (informational).
+    #[serde(default)]
+    pub deletions: Option<u64>,
+    /// Run steps in parallel (default true); false means one worker.
+    #[serde(default)]
+    pub parallel: Option<bool>,
+    /// Workers when parallel (default 3, 1–16).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_WORKERS_LIMIT))]
+    pub max_workers: Option<u32>,
+}
+
+/// `changed_files` as upstream sends it (a string) or as a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ChangedFilesArg {
+    List(Vec<String>),
+    /// Comma-separated paths, or a JSON array of paths, in a string.
+    Text(String),
+}
+
+impl Default for ChangedFilesArg {
+    fn default() -> ChangedFilesArg {
+        ChangedFilesArg::List(Vec::new())
+    }
+}
+
+/// Output of `reactive_review_pr`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReactiveReviewPrResponse {
+    pub session_id: String,
+    pub status: SessionState,
+    /// Steps planned: one whole-PR step plus the file groups.
+    pub total_steps: usize,
+    pub max_workers: u32,
+    /// The merge base the review starts from.
+    pub base_sha: String,
+    /// The head commit reviewed.
+    pub head_sha: String,
+    pub warnings: Vec<String>,
+}
+
+/// Input of `pause_review`, `resume_review`, `cancel_review` and `get_review_telemetry`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionIdRequest {
+    pub session_id: String,
+}
+
+/// Input of `get_review_status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStatusRequest {
+    pub session_id: String,
+    /// Also return the findings so far (deduplicated, in the order found). Default false.
+    #[serde(default)]
+    pub include_findings: bool,
+}
+
+/// Output of `pause_review`, `resume_review` and `cancel_review`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TransitionResponse {
+    pub session_id: String,
+    pub status: SessionState,
+    pub message: String,
+}
+
+/// A request after validation.
+#[derive(Debug)]
+pub(crate) struct ValidRequest {
+    pub(crate) commit_hash: String,
+    pub(crate) base_ref: String,
+    pub(crate) changed_files: Vec<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) author: Option<String>,
+    pub(crate) additions: Option<u64>,
+    pub(crate) deletions: Option<u64>,
+    pub(crate) max_workers: u32,
+}
+
+pub(crate) fn validate(
+    request: &ReactiveReviewPrRequest,
+    settings: &SessionSettings,
+) -> Result<ValidRequest, SessionError> {
+    let invalid =
+        |field: &'static str, message: String| SessionError::InvalidInput { field, message };
+    let revision = |field: &'static str, value: &str| -> Result<String, SessionError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Err(invalid(field, "must not be empty".into()));
+        }
+        // Revisions go to git2 as data, never to a command line, but a leading `-` or control
+        // characters are never a revision anyone meant.
+        if value.starts_with('-') || value.chars().any(char::is_control) || value.len() > 256 {
+            return Err(invalid(
+                field,
+                format!("`{}` is not a revision", value.escape_debug()),
+            ));
+        }
+        Ok(value.to_string())
+    };
+    let commit_hash = revision("commit_hash", &request.commit_hash)?;
+    let base_ref = revision("base_ref", &request.base_ref)?;
+    let mut changed_files = parse_changed_files(&request.changed_files)
+        .map_err(|message| invalid("changed_files", message))?;
+    for path in &changed_files {
+        if let Some(reason) = refuse_path(path) {
+            return Err(invalid(
+                "changed_files",
+                format!("`{}`: {reason}", path.escape_debug()),
+            ));
+        }
+    }
+    changed_files.sort();
+    changed_files.dedup();
+    if changed_files.is_empty() {
+        return Err(invalid("changed_files", "no paths given".into()));
+    }
+    if changed_files.len() > MAX_FILES {
+        return Err(invalid(
+            "changed_files",
+            format!("{} paths; at most {MAX_FILES}", changed_files.len()),
+        ));
+    }
+    let max_workers = match (request.parallel, request.max_workers) {
+        (Some(false), _) => 1,
+        (_, Some(n)) if n == 0 || n > MAX_WORKERS_LIMIT => {
+            return Err(invalid(
+                "max_workers",
+                format!("{n}; must be 1–{MAX_WORKERS_LIMIT}"),
+            ));
+        }
+        (_, Some(n)) => n,
+        (_, None) => settings.default_max_workers.clamp(1, MAX_WORKERS_LIMIT),
+    };
+    let text =
+        |field: &'static str, value: &Option<String>| -> Result<Option<String>, SessionError> {
+            match value {
+                Some(v) if v.chars().count() > MAX_TEXT_CHARS => Err(invalid(
+                    field,
+                    format!("longer than {MAX_TEXT_CHARS} characters"),
+                )),
+                Some(v) => Ok(Some(v.clone())),
+                None => Ok(None),
+            }
+        };
+    Ok(ValidRequest {
+        commit_hash,
+        base_ref,
+        changed_files,
+        title: text("title", &request.title)?,
+        author: text("author", &request.author)?,
+        additions: request.additions,
+        deletions: request.deletions,
+        max_workers,
+    })
+}
+
+/// A list, a JSON array string or a comma-separated string; entries trimmed, `./` dropped.
+fn parse_changed_files(arg: &ChangedFilesArg) -> Result<Vec<String>, String> {
+    let raw: Vec<String> = match arg {
+        ChangedFilesArg::List(list) => list.clone(),
+        ChangedFilesArg::Text(text) if text.trim_start().starts_with('[') => {
+            serde_json::from_str(text)
+                .map_err(|err| format!("not a JSON array of strings: {err}"))?
+        }
+        ChangedFilesArg::Text(text) => text.split(',').map(str::to_string).collect(),
+    };
+    Ok(raw
+        .iter()
+        .map(|p| p.trim())
+        .map(|p| p.strip_prefix("./").unwrap_or(p).to_string())
+        .filter(|p| !p.is_empty())
+        .collect())
+}
+
+/// Why a path may not be reviewed (the same rules as `review_diff`'s `changed_files`).
+fn refuse_path(path: &str) -> Option<&'static str> {
+    if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
+        Some("absolute paths are not allowed")
+    } else if path.split(['/', '\\']).any(|seg| seg == "..") {
+        Some("`..` segments are not allowed")
+    } else if path.chars().any(char::is_control) {
+        Some("control characters are not allowed")
+    } else if path.starts_with('-') {
+        Some("paths may not start with `-`")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(files: ChangedFilesArg) -> ReactiveReviewPrRequest {
+        ReactiveReviewPrRequest {
+            commit_hash: "HEAD".into(),
+            base_ref: "main".into(),
+            changed_files: files,
+            ..ReactiveReviewPrRequest::default()
+        }
+    }
+
+    #[test]
+    fn changed_files_come_as_csv_json_or_list() {
+        let settings = SessionSettings::default();
+        for arg in [
+            ChangedFilesArg::Text(" a.rs, ./b.rs ,,a.rs".into()),
+            ChangedFilesArg::Text(r#"["b.rs", "a.rs"]"#.into()),
+            ChangedFilesArg::List(vec!["a.rs".into(), "b.rs".into()]),
+        ] {
+            let valid = validate(&request(arg), &settings).unwrap();
+            assert_eq!(valid.changed_files, ["a.rs", "b.rs"]);
+            assert_eq!(valid.max_workers, 3);
+        }
+    }
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let settings = SessionSettings::default();
+        let cases = [
+            (
+                request(ChangedFilesArg::Text("../x".into())),
+                "changed_files",
+            ),
+            (
+                request(ChangedFilesArg::Text("[1]".into())),
+                "changed_files",
+            ),
+            (
+                request(ChangedFilesArg::Text(" , ".into())),
+                "changed_files",
+            ),
+            (
+                ReactiveReviewPrRequest {
+                    base_ref: "--upload-pack=x".into(),
+                    ..request(ChangedFilesArg::Text("a".into()))
+                },
+                "base_ref",
+            ),
+            (
+                ReactiveReviewPrRequest {
+                    max_workers: Some(99),
+                    ..request(ChangedFilesArg::Text("a".into()))
+                },
+                "max_workers",
+            ),
+        ];
+        for (req, field) in cases {
+            let err = validate(&req, &settings).unwrap_err();
+            assert_eq!(err.field(), Some(field), "{err}");
+            assert_eq!(err.code(), "INVALID_INPUT");
+        }
+        let serial = ReactiveReviewPrRequest {
+            parallel: Some(false),
+            max_workers: Some(8),
+            ..request(ChangedFilesArg::Text("a".into()))
+        };
+        assert_eq!(validate(&serial, &settings).unwrap().max_workers, 1);
+    }
+}

@@ -33,6 +33,82 @@ pub enum Command {
     Mcp(McpArgs),
     /// Implementation plans: saved plans, versions, approvals, step progress, execution.
     Plan(PlanArgs),
+    /// Review a whole pull request in steps as a stored session: start, status, pause, resume,
+    /// cancel, telemetry (also from another process while it runs).
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Create a session for base...head and run it here with progress (or in the background
+    /// with --detach); prints the final status as JSON.
+    Start(SessionStartArgs),
+    /// Print a session's status as JSON.
+    Status {
+        #[command(flatten)]
+        target: SessionTarget,
+        /// Include the findings found so far.
+        #[arg(long)]
+        findings: bool,
+    },
+    /// Pause a session: running steps finish, no new step starts.
+    Pause(SessionTarget),
+    /// Resume a paused session (here, unless its process is still finishing steps).
+    Resume {
+        #[command(flatten)]
+        target: SessionTarget,
+        /// Run it in a background process instead.
+        #[arg(long)]
+        detach: bool,
+    },
+    /// Cancel a session for good.
+    Cancel(SessionTarget),
+    /// Print a session's telemetry (per-step timings, retries, model usage) as JSON.
+    Telemetry(SessionTarget),
+    /// Run a claimed or queued session (what --detach starts in the background).
+    #[command(hide = true)]
+    Run(SessionTarget),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionTarget {
+    /// The session id.
+    pub id: String,
+    /// Repository root: the store is `<repo>/.tollgate/tollgate.db`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionStartArgs {
+    /// Repository root: the store is `<repo>/.tollgate/tollgate.db`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// The branch or commit the pull request merges into.
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+    /// The pull request's head commit.
+    #[arg(long, value_name = "REF", default_value = "HEAD")]
+    pub head: String,
+    /// Files to review, comma-separated [default: every file changed in base...head].
+    #[arg(long, value_name = "PATHS")]
+    pub files: Option<String>,
+    #[arg(long)]
+    pub title: Option<String>,
+    #[arg(long)]
+    pub author: Option<String>,
+    /// Worker threads (1–16) [default: 3].
+    #[arg(long, value_name = "N")]
+    pub max_workers: Option<u32>,
+    /// One step at a time.
+    #[arg(long)]
+    pub serial: bool,
+    /// Print the session id and run it in a background process.
+    #[arg(long)]
+    pub detach: bool,
 }
 
 #[derive(Debug, Args)]

@@ -87,3 +87,21 @@ impl From<tollgate::analyzers::AnalysisError> for ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(field.as_deref())
     }
 }
+
+impl From<tollgate::session::SessionError> for ToolError {
+    fn from(err: tollgate::session::SessionError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    }
+}
+
+impl From<tollgate::secrets::ValidateError> for ToolError {
+    fn from(err: tollgate::secrets::ValidateError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(Some(err.field()))
+    }
+}
+
+impl From<tollgate::store::StoreError> for ToolError {
+    fn from(err: tollgate::store::StoreError) -> ToolError {
+        ToolError::new(err.code(), err.to_string())
+    }
+}

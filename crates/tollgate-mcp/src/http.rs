@@ -334,6 +334,8 @@ fn status_for(code: &str) -> StatusCode {
     match code {
         "INVALID_INPUT" | "FILE_NOT_FOUND" | "PATH_OUTSIDE_WORKSPACE" => StatusCode::BAD_REQUEST,
         "TIMEOUT" => StatusCode::REQUEST_TIMEOUT,
+        "SESSION_NOT_FOUND" => StatusCode::NOT_FOUND,
+        "INVALID_STATE_TRANSITION" | "SESSION_BUSY" => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

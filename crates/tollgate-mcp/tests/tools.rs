@@ -194,16 +194,42 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "review_diff",
             "run_static_analysis",
             "scrub_secrets",
-            "tool_manifest"
+            "tool_manifest",
+            "validate_content"
         ]
     );
     let plan = connect("plan", legacy()).await;
     assert_eq!(
         plan.names(),
-        ["get_workspace_info", "scrub_secrets", "tool_manifest"]
+        [
+            "get_workspace_info",
+            "scrub_secrets",
+            "tool_manifest",
+            "validate_content"
+        ]
+    );
+    let session = connect("session", legacy()).await;
+    assert_eq!(
+        session.names(),
+        [
+            "cancel_review",
+            "get_review_status",
+            "get_review_telemetry",
+            "get_workspace_info",
+            "pause_review",
+            "reactive_review_pr",
+            "resume_review",
+            "scrub_secrets",
+            "tool_manifest",
+            "validate_content"
+        ]
     );
     let all = connect("all", legacy()).await;
-    assert_eq!(all.names(), review.names());
+    let mut expected = review.names();
+    expected.extend(session.names());
+    expected.sort();
+    expected.dedup();
+    assert_eq!(all.names(), expected);
 
     // A tool the profile does not serve is unknown to the server: a protocol error.
     let err = plan
@@ -250,11 +276,27 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         }
         assert!(tool.output_schema.is_some(), "{name}: output schema");
         let hints = tool.annotations.as_ref().expect("annotations");
-        // tsc may write build info to Tollgate's cache directory.
+        // tsc may write build info to Tollgate's cache directory; the session tools that start
+        // or steer a session change its stored state, and cancelling cannot be undone.
         let writes_cache = name == "run_static_analysis";
-        assert_eq!(hints.read_only_hint, Some(!writes_cache), "{name}");
-        assert_eq!(hints.destructive_hint, Some(false), "{name}");
-        assert_eq!(hints.idempotent_hint, Some(true), "{name}");
+        let steers = [
+            "reactive_review_pr",
+            "pause_review",
+            "resume_review",
+            "cancel_review",
+        ]
+        .contains(&name.as_ref());
+        assert_eq!(
+            hints.read_only_hint,
+            Some(!writes_cache && !steers),
+            "{name}"
+        );
+        assert_eq!(
+            hints.destructive_hint,
+            Some(name == "cancel_review"),
+            "{name}"
+        );
+        assert_eq!(hints.idempotent_hint, Some(!steers), "{name}");
         assert_eq!(hints.open_world_hint, Some(false), "{name}");
     }
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
@@ -653,10 +695,15 @@ async fn tool_manifest_matches_tools_list() {
             described["output_schema"],
             Value::Object(listed.output_schema.as_ref().unwrap().as_ref().clone())
         );
-        let profile = if ["review_diff", "check_invariants", "run_static_analysis"]
-            .contains(&described["name"].as_str().unwrap())
+        let name = described["name"].as_str().unwrap();
+        let profile = if ["review_diff", "check_invariants", "run_static_analysis"].contains(&name)
         {
             "review"
+        } else if name.ends_with("_review")
+            || name.starts_with("get_review")
+            || name == "reactive_review_pr"
+        {
+            "session"
         } else {
             "utility"
         };
@@ -736,4 +783,118 @@ async fn static_analysis_runs_in_review_diff_and_on_its_own() {
         )
         .await;
     assert_code(&error, "INVALID_INPUT");
+}
+
+/// Commits `files` on the current branch of the workspace's repository; returns the commit id.
+fn commit_files(dir: &Path, files: &[(&str, &str)]) -> String {
+    let repo = git2::Repository::open(dir).unwrap();
+    let mut index = repo.index().unwrap();
+    for (path, content) in files {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(&full, content).unwrap();
+        index.add_path(Path::new(path)).unwrap();
+    }
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let signature = git2::Signature::now("Test", "test@example.com").unwrap();
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_review_session_runs_in_the_server_and_is_steered_by_the_session_tools() {
+    let session = connect("session", stateless()).await;
+    let base = commit_files(session.path(), &[("src/lib.js", "const x = 1;\n")]);
+    let head = commit_files(
+        session.path(),
+        &[
+            ("src/app.js", "const a = 1;\nconst b = eval(input);\n"),
+            ("src/lib.js", "const x = 2;\n"),
+        ],
+    );
+    let started = session
+        .ok(
+            "reactive_review_pr",
+            json!({
+                "commit_hash": head,
+                "base_ref": base,
+                "changed_files": "src/app.js,src/lib.js,src/missing.js",
+                "title": "Add app",
+                "max_workers": 2
+            }),
+        )
+        .await;
+    let id = started["session_id"].as_str().unwrap().to_string();
+    assert_eq!(started["total_steps"], 2, "{started}");
+    assert!(
+        started["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("src/missing.js")
+    );
+
+    // Poll until it ends (nextest's terminate-after bounds a hang).
+    let status = loop {
+        let status = session
+            .ok(
+                "get_review_status",
+                json!({"session_id": id, "include_findings": true}),
+            )
+            .await;
+        if status["status"] != "running" {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(status["status"], "completed", "{status}");
+    assert_eq!(status["progress"]["completed"], 2);
+    assert_eq!(status["progress"]["percentage"], 100.0);
+    // The invariants file of the base commit has no rule yet (it is not committed), but the
+    // built-in checks ran on the real diff: a finding list with exact anchors.
+    let findings = status["finding_list"].as_array().unwrap();
+    assert!(!findings.is_empty(), "{status}");
+    assert_eq!(
+        status["findings"]["total"].as_u64().unwrap() as usize,
+        findings.len()
+    );
+
+    let telemetry = session
+        .ok("get_review_telemetry", json!({"session_id": id}))
+        .await;
+    assert_eq!(telemetry["totals"]["steps_completed"], 2);
+    assert_eq!(telemetry["steps"].as_array().unwrap().len(), 2);
+
+    let err = session
+        .err("resume_review", json!({"session_id": id}))
+        .await;
+    assert_code(&err, "INVALID_STATE_TRANSITION");
+    assert!(
+        err["message"].as_str().unwrap().contains("completed"),
+        "{err}"
+    );
+    let err = session
+        .err("pause_review", json!({"session_id": "rs_nope"}))
+        .await;
+    assert_code(&err, "SESSION_NOT_FOUND");
+    let err = session
+        .err(
+            "reactive_review_pr",
+            json!({"commit_hash": head, "base_ref": "no-such-ref", "changed_files": ["src/app.js"]}),
+        )
+        .await;
+    assert_code(&err, "INVALID_INPUT");
+
+    let checked = session
+        .ok(
+            "validate_content",
+            json!({"content": "fn x() {\n", "content_type": "generated_code", "file_path": "a.rs"}),
+        )
+        .await;
+    assert_eq!(checked["passed"], false);
+    assert_eq!(checked["findings"][0]["rule"], "unbalanced_bracket");
+    assert_eq!(checked["findings"][0]["line"], 1);
 }

@@ -19,4 +19,5 @@ mod mcp;
 mod plan_mermaid;
 mod review_cli;
 mod sarif_validation;
+mod session;
 mod util;

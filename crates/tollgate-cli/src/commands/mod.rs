@@ -6,6 +6,7 @@ mod mcp;
 mod plan;
 mod plan_authoring;
 mod review;
+mod session;
 
 use std::process::ExitCode;
 
@@ -41,5 +42,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Session { command } => session::run(command),
     }
 }

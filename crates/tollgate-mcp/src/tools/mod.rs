@@ -1,14 +1,22 @@
 //! One file per tool, each a thin adapter from its arguments to one core call. [`ALL`] is the
 //! registry: adding a tool is its file, a `mod` line and one line in [`ALL`].
 
+mod cancel_review;
 mod check_invariants;
 mod create_plan;
+mod get_review_status;
+mod get_review_telemetry;
 mod get_workspace_info;
+mod pause_review;
+mod reactive_review_pr;
 mod refine_plan;
+mod resume_review;
 mod review_diff;
 mod run_static_analysis;
 mod scrub_secrets;
+mod session_common;
 mod tool_manifest;
+mod validate_content;
 mod visualize_plan;
 
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
@@ -22,6 +30,13 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<check_invariants::CheckInvariants>(),
     Entry::of::<run_static_analysis::RunStaticAnalysis>(),
     Entry::of::<scrub_secrets::ScrubSecrets>(),
+    Entry::of::<validate_content::ValidateContent>(),
+    Entry::of::<reactive_review_pr::ReactiveReviewPr>(),
+    Entry::of::<get_review_status::GetReviewStatus>(),
+    Entry::of::<pause_review::PauseReview>(),
+    Entry::of::<resume_review::ResumeReview>(),
+    Entry::of::<cancel_review::CancelReview>(),
+    Entry::of::<get_review_telemetry::GetReviewTelemetry>(),
     Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
     Entry::of::<tool_manifest::ToolManifest>(),
     Entry::of::<create_plan::CreatePlan>(),
@@ -32,7 +47,7 @@ pub(crate) const ALL: &[Entry] = &[
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
 /// present), then the `TOLLGATE_*` environment the server was started with; the same layers
 /// `tollgate review` reads. Read on every call, so an edited file applies without a restart.
-fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolError> {
+pub(crate) fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolError> {
     let invalid =
         |err: tollgate::config::ConfigError| ToolError::new(INVALID_INPUT, err.to_string());
     let path = ctx.workspace().join(CONFIG_FILE_NAME);

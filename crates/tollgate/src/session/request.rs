@@ -23,8 +23,10 @@ pub struct ReactiveReviewPrRequest {
     pub base_ref: String,
     /// The files to review: a list, a comma-separated string or a JSON array string.
     pub changed_files: ChangedFilesArg,
+    /// The pull request's title (informational, at most 1,000 characters).
     #[serde(default)]
     pub title: Option<String>,
+    /// The pull request's author (informational, at most 1,000 characters).
     #[serde(default)]
     pub author: Option<String>,
     /// Lines added, as the caller's platform counts them (informational).
@@ -76,6 +78,7 @@ pub struct ReactiveReviewPrResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionIdRequest {
+    /// The id `reactive_review_pr` returned.
     pub session_id: String,
 }
 
@@ -83,6 +86,7 @@ pub struct SessionIdRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionStatusRequest {
+    /// The id `reactive_review_pr` returned.
     pub session_id: String,
     /// Also return the findings so far (deduplicated, in the order found). Default false.
     #[serde(default)]

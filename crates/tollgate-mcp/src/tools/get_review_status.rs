@@ -1,0 +1,37 @@
+//! `get_review_status`: where a review session is (upstream's tool).
+
+use tollgate::session::{self, SessionStatus, SessionStatusRequest};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+use crate::tools::session_common::{settings, store};
+
+pub(crate) struct GetReviewStatus;
+
+impl Tool for GetReviewStatus {
+    const NAME: &'static str = "get_review_status";
+    const TITLE: &'static str = "Review session status";
+    const DESCRIPTION: &'static str = "State of a review session (queued, running, paused, \
+completed, failed, cancelled) with the reason when it failed or was paused, progress (steps \
+completed of total, percentage, ETA from measured step times), findings so far by severity, \
+last activity and appears_stalled. include_findings=true adds the findings (deduplicated by \
+fingerprint). A session whose worker process died is detected here and marked paused with the \
+reason; resume_review continues it.";
+    const GROUP: Group = Group::In(Profile::Session);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = SessionStatusRequest;
+    type Output = SessionStatus;
+
+    fn call(ctx: &ToolContext, input: SessionStatusRequest) -> Result<SessionStatus, ToolError> {
+        let store = store(ctx)?;
+        Ok(session::status(
+            &store,
+            &input.session_id,
+            input.include_findings,
+            &settings(),
+        )?)
+    }
+}

@@ -1,0 +1,33 @@
+//! `pause_review`: stop starting new steps of a review session (upstream's tool).
+
+use tollgate::session::{self, SessionIdRequest, TransitionResponse};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+use crate::tools::session_common::store;
+
+pub(crate) struct PauseReview;
+
+impl Tool for PauseReview {
+    const NAME: &'static str = "pause_review";
+    const TITLE: &'static str = "Pause a review session";
+    const DESCRIPTION: &'static str = "Pause a queued or running review session: steps already \
+running finish and keep their findings, no new step starts. resume_review continues it. \
+Pausing a session that is paused or has ended is an INVALID_STATE_TRANSITION error.";
+    const GROUP: Group = Group::In(Profile::Session);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+
+    type Input = SessionIdRequest;
+    type Output = TransitionResponse;
+
+    fn call(ctx: &ToolContext, input: SessionIdRequest) -> Result<TransitionResponse, ToolError> {
+        Ok(session::pause(&store(ctx)?, &input.session_id)?)
+    }
+}

@@ -21,6 +21,8 @@
 //! [`SecretMatch`] holds only a kind, a range and a confidence, so printing or serialising it never
 //! leaks the value; [`SecretMatch::value`] reads the value back deliberately.
 
+#[cfg(test)]
+mod corpus;
 mod detect;
 mod heuristics;
 mod mask;

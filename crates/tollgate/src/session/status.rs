@@ -200,9 +200,11 @@ pub(crate) fn status(
             } else {
                 (completed as f64 * 1000.0 / total as f64).round() / 10.0
             },
-            eta_ms: (!session.state.is_final())
-                .then(|| eta_ms(&steps, session.max_workers))
-                .flatten(),
+            eta_ms: if session.state.is_final() {
+                None
+            } else {
+                eta_ms(&steps, session.max_workers)
+            },
         },
         findings: FindingCounts {
             total: stored.len(),

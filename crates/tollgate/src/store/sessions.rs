@@ -716,7 +716,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord, Sto
         }),
         None => None,
     };
-    let mut record = SessionRecord {
+    let record = SessionRecord {
         id: row.get(0)?,
         commit_hash: row.get(1)?,
         base_ref: row.get(2)?,
@@ -739,14 +739,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Result<SessionRecord, Sto
         active_ms: row.get(19)?,
         lease,
     };
-    Ok((|| {
-        record.state = state
-            .parse()
-            .map_err(|reason| corrupt("session state", reason))?;
-        record.changed_files = from_json(&changed_files, "session changed_files")?;
-        record.warnings = from_json(&warnings, "session warnings")?;
-        Ok(record)
-    })())
+    Ok(finish_session(record, &state, &changed_files, &warnings))
 }
 
 fn step_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StepRecord, StoreError>> {
@@ -759,7 +752,7 @@ fn step_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StepRecord, StoreErro
         cost_usd: row.get::<_, Option<f64>>(17)?.unwrap_or(0.0),
         cache_hits: row.get::<_, Option<i64>>(18)?.map_or(0, to_u64),
     };
-    let mut record = StepRecord {
+    let record = StepRecord {
         idx: row.get(0)?,
         kind: row.get(1)?,
         files: Vec::new(),
@@ -776,13 +769,30 @@ fn step_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StepRecord, StoreErro
         findings_new: row.get::<_, Option<i64>>(13)?.map(to_u64),
         usage,
     };
-    Ok((|| {
-        record.state = state
-            .parse()
-            .map_err(|reason| corrupt("step state", reason))?;
-        record.files = from_json(&files, "step files")?;
-        Ok(record)
-    })())
+    Ok(finish_step(record, &state, &files))
+}
+
+/// The parts of a session row stored as text, parsed.
+fn finish_session(
+    mut record: SessionRecord,
+    state: &str,
+    changed_files: &str,
+    warnings: &str,
+) -> Result<SessionRecord, StoreError> {
+    record.state = state
+        .parse()
+        .map_err(|reason| corrupt("session state", reason))?;
+    record.changed_files = from_json(changed_files, "session changed_files")?;
+    record.warnings = from_json(warnings, "session warnings")?;
+    Ok(record)
+}
+
+fn finish_step(mut record: StepRecord, state: &str, files: &str) -> Result<StepRecord, StoreError> {
+    record.state = state
+        .parse()
+        .map_err(|reason| corrupt("step state", reason))?;
+    record.files = from_json(files, "step files")?;
+    Ok(record)
 }
 
 fn take_lease(

@@ -737,8 +737,8 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
             // A char literal ('x', '\n', '\u{..}'); a lone `'` is a lifetime or label.
             (Language::CLike, b'\'') => {
                 let rest = &text[at + 1..];
-                let close = if rest.starts_with('\\') {
-                    rest[1..].find('\'').map(|i| i + 2)
+                let close = if let Some(escaped) = rest.strip_prefix('\\') {
+                    escaped.find('\'').map(|i| i + 2)
                 } else {
                     rest.chars()
                         .next()

@@ -232,7 +232,7 @@ pub struct StoredFinding {
 /// The outcome of a checked state change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transition {
-    Done(SessionRecord),
+    Done(Box<SessionRecord>),
     NotFound,
     /// The session is in a state the change cannot start from.
     Refused(SessionState),
@@ -242,7 +242,7 @@ pub enum Transition {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claim {
     /// The caller now runs the session (its state is `running`).
-    Claimed(SessionRecord),
+    Claimed(Box<SessionRecord>),
     /// A live process already runs it; nothing changed (besides a resume's state).
     Owned {
         pid: u32,
@@ -377,7 +377,9 @@ impl Store {
                  WHERE id = ?1",
                 params![id, to.as_str(), reason, now, to.is_final()],
             )?;
-            Ok(Transition::Done(get_session(tx, id)?.ok_or_else(vanished)?))
+            Ok(Transition::Done(Box::new(
+                get_session(tx, id)?.ok_or_else(vanished)?,
+            )))
         })
     }
 
@@ -821,9 +823,9 @@ fn take_lease(
          WHERE session_id = ?1 AND state = 'running'",
         [&session.id],
     )?;
-    Ok(Claim::Claimed(
+    Ok(Claim::Claimed(Box::new(
         get_session(tx, &session.id)?.ok_or_else(vanished)?,
-    ))
+    )))
 }
 
 fn owns(tx: &Transaction<'_>, id: &str, token: &str) -> Result<bool, StoreError> {

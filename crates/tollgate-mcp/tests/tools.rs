@@ -202,10 +202,13 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
     assert_eq!(
         plan.names(),
         [
+            "create_plan",
             "get_workspace_info",
+            "refine_plan",
             "scrub_secrets",
             "tool_manifest",
-            "validate_content"
+            "validate_content",
+            "visualize_plan"
         ]
     );
     let session = connect("session", legacy()).await;
@@ -227,6 +230,7 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
     let all = connect("all", legacy()).await;
     let mut expected = review.names();
     expected.extend(session.names());
+    expected.extend(plan.names());
     expected.sort();
     expected.dedup();
     assert_eq!(all.names(), expected);
@@ -286,9 +290,12 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
             "cancel_review",
         ]
         .contains(&name.as_ref());
+        // Plan generation and refinement may call a model; creating a plan may save it.
+        let models = ["create_plan", "refine_plan"].contains(&name.as_ref());
+        let saves = name == "create_plan";
         assert_eq!(
             hints.read_only_hint,
-            Some(!writes_cache && !steers),
+            Some(!writes_cache && !steers && !saves),
             "{name}"
         );
         assert_eq!(
@@ -296,8 +303,8 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
             Some(name == "cancel_review"),
             "{name}"
         );
-        assert_eq!(hints.idempotent_hint, Some(!steers), "{name}");
-        assert_eq!(hints.open_world_hint, Some(false), "{name}");
+        assert_eq!(hints.idempotent_hint, Some(!steers && !models), "{name}");
+        assert_eq!(hints.open_world_hint, Some(models), "{name}");
     }
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
     assert_eq!(review["required"], json!(["diff"]));
@@ -699,6 +706,8 @@ async fn tool_manifest_matches_tools_list() {
         let profile = if ["review_diff", "check_invariants", "run_static_analysis"].contains(&name)
         {
             "review"
+        } else if ["create_plan", "refine_plan", "visualize_plan"].contains(&name) {
+            "plan"
         } else if name.ends_with("_review")
             || name.starts_with("get_review")
             || name == "reactive_review_pr"

@@ -168,6 +168,20 @@ pub struct RawLlm {
     pub structured_output: Option<String>,
     /// Azure-style deployments: sent as `?api-version=`, with the key in an `api-key` header.
     pub api_version: Option<String>,
+    /// Run the model review passes in `tollgate review` / `review_diff` (upstream's option name).
+    pub enable_llm: Option<bool>,
+    /// Run them even on low-risk, tested changes.
+    pub llm_force: Option<bool>,
+    /// Run the detailed second pass when warranted. Default true.
+    pub two_pass: Option<bool>,
+    /// Risk score (1–5) from which the detailed pass runs. Default 3.
+    pub risk_threshold: Option<u8>,
+    /// Tokens of diff and context per model request (1000–50000). Default 8000.
+    pub token_budget: Option<u32>,
+    /// Files whose surrounding code is sent as context (1–20). Default 5.
+    pub max_context_files: Option<u32>,
+    /// Extra instructions for the reviewer.
+    pub custom_instructions: Option<String>,
     #[serde(skip)]
     pub environment: Option<EnvSnapshot>,
 }
@@ -187,6 +201,8 @@ pub const LLM_ENV_VARS: &[&str] = &[
     "TOLLGATE_LLM_OUTPUT_PRICE_PER_MTOK",
     "TOLLGATE_LLM_CACHE",
     "TOLLGATE_LLM_STRUCTURED_OUTPUT",
+    "TOLLGATE_ENABLE_LLM",
+    "CE_REVIEW_ENABLE_LLM",
 ];
 
 impl RawLlm {
@@ -220,17 +236,9 @@ impl RawLlm {
                 .map(|v| u32::try_from(v).map_err(|e| value_error(name, e.to_string())))
                 .transpose()
         };
-        let cache = match get("TOLLGATE_LLM_CACHE").as_deref() {
-            None => None,
-            Some("1" | "true" | "yes" | "on") => Some(true),
-            Some("0" | "false" | "no" | "off") => Some(false),
-            Some(other) => {
-                return Err(value_error(
-                    "TOLLGATE_LLM_CACHE",
-                    format!("`{other}` is not a boolean (true/false)"),
-                ));
-            }
-        };
+        let cache = get("TOLLGATE_LLM_CACHE")
+            .map(|v| parse_bool("TOLLGATE_LLM_CACHE", &v))
+            .transpose()?;
         Ok(RawLlm {
             provider: get("TOLLGATE_LLM_PROVIDER"),
             base_url: get("TOLLGATE_LLM_BASE_URL"),
@@ -251,6 +259,16 @@ impl RawLlm {
             cache,
             structured_output: get("TOLLGATE_LLM_STRUCTURED_OUTPUT"),
             api_version: None,
+            enable_llm: match get("TOLLGATE_ENABLE_LLM").or_else(|| get("CE_REVIEW_ENABLE_LLM")) {
+                None => None,
+                Some(v) => Some(parse_bool("TOLLGATE_ENABLE_LLM", &v)?),
+            },
+            llm_force: None,
+            two_pass: None,
+            risk_threshold: None,
+            token_budget: None,
+            max_context_files: None,
+            custom_instructions: None,
             environment: Some(EnvSnapshot::new(vars.clone())),
         })
     }
@@ -273,6 +291,13 @@ impl RawLlm {
             cache: high.cache.or(self.cache),
             structured_output: high.structured_output.or(self.structured_output),
             api_version: high.api_version.or(self.api_version),
+            enable_llm: high.enable_llm.or(self.enable_llm),
+            llm_force: high.llm_force.or(self.llm_force),
+            two_pass: high.two_pass.or(self.two_pass),
+            risk_threshold: high.risk_threshold.or(self.risk_threshold),
+            token_budget: high.token_budget.or(self.token_budget),
+            max_context_files: high.max_context_files.or(self.max_context_files),
+            custom_instructions: high.custom_instructions.or(self.custom_instructions),
             environment: high.environment.or(self.environment),
         }
     }
@@ -352,7 +377,27 @@ impl RawLlm {
             _ => None,
         };
         let model = self.model.unwrap_or_default();
+        let risk_threshold = self.risk_threshold.unwrap_or(3);
+        if !(1..=5).contains(&risk_threshold) {
+            return Err(value_error(
+                "llm.risk_threshold",
+                format!("{risk_threshold} is outside 1–5"),
+            ));
+        }
+        let passes = LlmPassConfig {
+            enabled: self.enable_llm.unwrap_or(false),
+            force: self.llm_force.unwrap_or(false),
+            two_pass: self.two_pass.unwrap_or(true),
+            risk_threshold,
+            // Upstream clamps rather than refuses.
+            token_budget: self.token_budget.unwrap_or(8000).clamp(1000, 50_000),
+            max_context_files: self.max_context_files.unwrap_or(5).clamp(1, 20),
+            custom_instructions: self
+                .custom_instructions
+                .filter(|text| !text.trim().is_empty()),
+        };
         Ok(LlmConfig {
+            passes,
             provider,
             base_url: self.base_url,
             model,
@@ -379,9 +424,23 @@ impl RawLlm {
     }
 }
 
+/// How the review's model passes run (upstream's `review_diff` LLM options).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmPassConfig {
+    pub enabled: bool,
+    pub force: bool,
+    pub two_pass: bool,
+    pub risk_threshold: u8,
+    pub token_budget: u32,
+    pub max_context_files: u32,
+    pub custom_instructions: Option<String>,
+}
+
 /// Validated model settings. `provider: None` means no model is configured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmConfig {
+    /// The review passes that use the model.
+    pub passes: LlmPassConfig,
     pub provider: Option<ProviderKind>,
     /// Server root; each provider has a default (OpenAI's and Anthropic's public APIs).
     pub base_url: Option<String>,
@@ -409,6 +468,17 @@ impl Default for LlmConfig {
         RawLlm::default()
             .resolve()
             .unwrap_or_else(|_| unreachable!("the defaults are valid"))
+    }
+}
+
+fn parse_bool(origin: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(value_error(
+            origin,
+            format!("`{other}` is not a boolean (true/false)"),
+        )),
     }
 }
 

@@ -17,8 +17,8 @@ pub use analyzers::{
 };
 pub use llm::{
     ApiKey, DEFAULT_LLM_CONCURRENCY, DEFAULT_LLM_MAX_OUTPUT_TOKENS, DEFAULT_LLM_RETRIES,
-    DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, MAX_RETRY_AFTER, ProviderKind,
-    RawLlm, StructuredOutput,
+    DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, LlmPassConfig, MAX_RETRY_AFTER,
+    ProviderKind, RawLlm, StructuredOutput,
 };
 pub use raw::{ConfigError, RawConfig, RawPreflight, RawReview, RawRuleOverride};
 

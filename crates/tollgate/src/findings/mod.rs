@@ -16,8 +16,8 @@ pub use analysis::{
 };
 pub use fingerprint::{assign_identities, dedupe_by_fingerprint, normalize_anchor};
 pub use result::{
-    Classification, ReviewMetadata, ReviewResult, ReviewStats, RiskFactor, RuleInfo, Signals,
-    Timings,
+    Classification, LlmReviewSummary, ReviewMetadata, ReviewResult, ReviewStats, RiskFactor,
+    RuleInfo, Signals, Timings,
 };
 
 use std::fmt;

@@ -144,6 +144,39 @@ pub struct ReviewResult {
     /// What the static analyzers (tsc, semgrep, imported SARIF) did; absent when none was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub static_analysis: Option<StaticAnalysisSummary>,
+    /// What the model passes did; absent when they were not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmReviewSummary>,
+}
+
+/// What the model review passes did, and what they cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LlmReviewSummary {
+    /// `openai`, `anthropic` or `command`; empty when no provider is configured.
+    pub provider: String,
+    /// The model that answered (as the server named it).
+    pub model: String,
+    /// Passes that ran: `structural`, `detailed`.
+    pub passes_executed: Vec<String>,
+    /// Why no pass ran, or why the detailed pass did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_reason: Option<String>,
+    /// Findings the passes contributed (after location checks, before filters).
+    pub findings_added: usize,
+    /// Findings dropped because their location is not in the diff.
+    pub findings_off_diff: usize,
+    /// Files whose diff was sent, and files left out because the token budget ran out.
+    pub files_sent: usize,
+    pub files_omitted: Vec<String>,
+    /// Model requests made (retries and repairs included) and answers served from the cache.
+    pub requests: u32,
+    pub cached_calls: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Estimated cost in USD, when prices are configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub duration_ms: f64,
 }
 
 /// What a rule checks, for people reading a report.

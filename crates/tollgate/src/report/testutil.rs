@@ -294,6 +294,7 @@ pub(crate) fn sample_result() -> ReviewResult {
             },
         ],
         static_analysis: None,
+        llm: None,
     }
 }
 

@@ -10,6 +10,7 @@ mod classify;
 mod gate;
 mod gate_files;
 mod language;
+pub(crate) mod llm;
 mod request;
 mod signals;
 
@@ -193,13 +194,32 @@ pub fn run_with_gate_files(
         warnings,
         static_analysis: None,
     };
+    // Built only when asked for: no provider configured becomes a warning in the result.
+    let llm_client = config
+        .llm
+        .passes
+        .enabled
+        .then(|| crate::llm::LlmClient::from_config(&config.llm, request.workspace));
     let mut outcome = std::thread::scope(|scope| {
         let diff = &diff;
         let analysis = prepared.map(|prepared| scope.spawn(move || prepared.run(diff)));
         // `PreparedAnalysis::run` catches panics of its own, so a failed join cannot happen.
-        review_with(diff, &inputs, config, || {
-            analysis.and_then(|handle| handle.join().ok())
-        })
+        review_with(
+            diff,
+            &inputs,
+            config,
+            || analysis.and_then(|handle| handle.join().ok()),
+            |stage| {
+                llm_client.as_ref().map(|client| {
+                    llm::run(
+                        client.as_ref(),
+                        stage,
+                        llm::ContextSource::Workspace(request.workspace),
+                        &config.llm.passes,
+                    )
+                })
+            },
+        )
     });
     outcome.result.stats.timings_ms.parse = parse_ms;
     outcome.result.stats.duration_ms = ms(started);
@@ -209,16 +229,24 @@ pub fn run_with_gate_files(
 /// The pipeline on a parsed diff with loaded inputs: no I/O, deterministic but for `run_id`,
 /// timestamps and timings.
 pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig) -> ReviewOutcome {
-    review_with(diff, inputs, config, || inputs.static_analysis.clone())
+    review_with(
+        diff,
+        inputs,
+        config,
+        || inputs.static_analysis.clone(),
+        |_| None,
+    )
 }
 
 /// The pipeline; `static_analysis` is called once the deterministic checks are done, so that
-/// analyzers started by [`run`] work while they do.
+/// analyzers started by [`run`] work while they do; `llm_passes` then gets the change as the
+/// deterministic review sees it (risk, tests touched, per-file facts).
 fn review_with(
     diff: &Diff,
     inputs: &ReviewInputs<'_>,
     config: &ReviewConfig,
     static_analysis: impl FnOnce() -> Option<AnalysisOutcome>,
+    llm_passes: impl FnOnce(&llm::Stage<'_, '_>) -> Option<llm::PassOutcome>,
 ) -> ReviewOutcome {
     let started = Instant::now();
     let mut warnings = inputs.warnings.clone();
@@ -267,6 +295,18 @@ fn review_with(
         analysis.summary
     });
 
+    let llm_summary = llm_passes(&llm::Stage {
+        diff,
+        facts: &facts,
+        risk_score,
+        tests_touched: signals.tests_touched,
+    })
+    .map(|passes| {
+        findings.extend(passes.findings);
+        warnings.extend(passes.warnings);
+        passes.summary
+    });
+
     let started_gate = Instant::now();
     let n_total = findings.len();
     assign_identities(&mut findings);
@@ -288,7 +328,7 @@ fn review_with(
         static_analyzers_executed: static_summary
             .as_ref()
             .map_or(0, |s| s.analyzers_executed.len()),
-        llm_passes_executed: 0,
+        llm_passes_executed: llm_summary.as_ref().map_or(0, |s| s.passes_executed.len()),
         findings_total: n_total,
         findings_filtered: outcome.n_filtered,
         findings_allowlisted: outcome.n_allowlisted,
@@ -300,7 +340,7 @@ fn review_with(
             preflight: preflight_ms,
             invariants: invariants_ms,
             static_analysis: static_summary.as_ref().map_or(0.0, |s| s.duration_ms),
-            llm: 0.0,
+            llm: llm_summary.as_ref().map_or(0.0, |s| s.duration_ms),
             gate: gate_ms,
         },
     };
@@ -351,6 +391,9 @@ fn review_with(
         static_summary
             .as_ref()
             .map_or(&[][..], |s| s.analyzers_executed.as_slice()),
+        llm_summary
+            .as_ref()
+            .map_or(&[][..], |s| s.passes_executed.as_slice()),
     );
     let result = ReviewResult {
         run_id: new_run_id(diff),
@@ -375,6 +418,7 @@ fn review_with(
         },
         rules,
         static_analysis: static_summary,
+        llm: llm_summary,
     };
     ReviewOutcome {
         result,
@@ -478,6 +522,7 @@ fn summarize(
     outcome: &gate::GateOutcome,
     n_invariants: usize,
     analyzers_executed: &[AnalyzerKind],
+    llm_passes: &[String],
 ) -> String {
     let total = outcome.findings.len() + outcome.n_truncated;
     let mut by_severity = Vec::new();
@@ -512,8 +557,13 @@ fn summarize(
     } else {
         "Gate passed".to_string()
     };
+    let model = if llm_passes.is_empty() {
+        String::new()
+    } else {
+        format!(", model review ({} pass)", llm_passes.join(" and "))
+    };
     format!(
-        "{classification} change, {n_files} file(s) (+{added}/-{removed}), risk {risk}/5: {findings} from deterministic checks{invariants}{analyzers}. {verdict}."
+        "{classification} change, {n_files} file(s) (+{added}/-{removed}), risk {risk}/5: {findings} from deterministic checks{invariants}{analyzers}{model}. {verdict}."
     )
 }
 

@@ -9,10 +9,10 @@
 //!
 //! Static analysis follows upstream's switch: `enable_static_analysis: true` runs
 //! `static_analyzers` (else the configured ones, else tsc), `false` turns configured ones off,
-//! and absent leaves `tollgate.toml` in charge. Options that name capabilities this build does
-//! not have (model passes) are accepted so that prompts written for upstream keep working, and
-//! each one given is reported in `metadata.warnings`, as are analyzer options that had no effect:
-//! a caller is never left believing a pass ran.
+//! and absent leaves `tollgate.toml` in charge. Model passes follow `enable_llm` the same way;
+//! without a configured provider they are reported in `metadata.warnings` and the review runs
+//! its deterministic checks, as it does when options had no effect (tuning for passes or
+//! analyzers that did not run): a caller is never left believing a pass ran.
 
 use std::path::Path;
 
@@ -20,7 +20,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{DiffInput, ReviewError, ReviewRequest, run, validate_changed_file};
-use crate::config::{ConfigError, DEFAULT_INVARIANTS_PATH, RawAnalyzers, RawConfig, RawReview};
+use crate::config::{
+    ConfigError, DEFAULT_INVARIANTS_PATH, RawAnalyzers, RawConfig, RawLlm, RawReview,
+};
 use crate::diff;
 use crate::findings::{AnalyzerKind, Category, Finding, ReviewResult, Severity, assign_identities};
 use crate::invariants::{self, InvariantsError};
@@ -105,33 +107,36 @@ pub struct ReviewDiffOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64))]
     pub semgrep_args: Option<Vec<String>>,
-    /// Run model review passes. Not available in this build yet: `true` adds a warning to
-    /// `metadata.warnings`. Default false.
+    /// Run model review passes (needs a provider in `[llm]` / `TOLLGATE_LLM_*`; without one,
+    /// a warning in `metadata.warnings` and the deterministic review only). Default: as
+    /// configured (`[llm] enable_llm`), else false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enable_llm: Option<bool>,
-    /// Run model passes even on low-risk changes. Model passes only (warning).
+    /// Run model passes even on low-risk changes with tests touched. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_force: Option<bool>,
-    /// Run the detailed second model pass. Default true. Model passes only (warning).
+    /// Run the detailed second model pass when the risk reaches `risk_threshold` or the first
+    /// pass found something high or critical. Default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub two_pass: Option<bool>,
-    /// Risk score (1–5) from which the detailed pass runs. Default 3. Model passes only.
+    /// Risk score (1–5) from which the detailed pass runs. Default 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 5))]
     pub risk_threshold: Option<u8>,
-    /// Token budget of the model context (1000–50000). Default 8000. Model passes only.
+    /// Tokens per model request (1000–50000): the diff is split to fit, highest-risk files
+    /// first; files that do not fit are listed in `llm.files_omitted`. Default 8000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1000, max = 50_000))]
     pub token_budget: Option<u32>,
-    /// Files given to the model as context (1–20). Default 5. Model passes only.
+    /// Files whose surrounding code (±16 lines around changes) is sent (1–20). Default 5.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 20))]
     pub max_context_files: Option<u32>,
-    /// Extra instructions for the model. Model passes only (warning).
+    /// Extra instructions for the model reviewer (secrets scrubbed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_INSTRUCTIONS_CHARS))]
     pub custom_instructions: Option<String>,
-    /// Time limit per model call in milliseconds. Model passes only (warning).
+    /// Time limit per model call in milliseconds. Default: `[llm] timeout_ms` (120000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3_600_000))]
     pub llm_timeout_ms: Option<u64>,
@@ -280,8 +285,19 @@ pub fn review_diff_request(
     if result.metadata.head_sha.is_none() {
         result.metadata.head_sha = head_sha;
     }
-    let mut warnings = options.unavailable_warnings(!config.analyzers.enabled.is_empty());
-    warnings.append(&mut result.metadata.warnings);
+    let llm_ran = result
+        .llm
+        .as_ref()
+        .is_some_and(|llm| !llm.passes_executed.is_empty());
+    let mut warnings = options.unavailable_warnings(!config.analyzers.enabled.is_empty(), llm_ran);
+    // The pipeline names the setting; here it came in as an option.
+    warnings.extend(result.metadata.warnings.drain(..).map(|warning| {
+        if warning.starts_with("enable_llm:") {
+            format!("options.{warning}")
+        } else {
+            warning
+        }
+    }));
     result.metadata.warnings = warnings;
 
     let report_config = ReportConfig::new(Some(workspace.to_path_buf()), None);
@@ -487,21 +503,26 @@ impl ReviewDiffOptions {
                 invariants,
                 ..RawReview::default()
             },
+            llm: RawLlm {
+                enable_llm: self.enable_llm,
+                llm_force: self.llm_force,
+                two_pass: self.two_pass,
+                risk_threshold: self.risk_threshold,
+                token_budget: self.token_budget,
+                max_context_files: self.max_context_files,
+                custom_instructions: self.custom_instructions.clone(),
+                timeout_ms: self.llm_timeout_ms,
+                ..RawLlm::default()
+            },
             ..RawConfig::default()
         })
     }
 
-    /// One warning per group of options that had no effect: model options (this build has no
-    /// model passes) and analyzer options when no analyzer ran.
-    fn unavailable_warnings(&self, analyzers_ran: bool) -> Vec<String> {
+    /// One warning per group of options that had no effect: model tuning when no model pass
+    /// was asked for, and analyzer options when no analyzer ran. (Asking for model passes with
+    /// no provider configured is reported by the review itself.)
+    fn unavailable_warnings(&self, analyzers_ran: bool, llm_ran: bool) -> Vec<String> {
         let mut warnings = Vec::new();
-        if self.enable_llm == Some(true) {
-            warnings.push(
-                "options.enable_llm: model review passes are not available in this Tollgate \
-                 build yet; the review ran its deterministic checks only"
-                    .to_string(),
-            );
-        }
         let llm_tuning = given(&[
             ("llm_force", self.llm_force.is_some()),
             ("two_pass", self.two_pass.is_some()),
@@ -511,9 +532,9 @@ impl ReviewDiffOptions {
             ("custom_instructions", self.custom_instructions.is_some()),
             ("llm_timeout_ms", self.llm_timeout_ms.is_some()),
         ]);
-        if !llm_tuning.is_empty() {
+        if !llm_ran && !llm_tuning.is_empty() {
             warnings.push(format!(
-                "{}: these tune model review passes, which are not available yet; ignored",
+                "{}: these tune model review passes, which did not run (set options.enable_llm to true); ignored",
                 llm_tuning.join(", ")
             ));
         }
@@ -793,15 +814,14 @@ new file mode 100644
             "static_analyzers": ["semgrep"],
         }))
         .unwrap();
-        let warnings = options.unavailable_warnings(false);
-        assert_eq!(warnings.len(), 3, "{warnings:?}");
-        assert!(warnings[0].starts_with("options.enable_llm:"));
-        assert!(warnings[1].starts_with("options.token_budget:"));
-        assert!(warnings[2].starts_with("options.static_analyzers:"));
-        assert_eq!(options.unavailable_warnings(true).len(), 2);
+        let warnings = options.unavailable_warnings(false, false);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("options.token_budget:"));
+        assert!(warnings[1].starts_with("options.static_analyzers:"));
+        assert_eq!(options.unavailable_warnings(true, true).len(), 0);
         assert!(
             ReviewDiffOptions::default()
-                .unavailable_warnings(false)
+                .unavailable_warnings(false, false)
                 .is_empty()
         );
     }

@@ -451,4 +451,4 @@ impl LlmClient {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

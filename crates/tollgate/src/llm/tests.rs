@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use super::*;
 use crate::config::{ApiKey, RawConfig};
 
+/// The e2e tests' fake model server, compiled into the core's tests too (one implementation).
 #[path = "../../../../tests/tests/it/fake_llm.rs"]
-mod fake_llm;
+pub(crate) mod fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
 

@@ -514,6 +514,10 @@ fn rule_infos(findings: &[Finding]) -> Vec<RuleInfo> {
     infos.into_values().collect()
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site; each argument is one clause of the sentence"
+)]
 fn summarize(
     n_files: &usize,
     (added, removed): (usize, usize),

@@ -12,7 +12,7 @@ mod prompts;
 mod sections;
 mod verify;
 
-pub(crate) use prompts::{Pass, changes_schema, system_prompt};
+pub(crate) use prompts::{Pass, system_prompt};
 pub(crate) use sections::{ContextSource, RankedFile, pack};
 pub(crate) use verify::DiffLines;
 

@@ -13,8 +13,6 @@ pub(crate) enum Pass {
     Structural,
     /// Correctness, edge cases, security, performance.
     Detailed,
-    /// `review_changes`: one pass over everything, with priorities.
-    Changes,
 }
 
 impl Pass {
@@ -22,7 +20,6 @@ impl Pass {
         match self {
             Pass::Structural => "structural",
             Pass::Detailed => "detailed",
-            Pass::Changes => "changes",
         }
     }
 
@@ -40,12 +37,6 @@ impl Pass {
                  limits, concurrency, encoding), security problems (injection, path traversal, \
                  unsafe deserialisation, secrets, authn/authz), and performance problems \
                  (quadratic loops, needless allocation or I/O in hot paths)."
-            }
-            Pass::Changes => {
-                "Review the change as a whole: correctness, security, performance, \
-                 maintainability, style and documentation. Give each finding a priority: 0 = \
-                 must fix before merging (bug, vulnerability, data loss), 1 = should fix, 2 = \
-                 worth fixing, 3 = nit. Then judge the patch overall."
             }
         }
     }
@@ -103,40 +94,6 @@ pub(crate) fn findings_schema() -> Value {
                 }
             },
             "summary": {"type": "string"}
-        }
-    })
-}
-
-/// The answer schema of `review_changes` (upstream's ReviewResult shape, as the model fills it).
-pub(crate) fn changes_schema() -> Value {
-    let categories: Vec<&str> = Category::ALL[..6].iter().map(|c| c.as_str()).collect();
-    json!({
-        "type": "object",
-        "required": ["findings", "overall_correctness", "overall_explanation", "overall_confidence_score"],
-        "properties": {
-            "findings": {
-                "type": "array",
-                "maxItems": 50,
-                "items": {
-                    "type": "object",
-                    "required": ["title", "body", "confidence_score", "priority", "category", "file_path", "start_line"],
-                    "properties": {
-                        "title": {"type": "string", "maxLength": 200},
-                        "body": {"type": "string"},
-                        "confidence_score": {"type": "number", "minimum": 0, "maximum": 1},
-                        "priority": {"type": "integer", "minimum": 0, "maximum": 3},
-                        "category": {"enum": categories},
-                        "file_path": {"type": "string"},
-                        "start_line": {"type": "integer", "minimum": 1},
-                        "end_line": {"type": "integer", "minimum": 1},
-                        "suggestion": {"type": "string"},
-                        "code_snippet": {"type": "string"}
-                    }
-                }
-            },
-            "overall_correctness": {"enum": ["patch is correct", "patch is incorrect", "needs attention"]},
-            "overall_explanation": {"type": "string"},
-            "overall_confidence_score": {"type": "number", "minimum": 0, "maximum": 1}
         }
     })
 }

@@ -3,7 +3,6 @@
 //! one request is cut at hunk boundaries; files that fit nowhere are listed as omitted, never
 //! sent whole.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -22,9 +21,6 @@ const MAX_CONTEXT_FILE_BYTES: u64 = 2 * 1024 * 1024;
 pub(crate) enum ContextSource<'a> {
     /// The repository's working tree (used only when it matches the diff's new side).
     Workspace(&'a Path),
-    /// Contents given by the caller (`review_changes`' `file_contexts`).
-    Given(&'a BTreeMap<String, String>),
-    None,
 }
 
 /// A file under review and how much its review matters.
@@ -68,7 +64,6 @@ pub(crate) fn pack(
     });
     let root = match context {
         ContextSource::Workspace(root) => root.canonicalize().ok(),
-        _ => None,
     };
 
     let mut packed = Packed::default();
@@ -107,11 +102,8 @@ pub(crate) fn pack(
         }
         if !placed {
             let n_requests = packed.chunks.len() + usize::from(!current.is_empty());
-            let can_open = if current.is_empty() {
-                n_requests < MAX_CHUNKS_PER_PASS
-            } else {
-                n_requests + 1 <= MAX_CHUNKS_PER_PASS
-            };
+            // Room for one more request (the current one, when empty, is not counted yet).
+            let can_open = n_requests < MAX_CHUNKS_PER_PASS;
             if can_open {
                 let mut kept: Vec<String> = Vec::new();
                 for hunk in &hunks {
@@ -220,11 +212,6 @@ fn surrounding_code(
     let path = file.new_path.as_deref()?;
     let text = match context {
         ContextSource::Workspace(_) => read_confined(root?, path)?,
-        ContextSource::Given(map) => map
-            .get(path)
-            .or_else(|| map.get(&format!("./{path}")))?
-            .clone(),
-        ContextSource::None => return None,
     };
     let lines: Vec<&str> = text.lines().collect();
     // The working tree may be at another commit than the diff's head: use it only when every

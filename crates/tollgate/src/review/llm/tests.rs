@@ -9,10 +9,7 @@ use crate::findings::{ReviewResult, Source};
 use crate::llm::{FENCE_BEGIN, FENCE_END, estimate_tokens};
 use crate::review::{DiffInput, ReviewRequest, run};
 
-#[path = "../../../../../tests/tests/it/fake_llm.rs"]
-mod fake_llm;
-
-use fake_llm::{FakeLlm, Recorded, Reply};
+use crate::llm::tests::fake_llm::{FakeLlm, Recorded, Reply};
 
 const TOKEN: &str = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly123456";
 

@@ -16,6 +16,7 @@ mod fake_llm;
 mod git_sources;
 mod init_and_invariants;
 mod mcp;
+mod plan_cli;
 mod plan_mermaid;
 mod review_cli;
 mod sarif_validation;

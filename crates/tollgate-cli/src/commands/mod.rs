@@ -1,11 +1,13 @@
 //! One module per command; each turns its arguments into a core call and an exit status.
 
+mod index;
 mod init;
 mod invariants;
 mod mcp;
 mod plan;
 mod plan_authoring;
 mod review;
+mod search;
 
 use std::process::ExitCode;
 
@@ -41,5 +43,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Plan(args) => plan::run(args),
+        Command::Index(args) => index::run(args),
+        Command::Search(args) => search::run(args),
     }
 }

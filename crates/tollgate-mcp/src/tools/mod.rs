@@ -2,12 +2,23 @@
 //! registry: adding a tool is its file, a `mod` line and one line in [`ALL`].
 
 mod check_invariants;
+mod codebase_retrieval;
 mod create_plan;
+mod get_context_for_prompt;
+mod get_file;
 mod get_workspace_info;
+mod git_commit_retrieval;
+mod index_status;
+mod index_workspace;
 mod refine_plan;
+mod regex_search;
 mod review_diff;
 mod run_static_analysis;
 mod scrub_secrets;
+mod search_callers_for;
+mod search_tests_for;
+mod semantic_search;
+mod symbol_graph;
 mod tool_manifest;
 mod visualize_plan;
 
@@ -27,6 +38,17 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<create_plan::CreatePlan>(),
     Entry::of::<refine_plan::RefinePlan>(),
     Entry::of::<visualize_plan::VisualizePlan>(),
+    Entry::of::<semantic_search::SemanticSearch>(),
+    Entry::of::<codebase_retrieval::CodebaseRetrieval>(),
+    Entry::of::<get_context_for_prompt::GetContextForPrompt>(),
+    Entry::of::<get_file::GetFile>(),
+    Entry::of::<git_commit_retrieval::GitCommitRetrieval>(),
+    Entry::of::<regex_search::RegexSearch>(),
+    Entry::of::<symbol_graph::SymbolGraph>(),
+    Entry::of::<search_tests_for::SearchTestsFor>(),
+    Entry::of::<search_callers_for::SearchCallersFor>(),
+    Entry::of::<index_workspace::IndexWorkspace>(),
+    Entry::of::<index_status::IndexStatus>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when

@@ -39,6 +39,10 @@ pub enum Command {
         #[command(subcommand)]
         command: SessionCommand,
     },
+    /// Build or update the code index (.tollgate/index), or show its status.
+    Index(IndexArgs),
+    /// Search the code index (hybrid: BM25, vectors, commit history).
+    Search(SearchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,6 +113,81 @@ pub struct SessionStartArgs {
     /// Print the session id and run it in a background process.
     #[arg(long)]
     pub detach: bool,
+}
+
+/// Where the index is and which embedder it uses (shared by `index` and `search`).
+#[derive(Debug, Args)]
+pub struct IndexLocationArgs {
+    /// Workspace root.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Index directory [default: <repo>/.tollgate/index].
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
+    /// An OpenAI-compatible embeddings endpoint (`http://localhost:11434/v1`) instead of the
+    /// built-in hashed embedder; changing the embedder rebuilds the index.
+    #[arg(long, value_name = "URL", requires = "embed_model")]
+    pub embed_url: Option<String>,
+    /// The model the embeddings endpoint serves.
+    #[arg(long, value_name = "NAME")]
+    pub embed_model: Option<String>,
+    /// Bearer token for the embeddings endpoint.
+    #[arg(
+        long,
+        env = "TOLLGATE_EMBED_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub embed_api_key: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Only (re)index this subdirectory of the workspace.
+    pub path: Option<String>,
+    #[command(flatten)]
+    pub location: IndexLocationArgs,
+    /// Show the index's status instead of updating it.
+    #[arg(long)]
+    pub status: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    #[command(flatten)]
+    pub location: IndexLocationArgs,
+    /// Results (1–50).
+    #[arg(long, short = 'k', default_value_t = 10)]
+    pub top_k: usize,
+    /// Over-fetch more in every channel.
+    #[arg(long)]
+    pub deep: bool,
+    /// Only files with this extension (repeatable): `--type rs --type .ts`.
+    #[arg(long = "type", value_name = "EXT")]
+    pub file_types: Vec<String>,
+    /// Leave out paths under this prefix or matching this glob (repeatable).
+    #[arg(long, value_name = "PATH|GLOB")]
+    pub exclude: Vec<String>,
+    /// Test files: include, exclude (the default) or only.
+    #[arg(long, value_name = "MODE", default_value = "exclude", value_parser = ["include", "exclude", "only"])]
+    pub tests: String,
+    /// Only files in this language (rust, typescript, python, go, java, …).
+    #[arg(long, value_name = "LANG")]
+    pub language: Option<String>,
+    /// Only files under this subdirectory.
+    #[arg(long, value_name = "DIR")]
+    pub under: Option<String>,
+    /// Print JSON (results with paths, lines, relevance and snippets).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

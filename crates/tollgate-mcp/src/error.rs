@@ -105,3 +105,9 @@ impl From<tollgate::store::StoreError> for ToolError {
         ToolError::new(err.code(), err.to_string())
     }
 }
+
+impl From<tollgate::context::ContextError> for ToolError {
+    fn from(err: tollgate::context::ContextError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    }
+}

@@ -13,6 +13,7 @@
 
 pub mod analyzers;
 pub mod config;
+pub mod context;
 pub mod control;
 pub mod diff;
 pub mod findings;

@@ -14,6 +14,7 @@ mod config_precedence;
 mod fake_github;
 mod fake_llm;
 mod git_sources;
+mod index;
 mod init_and_invariants;
 mod mcp;
 mod plan_cli;

@@ -1,11 +1,13 @@
 //! One module per command; each turns its arguments into a core call and an exit status.
 
+mod index;
 mod init;
 mod invariants;
 mod mcp;
 mod plan;
 mod plan_authoring;
 mod review;
+mod search;
 mod session;
 
 use std::process::ExitCode;
@@ -43,5 +45,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Mcp(args) => mcp::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Session { command } => session::run(command),
+        Command::Index(args) => index::run(args),
+        Command::Search(args) => search::run(args),
     }
 }

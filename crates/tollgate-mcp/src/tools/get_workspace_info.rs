@@ -1,6 +1,5 @@
 //! `get_workspace_info`: what this server works on and offers (a Tollgate extension; upstream
-//! documented the name without shipping it). Index fields upstream described come with the
-//! index.
+//! documented the name without shipping it), with the code index's health.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -40,8 +39,26 @@ pub(crate) struct WorkspaceInfo {
     profiles: Vec<String>,
     /// Names of the served tools.
     tools: Vec<String>,
+    /// Files in the code index (0 before `index_workspace` or the first search).
+    total_files: usize,
+    /// The code index's health (the `index_status` tool has the details).
+    index_status: IndexHealth,
     /// Problems reading the repository state (the rest of the answer still holds).
     warnings: Vec<String>,
+}
+
+/// Upstream's `index_status` block.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct IndexHealth {
+    /// An index exists and every channel it has data for can be served.
+    healthy: bool,
+    /// RFC 3339; absent before the first index run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_indexed: Option<String>,
+    /// Bytes on disk.
+    index_size: u64,
+    /// What is wrong, when something is.
+    problems: Vec<String>,
 }
 
 impl Tool for GetWorkspaceInfo {
@@ -49,9 +66,10 @@ impl Tool for GetWorkspaceInfo {
     const TITLE: &'static str = "Workspace info";
     const DESCRIPTION: &'static str = "Describe the workspace this server reviews (root path, \
 git root, branch, HEAD commit, whether tollgate.toml and .review-invariants.yml exist) and the \
-server itself (version, protocol versions, served profiles and tools). Takes no arguments.";
+server itself (version, protocol versions, served profiles and tools), and the code index's \
+health (files indexed, last indexed, size). Takes no arguments.";
     const GROUP: Group = Group::Utility;
-    const VERSION: &'static str = "1.0.0";
+    const VERSION: &'static str = "1.1.0";
     const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = NoInput;
@@ -75,6 +93,35 @@ server itself (version, protocol versions, served profiles and tools). Takes no 
             ),
             None => (None, None, None),
         };
+        let index = tollgate::context::Workspace::open(workspace)
+            .and_then(|ws| tollgate::context::index_status(&ws));
+        let (total_files, index_status) = match index {
+            Ok(status) => (
+                status.files,
+                IndexHealth {
+                    healthy: status.healthy,
+                    last_indexed: status.last_indexed,
+                    index_size: status.index_size,
+                    problems: if status.exists {
+                        status.problems
+                    } else {
+                        vec!["no index yet: call index_workspace".to_string()]
+                    },
+                },
+            ),
+            Err(err) => {
+                warnings.push(format!("cannot read the code index: {err}"));
+                (
+                    0,
+                    IndexHealth {
+                        healthy: false,
+                        last_indexed: None,
+                        index_size: 0,
+                        problems: vec![err.to_string()],
+                    },
+                )
+            }
+        };
         let present = |name: &str| workspace.join(name).is_file().then(|| name.to_string());
         let catalog = ctx.catalog();
         Ok(WorkspaceInfo {
@@ -92,6 +139,8 @@ server itself (version, protocol versions, served profiles and tools). Takes no 
                 .iter()
                 .map(|served| served.definition.name.to_string())
                 .collect(),
+            total_files,
+            index_status,
             warnings,
         })
     }

@@ -3,18 +3,29 @@
 
 mod cancel_review;
 mod check_invariants;
+mod codebase_retrieval;
 mod create_plan;
+mod get_context_for_prompt;
+mod get_file;
 mod get_review_status;
 mod get_review_telemetry;
 mod get_workspace_info;
+mod git_commit_retrieval;
+mod index_status;
+mod index_workspace;
 mod pause_review;
 mod reactive_review_pr;
 mod refine_plan;
+mod regex_search;
 mod resume_review;
 mod review_diff;
 mod run_static_analysis;
 mod scrub_secrets;
+mod search_callers_for;
+mod search_tests_for;
+mod semantic_search;
 mod session_common;
+mod symbol_graph;
 mod tool_manifest;
 mod validate_content;
 mod visualize_plan;
@@ -42,6 +53,17 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<create_plan::CreatePlan>(),
     Entry::of::<refine_plan::RefinePlan>(),
     Entry::of::<visualize_plan::VisualizePlan>(),
+    Entry::of::<semantic_search::SemanticSearch>(),
+    Entry::of::<codebase_retrieval::CodebaseRetrieval>(),
+    Entry::of::<get_context_for_prompt::GetContextForPrompt>(),
+    Entry::of::<get_file::GetFile>(),
+    Entry::of::<git_commit_retrieval::GitCommitRetrieval>(),
+    Entry::of::<regex_search::RegexSearch>(),
+    Entry::of::<symbol_graph::SymbolGraph>(),
+    Entry::of::<search_tests_for::SearchTestsFor>(),
+    Entry::of::<search_callers_for::SearchCallersFor>(),
+    Entry::of::<index_workspace::IndexWorkspace>(),
+    Entry::of::<index_status::IndexStatus>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when

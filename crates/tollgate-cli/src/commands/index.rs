@@ -1,0 +1,143 @@
+//! `tollgate index [PATH] [--status]`: build or update the code index, with a progress bar.
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use tollgate::context::request::IndexWorkspaceRequest;
+use tollgate::context::{self, HttpEmbedder, Progress, Workspace};
+
+use std::io::Write;
+
+use super::ExitStatus;
+use crate::args::{IndexArgs, IndexLocationArgs};
+
+/// The workspace with the index location and embedder the flags ask for.
+pub(super) fn workspace(location: &IndexLocationArgs) -> anyhow::Result<Workspace> {
+    let mut ws = Workspace::open(&location.repo)
+        .with_context(|| format!("cannot open the workspace {}", location.repo.display()))?;
+    if let Some(dir) = &location.index_dir {
+        ws = ws.with_index_dir(dir.clone());
+    }
+    if let (Some(url), Some(model)) = (&location.embed_url, &location.embed_model) {
+        let embedder = HttpEmbedder::connect(url, model, location.embed_api_key.clone())?;
+        ws = ws.with_embedder(Box::new(embedder));
+    }
+    Ok(ws)
+}
+
+pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
+    let ws = workspace(&args.location)?;
+    let mut out = std::io::stdout().lock();
+    if args.status {
+        let status = context::index_status(&ws)?;
+        if args.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&status)?)?;
+        } else if !status.exists {
+            writeln!(
+                out,
+                "no index at {} (run `tollgate index`)",
+                status.index_dir
+            )?;
+        } else {
+            writeln!(out, "index:    {}", status.index_dir)?;
+            writeln!(
+                out,
+                "health:   {}",
+                if status.healthy { "ok" } else { "problems" }
+            )?;
+            for problem in &status.problems {
+                writeln!(out, "  - {problem}")?;
+            }
+            writeln!(
+                out,
+                "files:    {} ({} bytes of source)",
+                status.files, status.source_size
+            )?;
+            writeln!(
+                out,
+                "chunks:   {} ({} vectors{})",
+                status.chunks,
+                status.vectors,
+                if status.hnsw_graph {
+                    ", HNSW graph"
+                } else {
+                    ""
+                }
+            )?;
+            writeln!(out, "commits:  {}", status.commits)?;
+            writeln!(
+                out,
+                "embedder: {}",
+                status.embedder.as_deref().unwrap_or("-")
+            )?;
+            writeln!(
+                out,
+                "indexed:  {}",
+                status.last_indexed.as_deref().unwrap_or("-")
+            )?;
+            writeln!(out, "size:     {} bytes", status.index_size)?;
+            let langs: Vec<String> = status
+                .languages
+                .iter()
+                .map(|(l, n)| format!("{l} {n}"))
+                .collect();
+            writeln!(out, "languages: {}", langs.join(", "))?;
+        }
+        return Ok(if status.exists && status.healthy {
+            ExitStatus::Pass
+        } else {
+            ExitStatus::Error
+        });
+    }
+    let show_bar = !args.quiet && std::io::stderr().is_terminal();
+    let bar = if show_bar {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let mut on_progress = |p: Progress| match p {
+        Progress::Walked { files } => {
+            bar.set_message(format!("found {files} files; indexing changes"))
+        }
+        Progress::Processed { done, total } => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+        Progress::Committing => bar.set_message("writing the index".to_string()),
+        Progress::History => bar.set_message("indexing commit history".to_string()),
+    };
+    let report = context::index_workspace(
+        &ws,
+        &IndexWorkspaceRequest {
+            path: args.path.clone(),
+        },
+        &mut on_progress,
+    )?;
+    bar.finish_and_clear();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        if let Some(reason) = &report.rebuilt {
+            eprintln!("rebuilt the index: {reason}");
+        }
+        eprintln!(
+            "indexed {} files: {} changed, {} unchanged, {} removed, {} skipped; {} chunks added, {} removed; {} commits added ({} ms)",
+            report.files_total,
+            report.files_changed,
+            report.files_unchanged,
+            report.files_removed,
+            report.files_skipped,
+            report.chunks_added,
+            report.chunks_removed,
+            report.commits_added,
+            report.elapsed_ms
+        );
+    }
+    Ok(ExitStatus::Pass)
+}

@@ -1,0 +1,30 @@
+//! `codebase_retrieval`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{CodebaseRetrievalRequest, SearchResponse};
+use tollgate::context::{Workspace, codebase_retrieval};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct CodebaseRetrieval;
+
+impl Tool for CodebaseRetrieval {
+    const NAME: &'static str = "codebase_retrieval";
+    const TITLE: &'static str = "Codebase retrieval";
+    const DESCRIPTION: &'static str = "Search the codebase with filters applied before ranking: options.file_types (extensions), options.exclude_paths (prefixes or globs), options.include_tests (default false), options.language, options.under (subdirectory), options.top_k (default 10, max 50). Same result shape as semantic_search.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = CodebaseRetrievalRequest;
+    type Output = SearchResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        input: CodebaseRetrievalRequest,
+    ) -> Result<SearchResponse, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(codebase_retrieval(&ws, &input)?)
+    }
+}

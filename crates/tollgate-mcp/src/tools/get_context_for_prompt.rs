@@ -1,0 +1,27 @@
+//! `get_context_for_prompt`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{ContextBundle, GetContextRequest};
+use tollgate::context::{Workspace, get_context_for_prompt};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct GetContextForPrompt;
+
+impl Tool for GetContextForPrompt {
+    const NAME: &'static str = "get_context_for_prompt";
+    const TITLE: &'static str = "Context for a prompt";
+    const DESCRIPTION: &'static str = "Bundle the code most relevant to a query for a prompt: the best spans of up to max_files files (default 5) with paths and line numbers, packed into token_budget (default 8000, ~4 characters a token), files below min_relevance (0-1, default 0.3) left out, and files they import or are imported by listed when include_related (default true). Returns Markdown plus the files and spans used.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = GetContextRequest;
+    type Output = ContextBundle;
+
+    fn call(ctx: &ToolContext, input: GetContextRequest) -> Result<ContextBundle, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(get_context_for_prompt(&ws, &input)?)
+    }
+}

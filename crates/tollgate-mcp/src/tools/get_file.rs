@@ -1,0 +1,27 @@
+//! `get_file`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{FileContent, GetFileRequest};
+use tollgate::context::{Workspace, get_file};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct GetFile;
+
+impl Tool for GetFile {
+    const NAME: &'static str = "get_file";
+    const TITLE: &'static str = "Get file";
+    const DESCRIPTION: &'static str = "Read a workspace file: content (secrets masked), size, line count and, with include_metadata (default true), last modified time and git status. The path is relative to the workspace root; paths that leave it (.., absolute, symlinks pointing out) are refused. Files up to 2 MB.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = GetFileRequest;
+    type Output = FileContent;
+
+    fn call(ctx: &ToolContext, input: GetFileRequest) -> Result<FileContent, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(get_file(&ws, &input)?)
+    }
+}

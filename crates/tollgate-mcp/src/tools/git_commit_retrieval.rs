@@ -1,0 +1,30 @@
+//! `git_commit_retrieval`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{CommitResponse, GitCommitRetrievalRequest};
+use tollgate::context::{Workspace, git_commit_retrieval};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct GitCommitRetrieval;
+
+impl Tool for GitCommitRetrieval {
+    const NAME: &'static str = "git_commit_retrieval";
+    const TITLE: &'static str = "Commit retrieval";
+    const DESCRIPTION: &'static str = "Search commit history (messages and touched paths) for a query: commits with sha, message, author, date, files changed and relevance_score (0-1). Filters: since (ISO date or '2 weeks ago'), author (part of name or email), max_commits (default 10).";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = GitCommitRetrievalRequest;
+    type Output = CommitResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        input: GitCommitRetrievalRequest,
+    ) -> Result<CommitResponse, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(git_commit_retrieval(&ws, &input)?)
+    }
+}

@@ -1,0 +1,27 @@
+//! `index_status`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::IndexStatusResponse;
+use tollgate::context::{Workspace, index_status};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, NoInput, Tool, ToolContext};
+
+pub(crate) struct IndexStatus;
+
+impl Tool for IndexStatus {
+    const NAME: &'static str = "index_status";
+    const TITLE: &'static str = "Index status";
+    const DESCRIPTION: &'static str = "Report the code index's health: files, chunks, vectors, commits, embedder, last indexed time, size on disk, languages, problems. Takes no arguments.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = NoInput;
+    type Output = IndexStatusResponse;
+
+    fn call(ctx: &ToolContext, _input: NoInput) -> Result<IndexStatusResponse, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(index_status(&ws)?)
+    }
+}

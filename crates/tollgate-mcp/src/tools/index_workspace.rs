@@ -1,0 +1,32 @@
+//! `index_workspace`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{IndexReport, IndexWorkspaceRequest};
+use tollgate::context::{Workspace, index_workspace};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct IndexWorkspace;
+
+impl Tool for IndexWorkspace {
+    const NAME: &'static str = "index_workspace";
+    const TITLE: &'static str = "Index workspace";
+    const DESCRIPTION: &'static str = "Build or update the code index under .tollgate/index: only changed files are re-read (size and mtime, then content hash), removed files leave, commit history is brought up to HEAD. path limits the update to a subdirectory. Fails with INDEX_BUSY while another indexer runs.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    type Input = IndexWorkspaceRequest;
+    type Output = IndexReport;
+
+    fn call(ctx: &ToolContext, input: IndexWorkspaceRequest) -> Result<IndexReport, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(index_workspace(&ws, &input, &mut |_| {})?)
+    }
+}

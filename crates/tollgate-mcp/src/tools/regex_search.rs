@@ -1,0 +1,30 @@
+//! `regex_search`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{RegexSearchRequest, RegexSearchResponse};
+use tollgate::context::{Workspace, regex_search};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct RegexSearch;
+
+impl Tool for RegexSearch {
+    const NAME: &'static str = "regex_search";
+    const TITLE: &'static str = "Regex search";
+    const DESCRIPTION: &'static str = "Search the working tree with a regex (ripgrep syntax), honouring .gitignore and skipping binary, vendored and generated files; needs no index. path_glob narrows files, ignore_case, context_lines (0-10), offset/limit page through matches. An invalid pattern is an INVALID_INPUT error.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = RegexSearchRequest;
+    type Output = RegexSearchResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        input: RegexSearchRequest,
+    ) -> Result<RegexSearchResponse, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(regex_search(&ws, &input)?)
+    }
+}

@@ -1,0 +1,30 @@
+//! `search_callers_for`: a context tool (upstream's name and parameters).
+
+use tollgate::context::request::{SearchCallersRequest, SymbolGraphResponse};
+use tollgate::context::{Workspace, search_callers_for};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct SearchCallersFor;
+
+impl Tool for SearchCallersFor {
+    const NAME: &'static str = "search_callers_for";
+    const TITLE: &'static str = "Search callers for";
+    const DESCRIPTION: &'static str = "Find uses of a symbol (call sites and other references, definitions left out) across the workspace; the callers query of symbol_graph.";
+    const GROUP: Group = Group::In(Profile::Context);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = Hints::READ_ONLY;
+
+    type Input = SearchCallersRequest;
+    type Output = SymbolGraphResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        input: SearchCallersRequest,
+    ) -> Result<SymbolGraphResponse, ToolError> {
+        let ws = Workspace::open(ctx.workspace())?;
+        Ok(search_callers_for(&ws, &input)?)
+    }
+}

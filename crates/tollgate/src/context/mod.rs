@@ -1,0 +1,123 @@
+//! The context operations agents and reviews draw on, as a thin API over the hybrid index
+//! (`tollgate-index`): searches (`semantic_search`, `codebase_retrieval`, `search_tests_for`),
+//! context bundles within a token budget (`get_context_for_prompt`), path-safe file reads
+//! (`get_file`), commit retrieval (`git_commit_retrieval`), regex search (`regex_search`),
+//! the symbol graph (`symbol_graph`, `search_callers_for`) and indexing (`index_workspace`,
+//! `index_status`). Requests and results are plain serde + schemars types with upstream's
+//! field names and defaults ([`request`]).
+//!
+//! Searches build the index on first use when the workspace has none; they never re-index an
+//! existing index behind the caller's back (`index_workspace` does that).
+
+mod files;
+mod ops;
+pub mod request;
+
+use std::path::{Path, PathBuf};
+
+pub use files::get_file;
+pub use ops::{
+    codebase_retrieval, get_context_for_prompt, git_commit_retrieval, index_status,
+    index_workspace, regex_search, search_callers_for, search_tests_for, semantic_search,
+    symbol_graph,
+};
+use tollgate_index::IndexConfig;
+pub use tollgate_index::{Embedder, HashedEmbedder, HttpEmbedder, IndexError, Progress};
+
+/// A context operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContextError {
+    #[error("{field}: {message}")]
+    InvalidInput {
+        field: &'static str,
+        message: String,
+    },
+    #[error("{path}: no such file in the workspace")]
+    FileNotFound { path: String },
+    #[error(
+        "{path}: outside the workspace (paths are relative to its root; symlinks may not leave it)"
+    )]
+    OutsideWorkspace { path: String },
+    #[error("{path}: {message}")]
+    Unreadable { path: String, message: String },
+    #[error(transparent)]
+    Index(#[from] IndexError),
+}
+
+impl ContextError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ContextError::InvalidInput { .. } => "INVALID_INPUT",
+            ContextError::FileNotFound { .. } => "FILE_NOT_FOUND",
+            ContextError::OutsideWorkspace { .. } => "PATH_OUTSIDE_WORKSPACE",
+            ContextError::Unreadable { .. } => "IO_ERROR",
+            ContextError::Index(err) => err.code(),
+        }
+    }
+
+    /// The request field at fault, when one is.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            ContextError::InvalidInput { field, .. } => Some(field),
+            ContextError::FileNotFound { .. } | ContextError::OutsideWorkspace { .. } => {
+                Some("path")
+            }
+            ContextError::Index(IndexError::InvalidInput(_)) => None,
+            _ => None,
+        }
+    }
+}
+
+/// The workspace the operations work on: its root, its index and the embedder the index uses.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    index: IndexConfig,
+    embedder: Box<dyn Embedder>,
+}
+
+impl Workspace {
+    /// `root` is canonicalised (every path argument resolves inside it); the index lives in
+    /// `<root>/.tollgate/index` and uses the built-in hashed embedder.
+    pub fn open(root: &Path) -> Result<Workspace, ContextError> {
+        let root = root
+            .canonicalize()
+            .map_err(|err| ContextError::Unreadable {
+                path: root.display().to_string(),
+                message: err.to_string(),
+            })?;
+        let index = IndexConfig::new(&root);
+        Ok(Workspace {
+            root,
+            index,
+            embedder: Box::new(HashedEmbedder),
+        })
+    }
+
+    /// Keeps the index somewhere else.
+    pub fn with_index_dir(mut self, dir: PathBuf) -> Workspace {
+        self.index.dir = dir;
+        self
+    }
+
+    /// Uses another embedder (an index built with a different one is rebuilt by the next
+    /// `index_workspace`).
+    pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Workspace {
+        self.embedder = embedder;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn index_config(&self) -> &IndexConfig {
+        &self.index
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        self.embedder.as_ref()
+    }
+}

@@ -1,0 +1,351 @@
+//! The code index and the context tools end to end: `tollgate index` / `tollgate search` on
+//! small real git repositories, an HTTP embedder against a loopback server speaking the
+//! OpenAI `/v1/embeddings` protocol, and the context tools over MCP stdio.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::util::{TestRepo, tollgate};
+
+fn sample_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "src/auth/password.rs",
+        "//! Password checks.\n\nuse crate::crypto::hash;\n\n/// Verifies a password against its stored hash.\npub fn verify_password(stored: &str, given: &str) -> bool {\n    hash(given) == stored\n}\n",
+    )
+    .write("src/crypto.rs", "/// Hashes bytes.\npub fn hash(text: &str) -> String {\n    text.chars().rev().collect()\n}\n")
+    .write(
+        "web/render.ts",
+        "import { Canvas } from './canvas';\n\nexport function drawTriangle(canvas: Canvas, size: number) {\n  canvas.line(0, 0, size, 0);\n}\n",
+    )
+    .write("tools/report.py", "class ReportWriter:\n    def write_summary(self, rows):\n        return len(rows)\n")
+    .write("tests/password_test.rs", "#[test]\nfn verify_password_accepts_the_right_one() {\n    assert!(verify_password(\"x\", \"x\"));\n}\n")
+    .write("README.md", "# Sample\n\nA sample project with password checks and a renderer.\n");
+    repo.commit("Initial import");
+    repo.write("src/crypto.rs", "/// Hashes bytes with a salt.\npub fn hash(text: &str) -> String {\n    format!(\"salt{text}\")\n}\n");
+    repo.commit("Salt the password hash (#12)");
+    repo
+}
+
+fn path_of(repo: &TestRepo) -> &str {
+    repo.path().to_str().unwrap()
+}
+
+#[test]
+fn index_search_status_and_incremental_update() {
+    let repo = sample_repo();
+    let root = path_of(&repo);
+    let run = tollgate(&["index", "--repo", root, "--json"]).run();
+    let report = run.assert_code(0).json();
+    assert_eq!(report["files_changed"], 6, "{report}");
+    assert_eq!(report["commits_added"], 2, "{report}");
+
+    let run = tollgate(&[
+        "search",
+        "how is a password verified",
+        "--repo",
+        root,
+        "--json",
+    ])
+    .run();
+    let results = run.assert_code(0).json();
+    let first = &results["results"][0];
+    assert_eq!(first["path"], "src/auth/password.rs", "{results}");
+    assert_eq!(first["symbol"], "verify_password");
+    assert_eq!(
+        (first["start_line"].as_u64(), first["end_line"].as_u64()),
+        (Some(5), Some(8))
+    );
+    assert!(
+        first["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("pub fn verify_password")
+    );
+    // Tests are excluded by default, and the only results with --tests only.
+    let paths = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!paths(&results).contains(&"tests/password_test.rs".to_string()));
+    let only = tollgate(&[
+        "search",
+        "verify password",
+        "--repo",
+        root,
+        "--tests",
+        "only",
+        "--json",
+    ])
+    .run();
+    assert_eq!(
+        paths(&only.assert_code(0).json()),
+        ["tests/password_test.rs"]
+    );
+    // Filters apply before the cut: one result asked, the TypeScript file comes back.
+    let ts = tollgate(&[
+        "search",
+        "password triangle",
+        "--repo",
+        root,
+        "--type",
+        "ts",
+        "-k",
+        "1",
+        "--json",
+    ])
+    .run();
+    assert_eq!(paths(&ts.assert_code(0).json()), ["web/render.ts"]);
+
+    let status = tollgate(&["index", "--status", "--repo", root, "--json"]).run();
+    let status = status.assert_code(0).json();
+    assert_eq!(status["healthy"], true, "{status}");
+    assert_eq!(status["files"], 6);
+    assert_eq!(status["commits"], 2);
+    assert_eq!(status["embedder"], "hashed-v1/512");
+
+    // One changed file is all a second run touches; the new content is searchable.
+    std::thread::sleep(Duration::from_millis(20));
+    repo.write(
+        "tools/report.py",
+        "def export_spreadsheet(rows):\n    return rows\n",
+    );
+    let report = tollgate(&["index", "--repo", root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    assert_eq!(
+        (
+            report["files_changed"].as_u64(),
+            report["files_unchanged"].as_u64()
+        ),
+        (Some(1), Some(5)),
+        "{report}"
+    );
+    let found = tollgate(&[
+        "search",
+        "export spreadsheet",
+        "--repo",
+        root,
+        "--json",
+        "-k",
+        "1",
+    ])
+    .run();
+    let found = found.assert_code(0).json();
+    assert_eq!(
+        found["results"][0]["symbol"], "export_spreadsheet",
+        "{found}"
+    );
+    assert!(
+        !found["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("ReportWriter")
+    );
+
+    // A second writer is refused clearly while the first runs (its lock names a live pid);
+    // readers are not blocked.
+    let lock = repo.path().join(".tollgate/index/write.lock");
+    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let refused = tollgate(&["index", "--repo", root]).run();
+    refused.assert_code(2);
+    assert!(
+        refused.stderr.contains("another indexer"),
+        "{}",
+        refused.stderr
+    );
+    tollgate(&["search", "password", "--repo", root, "--json"])
+        .run()
+        .assert_code(0);
+    std::fs::remove_file(&lock).unwrap();
+}
+
+#[test]
+fn a_subdirectory_can_be_indexed_alone() {
+    let repo = sample_repo();
+    let root = path_of(&repo);
+    let report = tollgate(&["index", "src", "--repo", root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    assert_eq!(report["files_changed"], 2, "{report}");
+    let outside = tollgate(&["index", "../", "--repo", root]).run();
+    outside.assert_code(2);
+    assert!(
+        outside.stderr.contains("outside the workspace"),
+        "{}",
+        outside.stderr
+    );
+}
+
+/// A loopback `/v1/embeddings` server: 8-dimensional letter-frequency vectors, one per input;
+/// records the requests it saw.
+fn embeddings_server() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut length = 0;
+            let mut auth = String::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if lower.starts_with("authorization:") {
+                    auth = line.trim().to_string();
+                }
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let request: Value = serde_json::from_slice(&body).unwrap();
+            let ok = request_line.starts_with("POST /v1/embeddings ")
+                && auth == "authorization: Bearer sk-test";
+            log.lock().unwrap().push(json!({"line": request_line.trim(), "model": request["model"], "n": request["input"].as_array().map(Vec::len)}));
+            let (status, response) = if ok {
+                let data: Vec<Value> = request["input"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| {
+                        let mut v = [0.01f32; 8];
+                        for b in text
+                            .as_str()
+                            .unwrap()
+                            .bytes()
+                            .filter(u8::is_ascii_alphabetic)
+                        {
+                            v[(b.to_ascii_lowercase() - b'a') as usize % 8] += 1.0;
+                        }
+                        json!({"object": "embedding", "index": i, "embedding": v})
+                    })
+                    .collect();
+                (
+                    "200 OK",
+                    json!({"object": "list", "data": data, "model": request["model"]}),
+                )
+            } else {
+                (
+                    "401 Unauthorized",
+                    json!({"error": {"message": "bad request or key"}}),
+                )
+            };
+            let body = response.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn an_http_embedder_builds_the_vectors_and_a_change_of_embedder_rebuilds() {
+    let repo = sample_repo();
+    let root = path_of(&repo);
+    let (url, seen) = embeddings_server();
+    let http = ["--embed-url", url.as_str(), "--embed-model", "tiny-embed"];
+    let mut args = vec!["index", "--repo", root, "--json"];
+    args.extend(http);
+    let report = tollgate(&args)
+        .env("TOLLGATE_EMBED_API_KEY", "sk-test")
+        .run()
+        .assert_code(0)
+        .json();
+    assert_eq!(report["files_changed"], 6, "{report}");
+    let requests = seen.lock().unwrap().clone();
+    assert!(
+        requests.len() >= 2,
+        "a probe and at least one batch: {requests:?}"
+    );
+    assert!(
+        requests.iter().all(|r| r["model"] == "tiny-embed"),
+        "{requests:?}"
+    );
+
+    let status = tollgate(&["index", "--status", "--repo", root, "--json"])
+        .run()
+        .json();
+    let embedder = status["embedder"].as_str().unwrap().to_string();
+    assert!(embedder.starts_with("http/tiny-embed/8@"), "{status}");
+    assert_eq!(status["vectors"], status["chunks"]);
+
+    let mut search = vec!["search", "password", "--repo", root, "--json"];
+    search.extend(http);
+    let found = tollgate(&search)
+        .env("TOLLGATE_EMBED_API_KEY", "sk-test")
+        .run()
+        .assert_code(0)
+        .json();
+    assert!(
+        found["channels"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("vector")),
+        "{found}"
+    );
+    // Searching with another embedder skips the vectors rather than mixing them.
+    let hashed = tollgate(&["search", "password", "--repo", root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    assert!(
+        !hashed["channels"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("vector")),
+        "{hashed}"
+    );
+    assert!(
+        hashed["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("vector channel skipped"),
+        "{hashed}"
+    );
+
+    // A wrong key fails before anything is indexed, naming the endpoint.
+    let bad = tollgate(&args)
+        .env("TOLLGATE_EMBED_API_KEY", "sk-wrong")
+        .run();
+    bad.assert_code(2);
+    assert!(bad.stderr.contains("401"), "{}", bad.stderr);
+
+    // Back to the built-in embedder: a clear rebuild, every file again.
+    let run = tollgate(&["index", "--repo", root]).run();
+    run.assert_code(0);
+    assert!(
+        run.stderr
+            .contains("rebuilt the index: embedder changed from http/tiny-embed/8@"),
+        "{}",
+        run.stderr
+    );
+    let status = tollgate(&["index", "--status", "--repo", root, "--json"])
+        .run()
+        .json();
+    assert_eq!(status["embedder"], "hashed-v1/512");
+    assert_eq!(status["vectors"], status["chunks"]);
+}

@@ -58,7 +58,7 @@ fn main() {
             break;
         }
         let commit = repo.find_commit(oid).unwrap();
-        let title = commit.summary().unwrap_or("").to_string();
+        let title = commit.summary().ok().flatten().unwrap_or("").to_string();
         let lower = title.to_lowercase();
         if [
             "bump",

@@ -480,8 +480,8 @@ mod tests {
     #[tokio::test]
     async fn progress_carries_what_the_work_reports_and_a_timeout_stops_the_work() {
         use std::sync::atomic::Ordering;
-        let (mut server, _workspace) = test_server(Entry::of::<Steps>(), Duration::from_millis(30));
-        server.call_timeout = Duration::from_millis(400);
+        let (mut server, _workspace) = test_server(Entry::of::<Steps>(), Duration::from_millis(10));
+        server.call_timeout = Duration::from_secs(2);
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
@@ -502,15 +502,27 @@ mod tests {
             client.call_tool(params)
         };
 
-        let finished = call(8).await.unwrap();
+        let finished = call(10).await.unwrap();
         assert_eq!(finished.is_error, Some(false));
         assert_eq!(STEPS_ENDED.load(Ordering::SeqCst), 1);
         let seen = recorder.0.lock().unwrap().clone();
-        assert!(!seen.is_empty(), "{seen:?}");
+        // A tick before the first report is a heartbeat; every other notification carries the
+        // work's own report.
+        let (reports, heartbeats): (Vec<_>, Vec<_>) =
+            seen.iter().partition(|(_, total, _)| total.is_some());
+        assert!(!reports.is_empty(), "{seen:?}");
         assert!(
-            seen.iter().all(|(done, total, message)| *total == Some(8.0)
-                && (1.0..=8.0).contains(done)
-                && message.starts_with("steps: step ")),
+            reports
+                .iter()
+                .all(|(done, total, message)| *total == Some(10.0)
+                    && (1.0..=10.0).contains(done)
+                    && message.starts_with("steps: step ")),
+            "{seen:?}"
+        );
+        assert!(
+            heartbeats
+                .iter()
+                .all(|(_, _, message)| message.starts_with("steps: running for")),
             "{seen:?}"
         );
 

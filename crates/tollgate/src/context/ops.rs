@@ -251,8 +251,10 @@ pub fn get_context_for_prompt(
         .map_or(1.0, |h| h.score)
         .max(f32::MIN_POSITIVE);
 
-    // Group by file (results come file by file, best file first).
-    let mut files: Vec<(String, f64, String, Vec<(usize, usize, Option<String>)>)> = Vec::new();
+    // Group by file (results come file by file, best file first): path, relevance, language and
+    // the chunks' (start line, end line, symbol).
+    type Span = (usize, usize, Option<String>);
+    let mut files: Vec<(String, f64, String, Vec<Span>)> = Vec::new();
     for hit in outcome.hits {
         let relevance = round(f64::from(hit.score / best));
         if relevance < request.min_relevance {

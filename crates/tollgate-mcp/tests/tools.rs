@@ -227,10 +227,32 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "validate_content"
         ]
     );
+    let context = connect("context", legacy()).await;
+    assert_eq!(
+        context.names(),
+        [
+            "codebase_retrieval",
+            "get_context_for_prompt",
+            "get_file",
+            "get_workspace_info",
+            "git_commit_retrieval",
+            "index_status",
+            "index_workspace",
+            "regex_search",
+            "scrub_secrets",
+            "search_callers_for",
+            "search_tests_for",
+            "semantic_search",
+            "symbol_graph",
+            "tool_manifest",
+            "validate_content"
+        ]
+    );
     let all = connect("all", legacy()).await;
     let mut expected = review.names();
     expected.extend(session.names());
     expected.extend(plan.names());
+    expected.extend(context.names());
     expected.sort();
     expected.dedup();
     assert_eq!(all.names(), expected);
@@ -282,7 +304,8 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         let hints = tool.annotations.as_ref().expect("annotations");
         // tsc may write build info to Tollgate's cache directory; the session tools that start
         // or steer a session change its stored state, and cancelling cannot be undone.
-        let writes_cache = name == "run_static_analysis";
+        // index_workspace writes the index under .tollgate/.
+        let writes_cache = name == "run_static_analysis" || name == "index_workspace";
         let steers = [
             "reactive_review_pr",
             "pause_review",
@@ -693,7 +716,13 @@ async fn tool_manifest_matches_tools_list() {
         .zip(&session.tools)
     {
         assert_eq!(described["name"], listed.name.as_ref());
-        assert_eq!(described["version"], "1.0.0");
+        // get_workspace_info gained index health (1.1.0); every other tool is at its first contract.
+        let version = if listed.name == "get_workspace_info" {
+            "1.1.0"
+        } else {
+            "1.0.0"
+        };
+        assert_eq!(described["version"], version, "{}", listed.name);
         assert_eq!(
             described["input_schema"],
             Value::Object(listed.input_schema.as_ref().clone())
@@ -713,6 +742,22 @@ async fn tool_manifest_matches_tools_list() {
             || name == "reactive_review_pr"
         {
             "session"
+        } else if [
+            "semantic_search",
+            "codebase_retrieval",
+            "get_context_for_prompt",
+            "get_file",
+            "git_commit_retrieval",
+            "regex_search",
+            "symbol_graph",
+            "search_tests_for",
+            "search_callers_for",
+            "index_workspace",
+            "index_status",
+        ]
+        .contains(&name)
+        {
+            "context"
         } else {
             "utility"
         };

@@ -49,6 +49,7 @@ pub struct SemanticSearchRequest {
     #[serde(default = "default_top_k")]
     #[schemars(range(min = 1, max = 50))]
     pub top_k: usize,
+    /// How hard to search: `fast`, or `deep` (over-fetches every channel and fuses more).
     #[serde(default)]
     pub mode: SearchMode,
     /// Accepted for upstream compatibility; Tollgate keeps no result cache.
@@ -88,7 +89,9 @@ pub struct RetrievalOptions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodebaseRetrievalRequest {
+    /// What to look for, in natural language or identifiers.
     pub query: String,
+    /// Filters and limits (file types, exclude paths, include tests, top_k).
     #[serde(default)]
     pub options: RetrievalOptions,
 }
@@ -132,6 +135,7 @@ pub struct SearchResponse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetContextRequest {
+    /// The task or question the context is for.
     pub query: String,
     /// Files to include (1–20).
     #[serde(default = "default_max_files")]
@@ -148,6 +152,7 @@ pub struct GetContextRequest {
     #[serde(default = "default_min_relevance")]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub min_relevance: f64,
+    /// Accepted for compatibility with upstream; results are always computed fresh from the index.
     #[serde(default)]
     pub bypass_cache: bool,
 }
@@ -215,6 +220,7 @@ pub struct FileContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitCommitRetrievalRequest {
+    /// What the commits should be about.
     pub query: String,
     /// Commits to return (1–100).
     #[serde(default = "default_max_commits")]
@@ -257,6 +263,7 @@ pub struct RegexSearchRequest {
     /// Only paths matching this glob (`src/**/*.ts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path_glob: Option<String>,
+    /// Match without regard to case.
     #[serde(default)]
     pub ignore_case: bool,
     /// Lines of context before and after each match (0–10).
@@ -313,8 +320,10 @@ pub enum SymbolQueryType {
 pub struct SymbolGraphRequest {
     /// A name (`parse_config`), optionally qualified (`Parser::parse`, `Parser.parse`).
     pub symbol: String,
+    /// What to find: `definition`, `callers` or `importers`.
     #[serde(default)]
     pub query_type: SymbolQueryType,
+    /// Only symbols in this language (rust, typescript, python, go, java, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     /// Only under this subdirectory.
@@ -354,6 +363,7 @@ pub struct SymbolGraphResponse {
 pub struct SearchTestsRequest {
     /// A symbol, a file or a behaviour to find tests for.
     pub query: String,
+    /// How many results (1–50).
     #[serde(default = "default_top_k")]
     #[schemars(range(min = 1, max = 50))]
     pub top_k: usize,
@@ -363,9 +373,12 @@ pub struct SearchTestsRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchCallersRequest {
+    /// The symbol whose callers to find.
     pub symbol: String,
+    /// Only callers in this language.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// At most this many callers (1–200).
     #[serde(default = "default_symbol_limit")]
     #[schemars(range(min = 1, max = 200))]
     pub limit: usize,

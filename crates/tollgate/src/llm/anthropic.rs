@@ -119,20 +119,10 @@ fn parse_answer(answer: &Value, tool: &str, requests: u32) -> Result<ProviderRep
             .collect::<Vec<_>>()
             .join(""),
     };
-    let tokens = |name: &str| {
-        answer
-            .pointer(&format!("/usage/{name}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    Ok(ProviderReply {
+    Ok(ProviderReply::from_answer(
+        answer,
         text,
-        input_tokens: tokens("input_tokens"),
-        output_tokens: tokens("output_tokens"),
         requests,
-        model: answer
-            .get("model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
+        ("input_tokens", "output_tokens"),
+    ))
 }

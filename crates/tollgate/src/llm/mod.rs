@@ -227,6 +227,34 @@ pub(crate) struct ProviderReply {
     pub(crate) model: Option<String>,
 }
 
+impl ProviderReply {
+    /// A reply from an HTTP answer: its usage under `usage.<input_key>` / `usage.<output_key>`
+    /// (each protocol names them differently) and its `model`.
+    pub(crate) fn from_answer(
+        answer: &serde_json::Value,
+        text: String,
+        requests: u32,
+        (input_key, output_key): (&str, &str),
+    ) -> ProviderReply {
+        let tokens = |name: &str| {
+            answer
+                .pointer(&format!("/usage/{name}"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        ProviderReply {
+            text,
+            input_tokens: tokens(input_key),
+            output_tokens: tokens(output_key),
+            requests,
+            model: answer
+                .get("model")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string),
+        }
+    }
+}
+
 /// A wire protocol. Implementations do retries themselves (they know what is retryable).
 pub(crate) trait Provider: Send + Sync + std::fmt::Debug {
     fn complete(&self, request: &ProviderRequest<'_>) -> Result<ProviderReply, LlmError>;

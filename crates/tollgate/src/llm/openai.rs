@@ -190,20 +190,10 @@ fn parse_answer(answer: &Value, requests: u32) -> Result<ProviderReply, LlmError
             None => String::new(),
         },
     };
-    let tokens = |name: &str| {
-        answer
-            .pointer(&format!("/usage/{name}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    Ok(ProviderReply {
+    Ok(ProviderReply::from_answer(
+        answer,
         text,
-        input_tokens: tokens("prompt_tokens"),
-        output_tokens: tokens("completion_tokens"),
         requests,
-        model: answer
-            .get("model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    })
+        ("prompt_tokens", "completion_tokens"),
+    ))
 }

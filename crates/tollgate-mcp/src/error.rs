@@ -87,3 +87,9 @@ impl From<tollgate::analyzers::AnalysisError> for ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(field.as_deref())
     }
 }
+
+impl From<tollgate::plan::library::PlanStoreError> for ToolError {
+    fn from(err: tollgate::plan::library::PlanStoreError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    }
+}

@@ -3,6 +3,7 @@
 mod init;
 mod invariants;
 mod mcp;
+mod plan;
 mod review;
 
 use std::process::ExitCode;
@@ -38,5 +39,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         } => invariants::check(file),
         Command::Init(args) => init::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Plan(args) => plan::run(args),
     }
 }

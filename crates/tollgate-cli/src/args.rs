@@ -428,4 +428,159 @@ pub enum PlanCommand {
               value_parser = ["dependencies", "architecture", "gantt"])]
         diagram_type: String,
     },
+    /// List saved plans, most recently updated first.
+    List {
+        /// Only plans with this status: ready, approved, executing, completed, failed.
+        #[arg(long)]
+        status: Option<String>,
+        /// Only plans with this tag (repeatable: all must match).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Include deleted plans.
+        #[arg(long)]
+        include_deleted: bool,
+    },
+    /// Save a plan (JSON file, `-` for stdin); a saved plan gets a new version with --overwrite.
+    Save {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        #[arg(long)]
+        overwrite: bool,
+        /// Why, recorded in the history.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Print a saved plan as JSON (by id, or --name).
+    Load {
+        #[arg(value_name = "PLAN_ID", required_unless_present = "name")]
+        plan_id: Option<String>,
+        #[arg(long, conflicts_with = "plan_id")]
+        name: Option<String>,
+        /// A past version.
+        #[arg(long)]
+        version: Option<u32>,
+    },
+    /// Delete a plan (soft: its versions stay in the store).
+    Delete {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+    },
+    /// A plan's versions (who, when, why) and lifecycle events.
+    History {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Include each version's full plan (JSON output).
+        #[arg(long)]
+        include_plans: bool,
+    },
+    /// Compare two versions of a plan.
+    Diff {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(value_name = "FROM")]
+        from_version: u32,
+        #[arg(value_name = "TO")]
+        to_version: u32,
+    },
+    /// Make an old version current again (recorded as a new version).
+    Rollback {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(value_name = "VERSION")]
+        target_version: u32,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Approval requests: ask for one, answer one, list them.
+    Approve {
+        #[command(subcommand)]
+        command: PlanApproveCommand,
+    },
+    /// Step counts, percentage, ready, blocked and current steps.
+    Progress {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+    },
+    /// Record a step's lifecycle: start, complete, fail.
+    Step {
+        #[command(subcommand)]
+        command: PlanStepCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanApproveCommand {
+    /// Ask for approval of the whole plan, or of the given steps.
+    Request {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        /// A step to approve (repeatable; none: the whole plan).
+        #[arg(long = "step", value_name = "N")]
+        steps: Vec<u32>,
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Answer an approval request.
+    Respond {
+        #[arg(value_name = "REQUEST_ID")]
+        request_id: String,
+        #[arg(value_name = "ACTION", value_parser = ["approve", "reject", "request_modification"])]
+        action: String,
+        #[arg(long)]
+        comment: Option<String>,
+        /// The changes asked for, as JSON (with request_modification).
+        #[arg(long, value_name = "JSON")]
+        modifications: Option<String>,
+    },
+    /// A plan's approval requests.
+    List {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanStepCommand {
+    /// Start a ready step.
+    Start {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(value_name = "STEP")]
+        step_number: u32,
+    },
+    /// Complete a step.
+    Complete {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(value_name = "STEP")]
+        step_number: u32,
+        #[arg(long)]
+        notes: Option<String>,
+        /// A file the step changed (repeatable).
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<String>,
+    },
+    /// Fail a step: optionally retry it (up to 3 attempts), skip it, or skip its dependents.
+    Fail {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        #[arg(value_name = "STEP")]
+        step_number: u32,
+        #[arg(long)]
+        error: String,
+        #[arg(long, conflicts_with_all = ["skip", "skip_dependents"])]
+        retry: bool,
+        #[arg(long, conflicts_with = "skip_dependents")]
+        skip: bool,
+        #[arg(long)]
+        skip_dependents: bool,
+    },
 }

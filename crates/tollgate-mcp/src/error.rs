@@ -111,3 +111,9 @@ impl From<tollgate::context::ContextError> for ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(err.field())
     }
 }
+
+impl From<tollgate::plan::library::PlanStoreError> for ToolError {
+    fn from(err: tollgate::plan::library::PlanStoreError) -> ToolError {
+        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    }
+}

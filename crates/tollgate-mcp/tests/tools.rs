@@ -202,12 +202,25 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
     assert_eq!(
         plan.names(),
         [
+            "compare_plan_versions",
+            "complete_step",
             "create_plan",
+            "delete_plan",
+            "fail_step",
             "get_workspace_info",
+            "list_plans",
+            "load_plan",
             "refine_plan",
+            "request_approval",
+            "respond_approval",
+            "rollback_plan",
+            "save_plan",
             "scrub_secrets",
+            "start_step",
             "tool_manifest",
             "validate_content",
+            "view_history",
+            "view_progress",
             "visualize_plan"
         ]
     );
@@ -271,6 +284,18 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
     );
 }
 
+/// The plan tools that change the store.
+const PLAN_WRITES: [&str; 8] = [
+    "save_plan",
+    "delete_plan",
+    "rollback_plan",
+    "request_approval",
+    "respond_approval",
+    "start_step",
+    "complete_step",
+    "fail_step",
+];
+
 #[tokio::test]
 async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
     let session = connect("all", legacy()).await;
@@ -316,17 +341,20 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         // Plan generation and refinement may call a model; creating a plan may save it.
         let models = ["create_plan", "refine_plan"].contains(&name.as_ref());
         let saves = name == "create_plan";
+        // The plan tools that record something; deletion and rollback replace what callers see.
+        let records = PLAN_WRITES.contains(&name.as_ref());
+        let destructive = ["cancel_review", "delete_plan", "rollback_plan"].contains(&name.as_ref());
         assert_eq!(
             hints.read_only_hint,
-            Some(!writes_cache && !steers && !saves),
+            Some(!writes_cache && !steers && !saves && !records),
             "{name}"
         );
+        assert_eq!(hints.destructive_hint, Some(destructive), "{name}");
         assert_eq!(
-            hints.destructive_hint,
-            Some(name == "cancel_review"),
+            hints.idempotent_hint,
+            Some(!steers && !models && !records),
             "{name}"
         );
-        assert_eq!(hints.idempotent_hint, Some(!steers && !models), "{name}");
         assert_eq!(hints.open_world_hint, Some(models), "{name}");
     }
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
@@ -735,7 +763,17 @@ async fn tool_manifest_matches_tools_list() {
         let profile = if ["review_diff", "check_invariants", "run_static_analysis"].contains(&name)
         {
             "review"
-        } else if ["create_plan", "refine_plan", "visualize_plan"].contains(&name) {
+        } else if ["create_plan", "refine_plan", "visualize_plan"].contains(&name)
+            || PLAN_WRITES.contains(&name)
+            || [
+                "load_plan",
+                "list_plans",
+                "view_history",
+                "compare_plan_versions",
+                "view_progress",
+            ]
+            .contains(&name)
+        {
             "plan"
         } else if name.ends_with("_review")
             || name.starts_with("get_review")
@@ -951,4 +989,89 @@ async fn a_review_session_runs_in_the_server_and_is_steered_by_the_session_tools
     assert_eq!(checked["passed"], false);
     assert_eq!(checked["findings"][0]["rule"], "unbalanced_bracket");
     assert_eq!(checked["findings"][0]["line"], 1);
+}
+
+#[tokio::test]
+async fn plan_lifecycle_tools_keep_state_in_the_workspace_store() {
+    let session = connect("plan", legacy()).await;
+    let plan = json!({
+        "goal": "Add a cache",
+        "steps": [
+            {"step_number": 1, "title": "Design"},
+            {"step_number": 2, "title": "Build", "depends_on": [1]},
+            {"step_number": 3, "title": "Docs", "depends_on": [1]}
+        ]
+    });
+    // Upstream passes the plan as JSON text.
+    let saved = session
+        .ok(
+            "save_plan",
+            json!({"plan": plan.to_string(), "name": "cache", "tags": ["infra"]}),
+        )
+        .await;
+    let id = saved["plan"]["id"].as_str().unwrap().to_string();
+    assert_eq!(saved["plan"]["version"], 1);
+    let conflict = session
+        .err("save_plan", json!({"plan": plan, "name": "cache"}))
+        .await;
+    assert_eq!(conflict["code"], "CONFLICT");
+
+    let err = session
+        .err("start_step", json!({"plan_id": id, "step_number": 2}))
+        .await;
+    assert_eq!(err["code"], "CONFLICT");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("waiting on step(s) 1"),
+        "{err}"
+    );
+    session
+        .ok("start_step", json!({"plan_id": id, "step_number": 1}))
+        .await;
+    let done = session
+        .ok(
+            "complete_step",
+            json!({"plan_id": id, "step_number": 1, "notes": "designed", "files_modified": ["docs/cache.md"]}),
+        )
+        .await;
+    assert_eq!(done["progress"]["next_ready_steps"], json!([2, 3]));
+    let failed = session
+        .ok(
+            "fail_step",
+            json!({"plan_id": id, "step_number": 3, "error": "no writer", "skip": true}),
+        )
+        .await;
+    assert_eq!(failed["step"]["status"], "skipped");
+
+    let approval = session
+        .ok(
+            "request_approval",
+            json!({"plan_id": id, "step_numbers": [2]}),
+        )
+        .await;
+    let answered = session
+        .ok(
+            "respond_approval",
+            json!({"request_id": approval["approval"]["id"], "action": "approve", "comment": "ok"}),
+        )
+        .await;
+    assert_eq!(answered["approval"]["status"], "approved");
+    assert_eq!(answered["approval"]["responded_by"], "mcp");
+
+    let progress = session.ok("view_progress", json!({"plan_id": id})).await;
+    assert_eq!(progress["percentage"], 66.7);
+    let history = session.ok("view_history", json!({"plan_id": id})).await;
+    assert_eq!(history["versions"][0]["author"], "mcp");
+    let listed = session.ok("list_plans", json!({"tags": ["infra"]})).await;
+    assert_eq!(listed["plans"][0]["status"], "executing");
+    let loaded = session.ok("load_plan", json!({"name": "cache"})).await;
+    assert_eq!(loaded["plan"]["steps"][0]["blocks"], json!([2, 3]));
+    // The store is the workspace's, where the CLI finds it too.
+    assert!(session.path().join(".tollgate/tollgate.db").is_file());
+    let missing = session
+        .err("view_progress", json!({"plan_id": "plan_nope"}))
+        .await;
+    assert_eq!(missing["code"], "PLAN_NOT_FOUND");
 }

@@ -1,4 +1,5 @@
-//! `tollgate plan …`: writing plans (create, refine, show, visualize: `plan_authoring.rs`).
+//! `tollgate plan …`: writing plans (create, refine, show, visualize: `plan_authoring.rs`) and
+//! the plan store (list, save, load, history, approvals, steps: `plan_store.rs`).
 //! Each subcommand builds the core request, calls one `tollgate::plan` operation, and prints
 //! the response as text or (`--json`) as JSON. Errors go to stderr with their code; exit 2.
 
@@ -6,9 +7,20 @@ use tollgate::plan::DiagramType;
 
 use super::ExitStatus;
 use super::plan_authoring::{self, CreateOptions, RefineOptions};
+use super::plan_store;
 use crate::args::{PlanArgs, PlanCommand};
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
+    let authoring = matches!(
+        args.command,
+        PlanCommand::Create { .. }
+            | PlanCommand::Refine { .. }
+            | PlanCommand::Show { .. }
+            | PlanCommand::Visualize { .. }
+    );
+    if !authoring {
+        return plan_store::run(args);
+    }
     let repo = args.repo.as_path();
     let json = args.json;
     match args.command {
@@ -61,5 +73,6 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
             };
             plan_authoring::visualize(repo, &plan, diagram_type, json)
         }
+        _ => unreachable!("store commands returned above"),
     }
 }

@@ -4,7 +4,11 @@
 mod cancel_review;
 mod check_invariants;
 mod codebase_retrieval;
+mod compare_plan_versions;
+mod complete_step;
 mod create_plan;
+mod delete_plan;
+mod fail_step;
 mod get_context_for_prompt;
 mod get_file;
 mod get_review_status;
@@ -13,27 +17,37 @@ mod get_workspace_info;
 mod git_commit_retrieval;
 mod index_status;
 mod index_workspace;
+mod list_plans;
+mod load_plan;
 mod pause_review;
 mod reactive_review_pr;
 mod refine_plan;
 mod regex_search;
+mod request_approval;
+mod respond_approval;
 mod resume_review;
 mod review_diff;
+mod rollback_plan;
 mod run_static_analysis;
+mod save_plan;
 mod scrub_secrets;
 mod search_callers_for;
 mod search_tests_for;
 mod semantic_search;
 mod session_common;
+mod start_step;
 mod symbol_graph;
 mod tool_manifest;
 mod validate_content;
+mod view_history;
+mod view_progress;
 mod visualize_plan;
 
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::store::Store;
 
 use crate::error::{INVALID_INPUT, ToolError};
-use crate::tool::{Entry, ToolContext};
+use crate::tool::{Entry, Hints, ToolContext};
 
 /// Every tool this build knows; the server serves those of its profiles.
 pub(crate) const ALL: &[Entry] = &[
@@ -64,6 +78,19 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<search_callers_for::SearchCallersFor>(),
     Entry::of::<index_workspace::IndexWorkspace>(),
     Entry::of::<index_status::IndexStatus>(),
+    Entry::of::<save_plan::SavePlan>(),
+    Entry::of::<load_plan::LoadPlan>(),
+    Entry::of::<list_plans::ListPlans>(),
+    Entry::of::<delete_plan::DeletePlan>(),
+    Entry::of::<view_history::ViewHistory>(),
+    Entry::of::<compare_plan_versions::ComparePlanVersions>(),
+    Entry::of::<rollback_plan::RollbackPlan>(),
+    Entry::of::<request_approval::RequestApproval>(),
+    Entry::of::<respond_approval::RespondApproval>(),
+    Entry::of::<start_step::StartStep>(),
+    Entry::of::<complete_step::CompleteStep>(),
+    Entry::of::<fail_step::FailStep>(),
+    Entry::of::<view_progress::ViewProgress>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
@@ -81,6 +108,33 @@ pub(crate) fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolErr
     let env = RawConfig::from_env(ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .map_err(invalid)?;
     Ok(file.overlay(env))
+}
+
+/// Who the plan tools record as the author of a change when the caller names nobody.
+const MCP_AUTHOR: &str = "mcp";
+
+/// A plan tool that records something (a version, an approval, a step state) and overwrites
+/// nothing: every change is kept in the history.
+const PLAN_WRITE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+
+/// A plan tool that replaces what callers see (deletion, rollback); the store keeps the old state.
+const PLAN_DESTRUCTIVE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: false,
+};
+
+/// The workspace's plan store (`.tollgate/tollgate.db`), opened per call: another process (the
+/// CLI) may be using it too, and SQLite serialises the writers.
+fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
+    Store::open_in_workspace(ctx.workspace())
+        .map_err(|err| ToolError::new(err.code(), err.to_string()))
 }
 
 #[cfg(test)]

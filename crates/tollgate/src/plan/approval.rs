@@ -21,6 +21,7 @@ use crate::store::{Store, now_rfc3339};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestApprovalRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// Steps to approve: none for the whole plan, one for a step, several for a group.
     #[serde(default)]
@@ -29,6 +30,7 @@ pub struct RequestApprovalRequest {
     /// What the approver should look at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
@@ -48,12 +50,15 @@ pub enum ApprovalAction {
 pub struct RespondApprovalRequest {
     /// The approval request's id (`approval_…`).
     pub request_id: String,
+    /// `approve`, `reject` or `request_modification`.
     pub action: ApprovalAction,
+    /// The approver's comment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     /// The changes asked for (free JSON), with `request_modification`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modifications: Option<Value>,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }

@@ -29,6 +29,7 @@ pub const MAX_HISTORY_LIMIT: usize = 1000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ViewHistoryRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The newest versions and events to show (default 20, at most 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,9 +137,12 @@ pub fn view_history(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComparePlanVersionsRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
+    /// The older version.
     #[schemars(range(min = 1))]
     pub from_version: u32,
+    /// The newer version.
     #[schemars(range(min = 1))]
     pub to_version: u32,
 }
@@ -433,6 +437,7 @@ fn text_diff(old: &str, new: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RollbackPlanRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The version whose content becomes current again.
     #[schemars(range(min = 1))]
@@ -440,6 +445,7 @@ pub struct RollbackPlanRequest {
     /// Why, recorded in the history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }

@@ -449,8 +449,10 @@ pub fn save_plan(
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadPlanRequest {
+    /// The saved plan's id (`plan_…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_id: Option<String>,
+    /// The plan's unique name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A past version instead of the current one.
@@ -560,7 +562,9 @@ pub fn list_plans(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeletePlanRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }

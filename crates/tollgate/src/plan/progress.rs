@@ -92,6 +92,7 @@ pub struct ProgressReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ViewProgressRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
 }
 
@@ -99,9 +100,12 @@ pub struct ViewProgressRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartStepRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
+    /// The step, by its number in the plan.
     #[schemars(range(min = 1))]
     pub step_number: StepNumber,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
@@ -110,7 +114,9 @@ pub struct StartStepRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteStepRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
+    /// The step, by its number in the plan.
     #[schemars(range(min = 1))]
     pub step_number: StepNumber,
     /// What was done, evidence that the acceptance criteria hold.
@@ -120,6 +126,7 @@ pub struct CompleteStepRequest {
     #[serde(default)]
     #[schemars(length(max = 1000))]
     pub files_modified: Vec<String>,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
@@ -129,7 +136,9 @@ pub struct CompleteStepRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailStepRequest {
+    /// The saved plan's id (`plan_…`).
     pub plan_id: String,
+    /// The step, by its number in the plan.
     #[schemars(range(min = 1))]
     pub step_number: StepNumber,
     /// What went wrong.
@@ -143,6 +152,7 @@ pub struct FailStepRequest {
     /// Fail the step and skip every step that depends on it, directly or not.
     #[serde(default)]
     pub skip_dependents: bool,
+    /// Who is acting, recorded in the history (default: the front end's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }

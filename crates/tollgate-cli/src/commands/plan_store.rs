@@ -1,0 +1,503 @@
+//! `tollgate plan list|save|load|delete|history|diff|rollback|approve|progress|step`: saved
+//! plans, versions, approvals and step progress on the workspace's store.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+
+use tollgate::plan::approval::{
+    ApprovalAction, RequestApprovalRequest, RespondApprovalRequest, list_approvals,
+    request_approval, respond_approval,
+};
+use tollgate::plan::history::{
+    ComparePlanVersionsRequest, RollbackPlanRequest, ViewHistoryRequest, compare_plan_versions,
+    rollback_plan, view_history,
+};
+use tollgate::plan::library::{
+    DeletePlanRequest, ListPlansRequest, LoadPlanRequest, PlanStoreError, SavePlanRequest,
+    delete_plan, list_plans, load_plan, save_plan,
+};
+use tollgate::plan::progress::{
+    CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, ViewProgressRequest,
+    complete_step, fail_step, start_step, view_progress,
+};
+use tollgate::store::Store;
+
+use super::ExitStatus;
+use crate::args::{PlanApproveCommand, PlanArgs, PlanCommand, PlanStepCommand};
+
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
+    let store = Store::open_in_workspace(&args.repo)
+        .with_context(|| format!("opening the plan store of {}", args.repo.display()))?;
+    let author = Some(args.author.clone().unwrap_or_else(default_author));
+    let json = args.json;
+    let outcome = dispatch(&store, args.command, author, json);
+    match outcome {
+        Ok(()) => Ok(ExitStatus::Pass),
+        Err(Failure::Plan(err)) => {
+            eprintln!("error [{}]: {err}", err.code());
+            Ok(ExitStatus::Error)
+        }
+        Err(Failure::Other(err)) => Err(err),
+    }
+}
+
+/// The CLI's default author: the login name, else `cli`.
+fn default_author() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|user| !user.is_empty())
+        .unwrap_or_else(|| "cli".to_string())
+}
+
+enum Failure {
+    Plan(PlanStoreError),
+    Other(anyhow::Error),
+}
+
+impl From<PlanStoreError> for Failure {
+    fn from(err: PlanStoreError) -> Failure {
+        Failure::Plan(err)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(err: anyhow::Error) -> Failure {
+        Failure::Other(err)
+    }
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(value).map_err(anyhow::Error::from)?;
+    println!("{text}");
+    Ok(())
+}
+
+fn dispatch(
+    store: &Store,
+    command: PlanCommand,
+    author: Option<String>,
+    json: bool,
+) -> Result<(), Failure> {
+    match command {
+        // plan.rs sends the authoring commands to plan_authoring.rs; they never reach here.
+        PlanCommand::Create { .. }
+        | PlanCommand::Refine { .. }
+        | PlanCommand::Show { .. }
+        | PlanCommand::Visualize { .. } => unreachable!("authoring commands are not store commands"),
+        PlanCommand::List {
+            status,
+            tags,
+            limit,
+            include_deleted,
+        } => {
+            let response = list_plans(
+                store,
+                &ListPlansRequest {
+                    status,
+                    tags,
+                    limit,
+                    include_deleted,
+                },
+            )?;
+            if json {
+                return print_json(&response);
+            }
+            if response.plans.is_empty() {
+                println!("No saved plans.");
+            }
+            for plan in &response.plans {
+                println!(
+                    "{}  v{}  {:<9}  {} step(s)  {}{}{}",
+                    plan.id,
+                    plan.version,
+                    plan.status,
+                    plan.step_count,
+                    plan.name
+                        .as_deref()
+                        .map(|n| format!("[{n}] "))
+                        .unwrap_or_default(),
+                    plan.goal,
+                    if plan.deleted_at.is_some() {
+                        "  (deleted)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            Ok(())
+        }
+        PlanCommand::Save {
+            file,
+            name,
+            tags,
+            overwrite,
+            reason,
+        } => {
+            let text = read_input(&file)?;
+            let plan: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", file.display()))?;
+            let response = save_plan(
+                store,
+                &SavePlanRequest {
+                    plan,
+                    name,
+                    tags,
+                    overwrite,
+                    author,
+                    reason,
+                },
+            )?;
+            if json {
+                return print_json(&response);
+            }
+            println!("{}", response.message);
+            Ok(())
+        }
+        PlanCommand::Load {
+            plan_id,
+            name,
+            version,
+        } => {
+            let response = load_plan(
+                store,
+                &LoadPlanRequest {
+                    plan_id,
+                    name,
+                    version,
+                },
+            )?;
+            // A plan is data: JSON either way.
+            if json {
+                print_json(&response)
+            } else {
+                print_json(&response.plan)
+            }
+        }
+        PlanCommand::Delete { plan_id } => {
+            let response = delete_plan(store, &DeletePlanRequest { plan_id, author })?;
+            if json {
+                return print_json(&response);
+            }
+            println!("{}", response.message);
+            Ok(())
+        }
+        PlanCommand::History {
+            plan_id,
+            limit,
+            include_plans,
+        } => {
+            let response = view_history(
+                store,
+                &ViewHistoryRequest {
+                    plan_id,
+                    limit,
+                    include_plans,
+                },
+            )?;
+            if json {
+                return print_json(&response);
+            }
+            println!(
+                "Plan {}: version {} of {}",
+                response.plan_id, response.current_version, response.total_versions
+            );
+            for version in &response.versions {
+                println!(
+                    "  v{:<3} {:<12} {}  by {}: {}",
+                    version.version,
+                    version.change_type,
+                    version.created_at,
+                    version.author,
+                    version.summary
+                );
+            }
+            if !response.events.is_empty() {
+                println!("Events:");
+                for event in &response.events {
+                    println!(
+                        "  {}  {}{}  by {}{}",
+                        event.created_at,
+                        event.kind,
+                        event
+                            .step_number
+                            .map(|n| format!(" (step {n})"))
+                            .unwrap_or_default(),
+                        event.author,
+                        if event.detail.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", event.detail)
+                        }
+                    );
+                }
+            }
+            Ok(())
+        }
+        PlanCommand::Diff {
+            plan_id,
+            from_version,
+            to_version,
+        } => {
+            let cmp = compare_plan_versions(
+                store,
+                &ComparePlanVersionsRequest {
+                    plan_id,
+                    from_version,
+                    to_version,
+                },
+            )?;
+            if json {
+                return print_json(&cmp);
+            }
+            println!(
+                "Plan {}: version {} → {}\n{}",
+                cmp.plan_id, cmp.from_version, cmp.to_version, cmp.summary
+            );
+            for step in &cmp.steps_added {
+                println!("+ step {}: {}", step.step_number, step.title);
+            }
+            for step in &cmp.steps_removed {
+                println!("- step {}: {}", step.step_number, step.title);
+            }
+            for step in &cmp.steps_modified {
+                println!("~ step {}: {}", step.step_number, step.title);
+                for change in &step.changes {
+                    print_change("    ", change);
+                }
+            }
+            for file in &cmp.files.added {
+                println!("+ file {file}");
+            }
+            for file in &cmp.files.removed {
+                println!("- file {file}");
+            }
+            for change in cmp.risks.modified.iter().chain(&cmp.field_changes) {
+                print_change("", change);
+            }
+            Ok(())
+        }
+        PlanCommand::Rollback {
+            plan_id,
+            target_version,
+            reason,
+        } => {
+            let response = rollback_plan(
+                store,
+                &RollbackPlanRequest {
+                    plan_id,
+                    target_version,
+                    reason,
+                    author,
+                },
+            )?;
+            if json {
+                return print_json(&response);
+            }
+            println!("{}", response.message);
+            Ok(())
+        }
+        PlanCommand::Approve { command } => approve(store, command, author, json),
+        PlanCommand::Progress { plan_id } => {
+            let report = view_progress(store, &ViewProgressRequest { plan_id })?;
+            if json {
+                return print_json(&report);
+            }
+            print_progress(&report);
+            Ok(())
+        }
+        PlanCommand::Step { command } => {
+            let update = match command {
+                PlanStepCommand::Start {
+                    plan_id,
+                    step_number,
+                } => start_step(
+                    store,
+                    &StartStepRequest {
+                        plan_id,
+                        step_number,
+                        author,
+                    },
+                )?,
+                PlanStepCommand::Complete {
+                    plan_id,
+                    step_number,
+                    notes,
+                    files,
+                } => complete_step(
+                    store,
+                    &CompleteStepRequest {
+                        plan_id,
+                        step_number,
+                        notes,
+                        files_modified: files,
+                        author,
+                    },
+                )?,
+                PlanStepCommand::Fail {
+                    plan_id,
+                    step_number,
+                    error,
+                    retry,
+                    skip,
+                    skip_dependents,
+                } => fail_step(
+                    store,
+                    &FailStepRequest {
+                        plan_id,
+                        step_number,
+                        error,
+                        retry,
+                        skip,
+                        skip_dependents,
+                        author,
+                    },
+                )?,
+            };
+            if json {
+                return print_json(&update);
+            }
+            println!("{}", update.message);
+            print_progress(&update.progress);
+            Ok(())
+        }
+    }
+}
+
+fn approve(
+    store: &Store,
+    command: PlanApproveCommand,
+    author: Option<String>,
+    json: bool,
+) -> Result<(), Failure> {
+    let response = match command {
+        PlanApproveCommand::Request {
+            plan_id,
+            steps,
+            note,
+        } => request_approval(
+            store,
+            &RequestApprovalRequest {
+                plan_id,
+                step_numbers: steps,
+                note,
+                author,
+            },
+        )?,
+        PlanApproveCommand::Respond {
+            request_id,
+            action,
+            comment,
+            modifications,
+        } => {
+            let action = match action.as_str() {
+                "approve" => ApprovalAction::Approve,
+                "reject" => ApprovalAction::Reject,
+                _ => ApprovalAction::RequestModification,
+            };
+            let modifications = modifications
+                .map(|text| serde_json::from_str(&text))
+                .transpose()
+                .context("--modifications is not JSON")?;
+            respond_approval(
+                store,
+                &RespondApprovalRequest {
+                    request_id,
+                    action,
+                    comment,
+                    modifications,
+                    author,
+                },
+            )?
+        }
+        PlanApproveCommand::List { plan_id } => {
+            let approvals = list_approvals(store, &plan_id)?;
+            if json {
+                return print_json(&approvals);
+            }
+            for approval in &approvals {
+                println!(
+                    "{}  {:<10} {:<22} v{}  requested by {}{}",
+                    approval.id,
+                    approval.kind,
+                    approval.status,
+                    approval.plan_version,
+                    approval.requested_by,
+                    approval
+                        .responded_by
+                        .as_deref()
+                        .map(|by| format!(", answered by {by}"))
+                        .unwrap_or_default()
+                );
+            }
+            return Ok(());
+        }
+    };
+    if json {
+        return print_json(&response);
+    }
+    println!(
+        "{} (plan status: {})",
+        response.message, response.plan_status
+    );
+    Ok(())
+}
+
+fn print_change(indent: &str, change: &tollgate::plan::history::FieldChange) {
+    match &change.diff {
+        Some(diff) => {
+            println!("{indent}{}:", change.field);
+            for line in diff.lines().skip(2) {
+                println!("{indent}  {line}");
+            }
+        }
+        None => println!(
+            "{indent}{}: {} → {}",
+            change.field, change.before, change.after
+        ),
+    }
+}
+
+fn print_progress(report: &ProgressReport) {
+    let c = report.counts;
+    let list = |steps: &[u32]| {
+        if steps.is_empty() {
+            "none".to_string()
+        } else {
+            steps
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    println!(
+        "Plan {} (v{}, {}): {:.1}% done — {} completed, {} skipped, {} failed, {} in progress, {} ready, {} blocked of {}",
+        report.plan_id,
+        report.plan_version,
+        report.plan_status,
+        report.percentage,
+        c.completed,
+        c.skipped,
+        c.failed,
+        c.in_progress,
+        c.ready,
+        c.blocked,
+        c.total
+    );
+    println!("  ready: {}", list(&report.next_ready_steps));
+    println!("  current: {}", list(&report.current_steps));
+    println!("  blocked: {}", list(&report.blocked_steps));
+}
+
+fn read_input(path: &Path) -> anyhow::Result<String> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the plan from stdin")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}

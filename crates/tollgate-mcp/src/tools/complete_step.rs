@@ -1,0 +1,28 @@
+//! `complete_step`: mark a step complete with notes (evidence for its acceptance criteria) and the files it changed.
+
+use tollgate::plan::progress::{CompleteStepRequest, StepUpdate, complete_step};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct CompleteStep;
+
+impl Tool for CompleteStep {
+    const NAME: &'static str = "complete_step";
+    const TITLE: &'static str = "Complete step";
+    const DESCRIPTION: &'static str = "Mark a step complete with notes (evidence for its acceptance criteria) and the files it changed. Other ready steps stay ready; steps whose last blocker this was become ready. Returns the plan's progress with next_ready_steps.";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = super::PLAN_WRITE;
+
+    type Input = CompleteStepRequest;
+    type Output = StepUpdate;
+
+    fn call(ctx: &ToolContext, mut input: CompleteStepRequest) -> Result<StepUpdate, ToolError> {
+        input
+            .author
+            .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
+        Ok(complete_step(&super::plan_store(ctx)?, &input)?)
+    }
+}

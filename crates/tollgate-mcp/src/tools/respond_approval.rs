@@ -1,0 +1,31 @@
+//! `respond_approval`: answer a pending approval request: approve, reject, or request_modification (with a comment and the modifications asked for).
+
+use tollgate::plan::approval::{ApprovalResponse, RespondApprovalRequest, respond_approval};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct RespondApproval;
+
+impl Tool for RespondApproval {
+    const NAME: &'static str = "respond_approval";
+    const TITLE: &'static str = "Respond to approval";
+    const DESCRIPTION: &'static str = "Answer a pending approval request: approve, reject, or request_modification (with a comment and the modifications asked for). A request is answered once. Approving the whole plan makes its status approved; saving new content afterwards returns it to ready.";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = super::PLAN_WRITE;
+
+    type Input = RespondApprovalRequest;
+    type Output = ApprovalResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        mut input: RespondApprovalRequest,
+    ) -> Result<ApprovalResponse, ToolError> {
+        input
+            .author
+            .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
+        Ok(respond_approval(&super::plan_store(ctx)?, &input)?)
+    }
+}

@@ -1,0 +1,31 @@
+//! `rollback_plan`: make an old version of a saved plan current again.
+
+use tollgate::plan::history::{RollbackPlanRequest, RollbackPlanResponse, rollback_plan};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct RollbackPlan;
+
+impl Tool for RollbackPlan {
+    const NAME: &'static str = "rollback_plan";
+    const TITLE: &'static str = "Roll back plan";
+    const DESCRIPTION: &'static str = "Make an old version of a saved plan current again. Nothing is deleted: the rollback is recorded as a new version (change type rolled_back) with the reason given; step progress is kept by step number.";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = super::PLAN_DESTRUCTIVE;
+
+    type Input = RollbackPlanRequest;
+    type Output = RollbackPlanResponse;
+
+    fn call(
+        ctx: &ToolContext,
+        mut input: RollbackPlanRequest,
+    ) -> Result<RollbackPlanResponse, ToolError> {
+        input
+            .author
+            .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
+        Ok(rollback_plan(&super::plan_store(ctx)?, &input)?)
+    }
+}

@@ -1,0 +1,28 @@
+//! `save_plan`: save a plan (EnhancedPlanOutput, as an object or JSON text) to the workspace's plan store.
+
+use tollgate::plan::library::{SavePlanRequest, SavePlanResponse, save_plan};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct SavePlan;
+
+impl Tool for SavePlan {
+    const NAME: &'static str = "save_plan";
+    const TITLE: &'static str = "Save plan";
+    const DESCRIPTION: &'static str = "Save a plan (EnhancedPlanOutput, as an object or JSON text) to the workspace's plan store. The plan is validated (unknown step references and dependency cycles are refused, naming the steps) and its dependency graph recomputed. A plan already saved (same id, else same name) is refused unless overwrite is true; then its content becomes the next version (identical content records nothing). Every version keeps who saved it and why.";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = super::PLAN_WRITE;
+
+    type Input = SavePlanRequest;
+    type Output = SavePlanResponse;
+
+    fn call(ctx: &ToolContext, mut input: SavePlanRequest) -> Result<SavePlanResponse, ToolError> {
+        input
+            .author
+            .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
+        Ok(save_plan(&super::plan_store(ctx)?, &input)?)
+    }
+}

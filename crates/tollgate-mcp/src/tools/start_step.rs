@@ -1,0 +1,28 @@
+//! `start_step`: mark a ready step of a saved plan in progress (a blocked step is refused, naming what it waits on).
+
+use tollgate::plan::progress::{StartStepRequest, StepUpdate, start_step};
+
+use crate::error::ToolError;
+use crate::profile::Profile;
+use crate::tool::{Group, Hints, Tool, ToolContext};
+
+pub(crate) struct StartStep;
+
+impl Tool for StartStep {
+    const NAME: &'static str = "start_step";
+    const TITLE: &'static str = "Start step";
+    const DESCRIPTION: &'static str = "Mark a ready step of a saved plan in progress (a blocked step is refused, naming what it waits on). Returns the step and the plan's progress, including next_ready_steps.";
+    const GROUP: Group = Group::In(Profile::Plan);
+    const VERSION: &'static str = "1.0.0";
+    const HINTS: Hints = super::PLAN_WRITE;
+
+    type Input = StartStepRequest;
+    type Output = StepUpdate;
+
+    fn call(ctx: &ToolContext, mut input: StartStepRequest) -> Result<StepUpdate, ToolError> {
+        input
+            .author
+            .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
+        Ok(start_step(&super::plan_store(ctx)?, &input)?)
+    }
+}

@@ -343,7 +343,8 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         let saves = name == "create_plan";
         // The plan tools that record something; deletion and rollback replace what callers see.
         let records = PLAN_WRITES.contains(&name.as_ref());
-        let destructive = ["cancel_review", "delete_plan", "rollback_plan"].contains(&name.as_ref());
+        let destructive =
+            ["cancel_review", "delete_plan", "rollback_plan"].contains(&name.as_ref());
         assert_eq!(
             hints.read_only_hint,
             Some(!writes_cache && !steers && !saves && !records),

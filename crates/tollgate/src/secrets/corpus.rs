@@ -47,6 +47,7 @@ fn corpus() -> Vec<Expanded> {
                     Some(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
                 }
                 Some("upper") => Some(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+                Some("alpha") => Some(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
                 Some("hex") => Some(b"0123456789abcdef"),
                 Some("b64") => {
                     Some(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")

@@ -291,6 +291,90 @@ const DETECTORS: &[Detector] = &[
             min_alnum_classes: 1,
         },
     },
+    // Azure storage (86 base64 + `==`) and Service Bus / Event Hubs (43 + `=`) keys inside their
+    // connection strings; the bare value is any base64 string.
+    Detector {
+        pattern: r"(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{86}==|[A-Za-z0-9+/]{43}=)(?:[^A-Za-z0-9+/=]|$)",
+        literals: &["AccountKey=", "SharedAccessKey="],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::AzureAccountKey,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?P<secret>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_\-]{60,68})",
+        literals: &["://"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::DiscordWebhook,
+            confidence: 0.9,
+            min_alnum_classes: 1,
+        },
+    },
+    // A bot id, `:AA`, then 33 URL-safe characters (which may end in `-`, so no trailing `\b`).
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})(?:[^A-Za-z0-9_\-]|$)",
+        literals: &[":AA"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::TelegramBotToken,
+            confidence: 0.85,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?-u:\b)",
+        literals: &["shpat_", "shpca_", "shppa_", "shpss_"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::ShopifyToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    // `hf_` is short and common in code (`hf_model_name`), so the 34 letters must mix cases.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>hf_[A-Za-z]{34})(?-u:\b)",
+        literals: &["hf_"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::HuggingfaceToken,
+            confidence: 0.85,
+            min_alnum_classes: 2,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>gsk_[A-Za-z0-9]{52})(?-u:\b)",
+        literals: &["gsk_"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::GroqApiKey,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>GOCSPX-[A-Za-z0-9_\-]{28})",
+        literals: &["GOCSPX-"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::GoogleOauthClientSecret,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>do[opr]_v1_[a-f0-9]{64})(?-u:\b)",
+        literals: &["dop_v1_", "doo_v1_", "dor_v1_"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::DigitaloceanToken,
+            confidence: 0.95,
+            min_alnum_classes: 1,
+        },
+    },
     Detector {
         pattern: r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----",
         literals: &["-----BEGIN"],

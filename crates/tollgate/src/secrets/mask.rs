@@ -131,8 +131,19 @@ fn public_prefix_len(kind: SecretKind, value: &str) -> usize {
         SecretKind::PypiToken => &["pypi-"],
         SecretKind::SendgridApiKey => &["SG."],
         SecretKind::TwilioApiKey => &["SK"],
+        SecretKind::ShopifyToken => &["shpat_", "shpca_", "shppa_", "shpss_"],
+        SecretKind::HuggingfaceToken => &["hf_"],
+        SecretKind::GroqApiKey => &["gsk_"],
+        SecretKind::GoogleOauthClientSecret => &["GOCSPX-"],
+        SecretKind::DigitaloceanToken => &["dop_v1_", "doo_v1_", "dor_v1_"],
+        SecretKind::DiscordWebhook => &[
+            "https://discord.com/api/webhooks/",
+            "https://discordapp.com/api/webhooks/",
+        ],
         SecretKind::PrivateKey => &[],
         SecretKind::AwsSecretAccessKey
+        | SecretKind::AzureAccountKey
+        | SecretKind::TelegramBotToken
         | SecretKind::Jwt
         | SecretKind::UrlCredentials
         | SecretKind::Password

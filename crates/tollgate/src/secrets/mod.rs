@@ -32,7 +32,7 @@ mod validate;
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
 pub use request::{
     MAX_SCRUB_CHARS, MAX_VISIBLE_CHARS, ScrubError, ScrubSecretsRequest, ScrubSecretsResult,
-    scrub_secrets,
+    SecretLocation, scrub_secrets,
 };
 pub use validate::{
     ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, ValidateContentRequest,
@@ -65,6 +65,14 @@ pub enum SecretKind {
     PypiToken,
     SendgridApiKey,
     TwilioApiKey,
+    AzureAccountKey,
+    DiscordWebhook,
+    TelegramBotToken,
+    ShopifyToken,
+    HuggingfaceToken,
+    GroqApiKey,
+    GoogleOauthClientSecret,
+    DigitaloceanToken,
     PrivateKey,
     Jwt,
     /// The password part of `scheme://user:password@host`.
@@ -76,7 +84,7 @@ pub enum SecretKind {
 }
 
 impl SecretKind {
-    pub const ALL: [SecretKind; 19] = [
+    pub const ALL: [SecretKind; 27] = [
         SecretKind::AwsAccessKeyId,
         SecretKind::AwsSecretAccessKey,
         SecretKind::GithubToken,
@@ -91,6 +99,14 @@ impl SecretKind {
         SecretKind::PypiToken,
         SecretKind::SendgridApiKey,
         SecretKind::TwilioApiKey,
+        SecretKind::AzureAccountKey,
+        SecretKind::DiscordWebhook,
+        SecretKind::TelegramBotToken,
+        SecretKind::ShopifyToken,
+        SecretKind::HuggingfaceToken,
+        SecretKind::GroqApiKey,
+        SecretKind::GoogleOauthClientSecret,
+        SecretKind::DigitaloceanToken,
         SecretKind::PrivateKey,
         SecretKind::Jwt,
         SecretKind::UrlCredentials,
@@ -115,6 +131,14 @@ impl SecretKind {
             SecretKind::PypiToken => "pypi_token",
             SecretKind::SendgridApiKey => "sendgrid_api_key",
             SecretKind::TwilioApiKey => "twilio_api_key",
+            SecretKind::AzureAccountKey => "azure_account_key",
+            SecretKind::DiscordWebhook => "discord_webhook",
+            SecretKind::TelegramBotToken => "telegram_bot_token",
+            SecretKind::ShopifyToken => "shopify_token",
+            SecretKind::HuggingfaceToken => "huggingface_token",
+            SecretKind::GroqApiKey => "groq_api_key",
+            SecretKind::GoogleOauthClientSecret => "google_oauth_client_secret",
+            SecretKind::DigitaloceanToken => "digitalocean_token",
             SecretKind::PrivateKey => "private_key",
             SecretKind::Jwt => "jwt",
             SecretKind::UrlCredentials => "url_credentials",
@@ -140,6 +164,14 @@ impl SecretKind {
             SecretKind::PypiToken => "PyPI API token",
             SecretKind::SendgridApiKey => "SendGrid API key",
             SecretKind::TwilioApiKey => "Twilio API key",
+            SecretKind::AzureAccountKey => "Azure storage or Service Bus key",
+            SecretKind::DiscordWebhook => "Discord webhook URL",
+            SecretKind::TelegramBotToken => "Telegram bot token",
+            SecretKind::ShopifyToken => "Shopify access token",
+            SecretKind::HuggingfaceToken => "Hugging Face token",
+            SecretKind::GroqApiKey => "Groq API key",
+            SecretKind::GoogleOauthClientSecret => "Google OAuth client secret",
+            SecretKind::DigitaloceanToken => "DigitalOcean token",
             SecretKind::PrivateKey => "Private key",
             SecretKind::Jwt => "JSON Web Token",
             SecretKind::UrlCredentials => "Password in URL",
@@ -357,6 +389,63 @@ mod tests {
         add(K::TwilioApiKey, format!("SK{}", noise(HEX, 32, 30)), &|v| {
             format!("twilio_sid: {v}")
         });
+        add(
+            K::AzureAccountKey,
+            format!("{}==", noise(BASE64, 86, 60)),
+            &|v| {
+                format!(
+                    "DefaultEndpointsProtocol=https;AccountName=app;AccountKey={v};EndpointSuffix=core.windows.net"
+                )
+            },
+        );
+        add(
+            K::AzureAccountKey,
+            format!("{}=", noise(BASE64, 43, 61)),
+            &|v| {
+                format!(
+                    "Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={v}"
+                )
+            },
+        );
+        add(
+            K::DiscordWebhook,
+            format!(
+                "https://discord.com/api/webhooks/{}/{}",
+                noise(DIGITS, 18, 62),
+                noise(URL_SAFE, 68, 63)
+            ),
+            &|v| format!("DISCORD_HOOK = \"{v}\""),
+        );
+        add(
+            K::TelegramBotToken,
+            format!("{}:AA{}", noise(DIGITS, 10, 64), noise(URL_SAFE, 33, 65)),
+            &|v| format!("bot = Bot(\"{v}\")"),
+        );
+        add(
+            K::ShopifyToken,
+            format!("shpat_{}", noise(HEX, 32, 66)),
+            &|v| format!("X-Shopify-Access-Token: {v}"),
+        );
+        add(
+            K::HuggingfaceToken,
+            format!("hf_{}", noise(&ALNUM[..52], 34, 67)),
+            &|v| format!("login(\"{v}\")"),
+        );
+        add(
+            K::GroqApiKey,
+            format!("gsk_{}", noise(ALNUM, 52, 68)),
+            &|v| format!("client = Groq(api_key=\"{v}\")"),
+        );
+        add(
+            K::GoogleOauthClientSecret,
+            format!("GOCSPX-{}", noise(URL_SAFE, 28, 69)),
+            &|v| format!("\"client_secret\": \"{v}\","),
+        );
+        add(
+            K::DigitaloceanToken,
+            format!("dop_v1_{}", noise(HEX, 64, 70)),
+            &|v| format!("DIGITALOCEAN_TOKEN={v}"),
+        );
         for (seed, label) in (31..).zip([
             "RSA PRIVATE KEY",
             "OPENSSH PRIVATE KEY",

@@ -7,7 +7,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::secrets::{SecretKind, scrub};
+use crate::secrets::{SecretKind, SecretMatch, scrub};
 
 /// The most characters `scrub_secrets` accepts (upstream's limit).
 pub const MAX_SCRUB_CHARS: usize = 1_000_000;
@@ -42,7 +42,23 @@ pub struct ScrubSecretsResult {
     pub secrets_count: usize,
     /// The kinds found, each once, sorted.
     pub detected_types: Vec<SecretKind>,
+    /// Where each secret was, in order (Tollgate extension); never the secret itself.
+    pub secrets: Vec<SecretLocation>,
     pub processing_time_ms: f64,
+}
+
+/// What kind of secret was found where. Lines and columns are 1-based; columns count characters
+/// (not bytes), so they match what an editor shows for the text that was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SecretLocation {
+    pub kind: SecretKind,
+    pub line: usize,
+    pub column: usize,
+    /// Where the secret ends (inclusive); differs from `line` only for multi-line private keys.
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The detector's confidence, 0–1.
+    pub confidence: f64,
 }
 
 /// The request is outside the limits.
@@ -93,6 +109,7 @@ pub fn scrub_secrets(request: &ScrubSecretsRequest) -> Result<ScrubSecretsResult
         }
     }
     let scrubbed = scrub(&request.content, request.show_start, request.show_end);
+    let secrets = locate(&request.content, &scrubbed.secrets);
     let detected_types: BTreeSet<SecretKind> =
         scrubbed.secrets.iter().map(|secret| secret.kind).collect();
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -101,8 +118,59 @@ pub fn scrub_secrets(request: &ScrubSecretsRequest) -> Result<ScrubSecretsResult
         secrets_count: scrubbed.secrets.len(),
         detected_types: detected_types.into_iter().collect(),
         scrubbed_content: scrubbed.text,
+        secrets,
         processing_time_ms: (elapsed_ms * 1000.0).round() / 1000.0,
     })
+}
+
+/// Line and column of each match in `text`, in one pass over it (matches are sorted by start and
+/// do not overlap, as [`scrub`] returns them).
+fn locate(text: &str, matches: &[SecretMatch]) -> Vec<SecretLocation> {
+    let mut cursor = Cursor::default();
+    matches
+        .iter()
+        .map(|found| {
+            let (line, column) = cursor.advance(text, found.range.start);
+            // The last character of the secret, not the one after it.
+            let last = text[..found.range.end]
+                .char_indices()
+                .next_back()
+                .map_or(found.range.start, |(at, _)| at.max(found.range.start));
+            let (end_line, end_column) = cursor.advance(text, last);
+            SecretLocation {
+                kind: found.kind,
+                line,
+                column,
+                end_line,
+                end_column,
+                confidence: found.confidence,
+            }
+        })
+        .collect()
+}
+
+/// A position moving forward through a text, counting lines as it goes.
+#[derive(Default)]
+struct Cursor {
+    offset: usize,
+    /// Lines before `offset`'s line.
+    newlines: usize,
+    line_start: usize,
+}
+
+impl Cursor {
+    /// Moves to byte `to` (never backwards) and returns its 1-based line and character column.
+    fn advance(&mut self, text: &str, to: usize) -> (usize, usize) {
+        let to = to.max(self.offset);
+        let skipped = &text.as_bytes()[self.offset..to];
+        if let Some(last) = skipped.iter().rposition(|b| *b == b'\n') {
+            self.newlines += skipped.iter().filter(|b| **b == b'\n').count();
+            self.line_start = self.offset + last + 1;
+        }
+        self.offset = to;
+        let column = text[self.line_start..to].chars().count() + 1;
+        (self.newlines + 1, column)
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +200,37 @@ mod tests {
             result.scrubbed_content,
             format!("one = ghp_****B2\ntwo = ghp_****B2\n")
         );
+    }
+
+    #[test]
+    fn each_secret_is_located_by_line_and_character_column() {
+        let token = github_token();
+        let key = format!(
+            "-----BEGIN PRIV{}ATE KEY-----\nMIIE\n-----END PRIVATE KEY-----",
+            ""
+        );
+        let content = format!("héllo\n\n  ключ = {token}\n{key}\nx = {token}");
+        let result = scrub_secrets(&ScrubSecretsRequest {
+            content,
+            ..ScrubSecretsRequest::default()
+        })
+        .unwrap();
+        let spots: Vec<_> = result
+            .secrets
+            .iter()
+            .map(|s| (s.kind, s.line, s.column, s.end_line, s.end_column))
+            .collect();
+        assert_eq!(
+            spots,
+            vec![
+                (SecretKind::GithubToken, 3, 10, 3, 49),
+                (SecretKind::PrivateKey, 4, 1, 6, 25),
+                (SecretKind::GithubToken, 7, 5, 7, 44),
+            ]
+        );
+        assert!(result.secrets.iter().all(|s| s.confidence > 0.5));
+        let serialized = serde_json::to_string(&result.secrets).unwrap();
+        assert!(!serialized.contains(&github_token()));
     }
 
     #[test]

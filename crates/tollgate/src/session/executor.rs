@@ -12,6 +12,7 @@ use std::path::Path;
 use crate::config::{ReviewConfig, RuleOverride};
 use crate::diff::Diff;
 use crate::findings::Finding;
+use crate::findings::ReviewResult;
 use crate::review::{self, DiffInput, GateFiles, ReviewRequest};
 use crate::store::{StepRecord, StepUsage};
 
@@ -160,12 +161,21 @@ impl StepExecutor for PipelineExecutor<'_> {
         .map_err(|err| format!("{} ({})", err, err.code()))?;
         let result = outcome.result;
         Ok(StepReport {
-            usage: StepUsage {
-                llm_passes: result.stats.llm_passes_executed as u64,
-                ..StepUsage::default()
-            },
+            usage: step_usage(&result),
             findings: result.findings,
         })
+    }
+}
+
+/// What the step's model passes used, as the review reported it (zero without model passes).
+fn step_usage(result: &ReviewResult) -> StepUsage {
+    let llm = result.llm.as_ref();
+    StepUsage {
+        llm_passes: result.stats.llm_passes_executed as u64,
+        input_tokens: llm.map_or(0, |l| l.input_tokens),
+        output_tokens: llm.map_or(0, |l| l.output_tokens),
+        cost_usd: llm.and_then(|l| l.cost_usd).unwrap_or(0.0),
+        cache_hits: llm.map_or(0, |l| u64::from(l.cached_calls)),
     }
 }
 

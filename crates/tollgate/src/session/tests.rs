@@ -448,3 +448,51 @@ fn sessions_are_independent() {
     );
     assert!(!files(&second.session_id).is_empty());
 }
+
+#[test]
+fn model_usage_of_each_step_reaches_the_telemetry() {
+    use crate::llm::tests::fake_llm::{FakeLlm, Reply};
+
+    let server = FakeLlm::start();
+    server.respond_with(|_| Reply::json(serde_json::json!({"findings": []})).usage(1000, 200));
+    let config = RawConfig::from_toml(
+        &format!(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"fake\"\n\
+             retry_backoff_ms = 1\nenable_llm = true\nllm_force = true\ncache = false\n\
+             input_price_per_mtok = 3.0\noutput_price_per_mtok = 15.0\n",
+            server.openai_base_url()
+        ),
+        "t",
+    )
+    .unwrap()
+    .resolve()
+    .unwrap();
+    let (dir, base, head) = pr_repo();
+    let store = Store::open_in_memory().unwrap();
+    let settings = fast();
+    let created = create(
+        &store,
+        dir.path(),
+        &request(&base, &head, "src/a.rs,src/b.rs"),
+        &settings,
+    )
+    .unwrap();
+    let claimed = claim(&store, &created.session_id, &settings).unwrap();
+    let done = drive(&store, dir.path(), &config, claimed, &settings, &|_| {}).unwrap();
+    assert_eq!(done.status, SessionState::Completed, "{:?}", done.reason);
+
+    let telemetry = telemetry(&store, &created.session_id, &settings).unwrap();
+    let requests = server.requests().len() as u64;
+    assert!(requests > 0, "the model passes ran");
+    // Every request answered 1000 in / 200 out; the steps' sums are the server's count.
+    assert_eq!(telemetry.totals.input_tokens, requests * 1000);
+    assert_eq!(telemetry.totals.output_tokens, requests * 200);
+    let expected_cost = requests as f64 * (1000.0 * 3.0 + 200.0 * 15.0) / 1e6;
+    assert!(
+        (telemetry.totals.cost_usd - expected_cost).abs() < 1e-9,
+        "{} vs {expected_cost}",
+        telemetry.totals.cost_usd
+    );
+    let per_step: u64 = telemetry.steps.iter().map(|s| s.input_tokens).sum();
+    assert_eq!(per_step, telemetry.totals.input_tokens);
+}

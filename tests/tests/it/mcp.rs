@@ -421,3 +421,92 @@ fn the_official_python_client_works_over_stdio_and_http_in_both_protocol_eras() 
         );
     }
 }
+
+/// The MCP server and the CLI, two processes, record step progress in one plan store at the same
+/// time: every write of both lands, none is lost to the other's transaction.
+#[test]
+fn the_mcp_server_and_the_cli_share_one_plan_store_and_lose_nothing() {
+    const STEPS: u32 = 24;
+    let repo = TestRepo::new();
+    repo.write("README.md", "# x\n");
+    repo.commit("init");
+    let dir = repo.path().to_str().unwrap();
+    let steps: Vec<Value> = (1..=STEPS)
+        .map(|n| json!({"step_number": n, "title": format!("Step {n}")}))
+        .collect();
+    let plan_file = repo.path().join("plan.json");
+    std::fs::write(
+        &plan_file,
+        json!({"goal": "Shared store", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    let saved = crate::util::tollgate(&[
+        "plan",
+        "save",
+        "--repo",
+        dir,
+        "--json",
+        plan_file.to_str().unwrap(),
+    ])
+    .run();
+    saved.assert_code(0);
+    let plan_id = saved.json()["plan"]["id"].as_str().unwrap().to_string();
+
+    let mut process = spawn_mcp(&repo, &["--tools", "plan"]);
+    let mut client = StdioClient {
+        stdin: process.child.stdin.take().unwrap(),
+        stdout: lines_of(process.child.stdout.take().unwrap()),
+    };
+    client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // The CLI takes the odd steps on a thread while the server takes the even ones.
+    let cli = {
+        let dir = dir.to_string();
+        let plan_id = plan_id.clone();
+        std::thread::spawn(move || {
+            for n in (1..=STEPS).step_by(2) {
+                let n = n.to_string();
+                for action in ["start", "complete"] {
+                    crate::util::tollgate(&["plan", "step", action, "--repo", &dir, &plan_id, &n])
+                        .run()
+                        .assert_code(0);
+                }
+            }
+        })
+    };
+    let mut id = 2;
+    for n in (2..=STEPS).step_by(2) {
+        for tool in ["start_step", "complete_step"] {
+            id += 1;
+            let answer = client.request(
+                id,
+                "tools/call",
+                json!({"name": tool, "arguments": {"plan_id": plan_id, "step_number": n}}),
+            );
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+        }
+    }
+    cli.join().expect("the CLI writer finished");
+
+    // Both sides see all of it, through either front end.
+    let progress = client.request(
+        id + 1,
+        "tools/call",
+        json!({"name": "view_progress", "arguments": {"plan_id": plan_id}}),
+    );
+    let report = &progress["result"]["structuredContent"];
+    assert_eq!(report["counts"]["completed"], STEPS, "{report}");
+    assert_eq!(report["percentage"], 100.0);
+    let from_cli =
+        crate::util::tollgate(&["plan", "progress", "--repo", dir, "--json", &plan_id]).run();
+    from_cli.assert_code(0);
+    assert_eq!(from_cli.json()["counts"]["completed"], STEPS);
+    drop(client);
+    assert!(process.child.wait().unwrap().success());
+}

@@ -98,3 +98,83 @@ fn create_can_save_and_refine_by_saved_id() {
     shown.assert_code(0);
     assert_eq!(shown.json()["id"], id.as_str());
 }
+
+/// A `plan save` killed at arbitrary moments of its write leaves a store that opens, passes
+/// SQLite's integrity check, and holds either the version before or the version after — never
+/// part of one.
+#[test]
+fn a_writer_killed_mid_save_leaves_the_store_consistent() {
+    const STEPS: usize = 800;
+    const ROUNDS: u32 = 12;
+    let repo = repo();
+    let dir = repo.path().to_str().unwrap();
+    // A large plan, so each save spends a while inside its transaction.
+    let steps: Vec<serde_json::Value> = (1..=STEPS)
+        .map(|n| {
+            serde_json::json!({"step_number": n, "title": format!("Step {n}"),
+                "description": "x".repeat(200)})
+        })
+        .collect();
+    let plan_path = repo.path().join("big.json");
+    std::fs::write(
+        &plan_path,
+        serde_json::json!({"goal": "Big", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    let plan_file = plan_path.to_str().unwrap();
+    let save = |overwrite: bool| {
+        let mut command = std::process::Command::new(crate::util::tollgate_bin());
+        command.args(["plan", "save", "--repo", dir, "--name", "big", plan_file]);
+        if overwrite {
+            command.arg("--overwrite");
+        }
+        command
+    };
+    // How long one save takes here sets where the kills land: spread over its whole life
+    // (start-up, parsing, the transaction, the commit), whatever the machine's speed.
+    let started = std::time::Instant::now();
+    assert!(save(false).status().unwrap().success());
+    let lifetime = started.elapsed();
+
+    let mut killed = 0;
+    for round in 0..ROUNDS {
+        let mut child = save(true)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(lifetime * (round + 1) / (ROUNDS + 1));
+        if child.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        child.kill().ok();
+        child.wait().unwrap();
+
+        let db = rusqlite::Connection::open(repo.path().join(".tollgate/tollgate.db")).unwrap();
+        let check: String = db
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "round {round}");
+        drop(db);
+        let loaded = tollgate(&["plan", "load", "--repo", dir, "--name", "big"]).run();
+        loaded.assert_code(0);
+        let plan = loaded.json();
+        assert_eq!(
+            plan["steps"].as_array().map(Vec::len),
+            Some(STEPS),
+            "round {round}"
+        );
+        // The history lists exactly the versions up to the current one.
+        let id = plan["id"].as_str().unwrap().to_string();
+        let history = tollgate(&["plan", "history", "--repo", dir, "--json", &id]).run();
+        history.assert_code(0);
+        let versions = history.json()["versions"].as_array().unwrap().len();
+        assert_eq!(
+            versions as u64,
+            plan["version"].as_u64().unwrap(),
+            "round {round}"
+        );
+    }
+    // The test proves something only if some saves died before finishing.
+    assert!(killed > 0, "every save finished before it could be killed");
+}

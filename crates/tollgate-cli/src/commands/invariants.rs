@@ -14,7 +14,7 @@ pub fn check(file: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
             for warning in &report.warnings {
                 eprintln!("warning: {warning}");
             }
-            println!(
+            outln!(
                 "{}: {} rule(s) valid, {} warning(s)",
                 path.display(),
                 report.rules,

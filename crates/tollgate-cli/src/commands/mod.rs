@@ -1,5 +1,16 @@
 //! One module per command; each turns its arguments into a core call and an exit status.
 
+/// `println!` that ends the process quietly when stdout is a closed pipe (`tollgate … | head`)
+/// instead of panicking, as `main` does for errors. Defined before the modules that use it.
+macro_rules! outln {
+    () => {
+        $crate::commands::write_stdout_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::commands::write_stdout_line(format_args!($($arg)*))
+    };
+}
+
 mod index;
 mod init;
 mod invariants;
@@ -33,6 +44,18 @@ impl From<ExitStatus> for ExitCode {
             ExitStatus::GateFailed => ExitCode::from(1),
             ExitStatus::Error => ExitCode::from(2),
         }
+    }
+}
+
+/// One line to stdout; see [`outln!`].
+pub(crate) fn write_stdout_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(err) = writeln!(std::io::stdout().lock(), "{line}") {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {err}");
+        std::process::exit(2);
     }
 }
 

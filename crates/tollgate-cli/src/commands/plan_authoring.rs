@@ -79,7 +79,7 @@ pub fn show(repo: &Path, plan: &str, json: bool) -> anyhow::Result<ExitStatus> {
     let parsed: tollgate::plan::Plan =
         serde_json::from_value(value).context("the input is not a plan")?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&parsed)?);
+        outln!("{}", serde_json::to_string_pretty(&parsed)?);
     } else {
         print!("{}", render_markdown(&parsed, &[]));
     }
@@ -98,7 +98,7 @@ pub fn visualize(
         diagram_type: Some(diagram_type),
     };
     match visualize_plan(&request) {
-        Ok(response) if json => println!("{}", serde_json::to_string_pretty(&response)?),
+        Ok(response) if json => outln!("{}", serde_json::to_string_pretty(&response)?),
         Ok(response) => print!("{}", response.mermaid),
         Err(err) => return Ok(report(&err)),
     }
@@ -112,7 +112,7 @@ fn finish(result: Result<PlanResponse, PlanError>, json: bool) -> anyhow::Result
                 eprintln!("warning: {warning}");
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&response)?);
+                outln!("{}", serde_json::to_string_pretty(&response)?);
             } else {
                 print!("{}", response.markdown);
                 if let Some(saved) = &response.saved {

@@ -70,7 +70,7 @@ impl From<anyhow::Error> for Failure {
 
 fn print_json<T: serde::Serialize>(value: &T) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value).map_err(anyhow::Error::from)?;
-    println!("{text}");
+    outln!("{text}");
     Ok(())
 }
 
@@ -107,10 +107,10 @@ fn dispatch(
                 return print_json(&response);
             }
             if response.plans.is_empty() {
-                println!("No saved plans.");
+                outln!("No saved plans.");
             }
             for plan in &response.plans {
-                println!(
+                outln!(
                     "{}  v{}  {:<9}  {} step(s)  {}{}{}",
                     plan.id,
                     plan.version,
@@ -154,7 +154,7 @@ fn dispatch(
             if json {
                 return print_json(&response);
             }
-            println!("{}", response.message);
+            outln!("{}", response.message);
             Ok(())
         }
         PlanCommand::Load {
@@ -182,7 +182,7 @@ fn dispatch(
             if json {
                 return print_json(&response);
             }
-            println!("{}", response.message);
+            outln!("{}", response.message);
             Ok(())
         }
         PlanCommand::History {
@@ -201,12 +201,14 @@ fn dispatch(
             if json {
                 return print_json(&response);
             }
-            println!(
+            outln!(
                 "Plan {}: version {} of {}",
-                response.plan_id, response.current_version, response.total_versions
+                response.plan_id,
+                response.current_version,
+                response.total_versions
             );
             for version in &response.versions {
-                println!(
+                outln!(
                     "  v{:<3} {:<12} {}  by {}: {}",
                     version.version,
                     version.change_type,
@@ -216,9 +218,9 @@ fn dispatch(
                 );
             }
             if !response.events.is_empty() {
-                println!("Events:");
+                outln!("Events:");
                 for event in &response.events {
-                    println!(
+                    outln!(
                         "  {}  {}{}  by {}{}",
                         event.created_at,
                         event.kind,
@@ -253,27 +255,30 @@ fn dispatch(
             if json {
                 return print_json(&cmp);
             }
-            println!(
+            outln!(
                 "Plan {}: version {} → {}\n{}",
-                cmp.plan_id, cmp.from_version, cmp.to_version, cmp.summary
+                cmp.plan_id,
+                cmp.from_version,
+                cmp.to_version,
+                cmp.summary
             );
             for step in &cmp.steps_added {
-                println!("+ step {}: {}", step.step_number, step.title);
+                outln!("+ step {}: {}", step.step_number, step.title);
             }
             for step in &cmp.steps_removed {
-                println!("- step {}: {}", step.step_number, step.title);
+                outln!("- step {}: {}", step.step_number, step.title);
             }
             for step in &cmp.steps_modified {
-                println!("~ step {}: {}", step.step_number, step.title);
+                outln!("~ step {}: {}", step.step_number, step.title);
                 for change in &step.changes {
                     print_change("    ", change);
                 }
             }
             for file in &cmp.files.added {
-                println!("+ file {file}");
+                outln!("+ file {file}");
             }
             for file in &cmp.files.removed {
-                println!("- file {file}");
+                outln!("- file {file}");
             }
             for change in cmp.risks.modified.iter().chain(&cmp.field_changes) {
                 print_change("", change);
@@ -297,7 +302,7 @@ fn dispatch(
             if json {
                 return print_json(&response);
             }
-            println!("{}", response.message);
+            outln!("{}", response.message);
             Ok(())
         }
         PlanCommand::Approve { command } => approve(store, command, author, json),
@@ -360,7 +365,7 @@ fn dispatch(
             if json {
                 return print_json(&update);
             }
-            println!("{}", update.message);
+            outln!("{}", update.message);
             print_progress(&update.progress);
             Ok(())
         }
@@ -419,7 +424,7 @@ fn approve(
                 return print_json(&approvals);
             }
             for approval in &approvals {
-                println!(
+                outln!(
                     "{}  {:<10} {:<22} v{}  requested by {}{}",
                     approval.id,
                     approval.kind,
@@ -439,9 +444,10 @@ fn approve(
     if json {
         return print_json(&response);
     }
-    println!(
+    outln!(
         "{} (plan status: {})",
-        response.message, response.plan_status
+        response.message,
+        response.plan_status
     );
     Ok(())
 }
@@ -449,14 +455,16 @@ fn approve(
 fn print_change(indent: &str, change: &tollgate::plan::history::FieldChange) {
     match &change.diff {
         Some(diff) => {
-            println!("{indent}{}:", change.field);
+            outln!("{indent}{}:", change.field);
             for line in diff.lines().skip(2) {
-                println!("{indent}  {line}");
+                outln!("{indent}  {line}");
             }
         }
-        None => println!(
+        None => outln!(
             "{indent}{}: {} → {}",
-            change.field, change.before, change.after
+            change.field,
+            change.before,
+            change.after
         ),
     }
 }
@@ -474,7 +482,7 @@ fn print_progress(report: &ProgressReport) {
                 .join(", ")
         }
     };
-    println!(
+    outln!(
         "Plan {} (v{}, {}): {:.1}% done — {} completed, {} skipped, {} failed, {} in progress, {} ready, {} blocked of {}",
         report.plan_id,
         report.plan_version,
@@ -488,9 +496,9 @@ fn print_progress(report: &ProgressReport) {
         c.blocked,
         c.total
     );
-    println!("  ready: {}", list(&report.next_ready_steps));
-    println!("  current: {}", list(&report.current_steps));
-    println!("  blocked: {}", list(&report.blocked_steps));
+    outln!("  ready: {}", list(&report.next_ready_steps));
+    outln!("  current: {}", list(&report.current_steps));
+    outln!("  blocked: {}", list(&report.blocked_steps));
 }
 
 fn read_input(path: &Path) -> anyhow::Result<String> {

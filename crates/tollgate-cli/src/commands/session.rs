@@ -227,6 +227,6 @@ fn load_config(repo: &Path) -> anyhow::Result<ReviewConfig> {
 }
 
 fn print_json(value: serde_json::Value) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    outln!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
 }

@@ -200,7 +200,8 @@ pub struct Step {
     /// validation keeps both lists consistent).
     #[serde(default)]
     pub blocks: Vec<StepNumber>,
-    /// Steps on the same parallel level (derived).
+    /// Steps on the same parallel level (derived): at most 20, the nearest by number;
+    /// `dependency_graph.parallel_groups` has the whole groups.
     #[serde(default)]
     pub can_parallel_with: Vec<StepNumber>,
     #[serde(default)]

@@ -122,8 +122,10 @@ fn a_writer_killed_mid_save_leaves_the_store_consistent() {
     )
     .unwrap();
     let plan_file = plan_path.to_str().unwrap();
+    // Built (if need be) before anything is timed.
+    let bin = crate::util::tollgate_bin();
     let save = |overwrite: bool| {
-        let mut command = std::process::Command::new(crate::util::tollgate_bin());
+        let mut command = std::process::Command::new(bin);
         command.args(["plan", "save", "--repo", dir, "--name", "big", plan_file]);
         if overwrite {
             command.arg("--overwrite");

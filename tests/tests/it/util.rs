@@ -21,11 +21,21 @@ pub fn tollgate_bin() -> &'static Path {
 /// never stale) and returns its path. Call it once per binary, from a `OnceLock`.
 pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let status = Command::new(env!("CARGO"))
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
         .args(["build", "--quiet", "-p", package, "--bin", bin])
-        .current_dir(workspace)
-        .status()
-        .expect("cargo runs");
+        .current_dir(workspace);
+    // The test runner sets the variables cargo gives a crate (`CARGO_PKG_NAME`, …). Build
+    // scripts such as ring's declare `rerun-if-env-changed` on them, so inheriting them made
+    // this build differ from a shell's `cargo build` and recompile ring, rustls, reqwest and
+    // Tollgate itself each time the two alternated.
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        if is_crate_variable(key) {
+            cargo.env_remove(key);
+        }
+    }
+    let status = cargo.status().expect("cargo runs");
     assert!(status.success(), "building the {bin} binary failed");
     // The test executable lives in target/<profile>/deps/.
     let exe = std::env::current_exe().unwrap();
@@ -33,6 +43,22 @@ pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
     let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
     assert!(path.exists(), "{} not found", path.display());
     path
+}
+
+/// Variables cargo sets for the crate it compiles or runs, never meant for a nested cargo.
+fn is_crate_variable(key: &str) -> bool {
+    [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_BIN_",
+        "CARGO_CRATE_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+    ]
+    .iter()
+    .any(|prefix| key.starts_with(prefix))
+        || key == "OUT_DIR"
 }
 
 /// A fixture file under tests/fixtures.

@@ -21,7 +21,7 @@ pub fn review_git_diff(
     settings: RawConfig,
     request: &ReviewGitDiffRequest,
 ) -> Result<ReviewGitDiffResponse, RequestError> {
-    let target = request.target.as_deref().map(str::trim);
+    let target = request.target.as_deref();
     let base = request.base.as_deref();
     if let Some(target) = target {
         check_ref("target", target)?;

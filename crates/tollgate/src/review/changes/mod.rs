@@ -29,7 +29,7 @@ pub use types::{
     Suggestion,
 };
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
@@ -422,25 +422,34 @@ fn review_parsed(
     review.overall_explanation = verdict.explanation;
     review.overall_confidence_score = verdict.confidence;
 
-    let all = with_identities(findings, said);
-    let (kept, n_filtered) = filter::apply(all, options);
+    let n_verified = findings.len();
+    let unique = with_identities(findings, said);
+    let n_merged = n_verified - unique.len();
+    let (kept, n_filtered) = filter::apply(unique, options);
     review.findings = kept;
-    review.metadata.findings_filtered = n_filtered;
+    // Merged repeats count as filtered, so found = returned + filtered (off-diff aside).
+    review.metadata.findings_filtered = n_filtered + n_merged;
     review.warnings = warnings;
     review.metadata.review_duration_ms = elapsed_ms(started);
     Ok(review)
 }
 
-/// Fingerprints the findings (merging repeats of one finding at one place) and turns them
-/// into [`ReviewFinding`]s.
+/// Fingerprints the findings and turns them into [`ReviewFinding`]s. Repeats of one finding
+/// (same category, same place) are merged into the first, which takes the highest priority and
+/// confidence of the repeats.
 fn with_identities(mut findings: Vec<Finding>, said: Vec<Said>) -> Vec<ReviewFinding> {
     assign_identities(&mut findings);
-    let mut seen = HashSet::new();
-    findings
-        .into_iter()
-        .zip(said)
-        .filter(|(finding, _)| seen.insert(finding.fingerprint.clone()))
-        .map(|(finding, said)| ReviewFinding {
+    let mut index_of: HashMap<String, usize> = HashMap::new();
+    let mut kept: Vec<ReviewFinding> = Vec::new();
+    for (finding, said) in findings.into_iter().zip(said) {
+        if let Some(&i) = index_of.get(&finding.fingerprint) {
+            let first = &mut kept[i];
+            first.priority = first.priority.min(said.priority);
+            first.confidence_score = first.confidence_score.max(finding.confidence);
+            continue;
+        }
+        index_of.insert(finding.fingerprint.clone(), kept.len());
+        kept.push(ReviewFinding {
             id: finding.id,
             title: finding.title,
             body: said.body,
@@ -456,8 +465,9 @@ fn with_identities(mut findings: Vec<Finding>, said: Vec<Said>) -> Vec<ReviewFin
             },
             suggestion: said.suggestion,
             is_on_changed_line: finding.on_changed_line,
-        })
-        .collect()
+        });
+    }
+    kept
 }
 
 /// A model's finding, when its location is in the diff: the shared [`Finding`] (for the

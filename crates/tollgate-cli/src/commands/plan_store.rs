@@ -85,7 +85,9 @@ fn dispatch(
         PlanCommand::Create { .. }
         | PlanCommand::Refine { .. }
         | PlanCommand::Show { .. }
-        | PlanCommand::Visualize { .. } => unreachable!("authoring commands are not store commands"),
+        | PlanCommand::Visualize { .. } => {
+            unreachable!("authoring commands are not store commands")
+        }
         PlanCommand::List {
             status,
             tags,

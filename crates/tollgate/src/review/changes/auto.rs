@@ -42,7 +42,8 @@ pub fn review_auto(
                 head_sha: None,
                 options: request.review_diff_options.clone().unwrap_or_default(),
             },
-        )?;
+        )
+        .map_err(|err| options_field(err, "review_diff_options"))?;
         return Ok(ReviewAutoResponse {
             selected_tool: "review_diff".to_string(),
             rationale,
@@ -77,10 +78,26 @@ pub fn review_auto(
             include_patterns: request.include_patterns.clone(),
             options: request.review_git_diff_options.clone().unwrap_or_default(),
         },
-    )?;
+    )
+    .map_err(|err| options_field(err, "review_git_diff_options"))?;
     Ok(ReviewAutoResponse {
         selected_tool: "review_git_diff".to_string(),
         rationale,
         output: AutoOutput::ReviewGitDiff(Box::new(output)),
     })
+}
+
+/// The tools name their options `options`; here they arrived as `name`, and an error must
+/// name the field the caller wrote.
+fn options_field(err: RequestError, name: &str) -> RequestError {
+    match err {
+        RequestError::Invalid { field, message } => {
+            let field = match field.strip_prefix("options.") {
+                Some(rest) => format!("{name}.{rest}"),
+                None => field,
+            };
+            RequestError::Invalid { field, message }
+        }
+        other => other,
+    }
 }

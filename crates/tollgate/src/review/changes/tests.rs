@@ -566,4 +566,19 @@ fn review_auto_picks_review_diff_for_a_diff_and_git_otherwise() {
     )
     .unwrap_err();
     assert_eq!(err.field(), Some("diff"));
+
+    // An option error names the field as the caller wrote it.
+    let err = review_auto(
+        repo.path(),
+        RawConfig::default(),
+        &ReviewAutoRequest {
+            review_git_diff_options: Some(ReviewChangesOptions {
+                max_findings: Some(MAX_FINDINGS_LIMIT + 1),
+                ..ReviewChangesOptions::default()
+            }),
+            ..ReviewAutoRequest::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.field(), Some("review_git_diff_options.max_findings"));
 }

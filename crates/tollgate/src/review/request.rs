@@ -737,6 +737,30 @@ new file mode 100644
                 "scrub-secrets-result.schema.json",
                 output::<crate::secrets::ScrubSecretsResult>(),
             ),
+            (
+                "review-changes-request.schema.json",
+                input::<crate::review::ReviewChangesRequest>(),
+            ),
+            (
+                "review-changes-result.schema.json",
+                output::<crate::review::ChangesReview>(),
+            ),
+            (
+                "review-git-diff-request.schema.json",
+                input::<crate::review::ReviewGitDiffRequest>(),
+            ),
+            (
+                "review-git-diff-response.schema.json",
+                output::<crate::review::ReviewGitDiffResponse>(),
+            ),
+            (
+                "review-auto-request.schema.json",
+                input::<crate::review::ReviewAutoRequest>(),
+            ),
+            (
+                "review-auto-response.schema.json",
+                output::<crate::review::ReviewAutoResponse>(),
+            ),
         ] {
             let path = workspace_root.join("schemas").join(name);
             if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {

@@ -22,6 +22,12 @@ pub struct Cli {
 pub enum Command {
     /// Review a diff: findings, reports, and exit 1 when the gate fails.
     Review(Box<ReviewArgs>),
+    /// Review a diff with the configured model (upstream's review_changes): JSON result, exit 1
+    /// when the verdict is `patch is incorrect`.
+    ReviewChanges(Box<ReviewChangesArgs>),
+    /// Review the repository's changes with the configured model (upstream's review_git_diff):
+    /// staged (default), unstaged, head, a branch or commit, or BASE...TARGET.
+    ReviewGit(Box<ReviewGitArgs>),
     /// Work with invariants files.
     Invariants {
         #[command(subcommand)]
@@ -275,6 +281,73 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,
 
+    /// Print nothing on stderr but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewChangesArgs {
+    /// Unified diff file, or `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    pub diff: String,
+    /// JSON file of new file contents, `{"path": "content"}`, shown around the changes.
+    #[arg(long, value_name = "FILE")]
+    pub file_contexts: Option<PathBuf>,
+    /// The ref the diff is based on (recorded in the result).
+    #[arg(long, value_name = "REF")]
+    pub base_ref: Option<String>,
+    #[command(flatten)]
+    pub review: ModelReviewArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewGitArgs {
+    /// `staged`, `unstaged`, `head` (every uncommitted change), or a branch or commit (against
+    /// its parent) [default: staged; HEAD with --base].
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Review BASE...TARGET (from their merge base).
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// Review only files matching these globs (comma-separated).
+    #[arg(long, value_name = "GLOBS", value_delimiter = ',')]
+    pub include: Vec<String>,
+    #[command(flatten)]
+    pub review: ModelReviewArgs,
+}
+
+/// What `review-changes` and `review-git` share.
+#[derive(Debug, Args)]
+pub struct ModelReviewArgs {
+    /// Repository root (the workspace): tollgate.toml and, for review-git, the repository.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Configuration file [default: <repo>/tollgate.toml when present].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Drop findings below this confidence (0.0–1.0) [default: 0.7].
+    #[arg(long, value_name = "X")]
+    pub confidence_threshold: Option<f64>,
+    /// Findings kept, highest priority first [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_findings: Option<usize>,
+    /// Keep only these categories (comma-separated): correctness, security, performance,
+    /// maintainability, style, documentation.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub categories: Vec<String>,
+    /// Keep findings on unchanged lines too (by default only changed lines and P0).
+    #[arg(long)]
+    pub all_lines: bool,
+    /// Extra instructions for the model reviewer.
+    #[arg(long, value_name = "TEXT")]
+    pub instructions: Option<String>,
+    /// Files not to review: globs (comma-separated).
+    #[arg(long, value_name = "GLOBS", value_delimiter = ',')]
+    pub exclude: Vec<String>,
+    /// Print a short human summary on stdout instead of the JSON result.
+    #[arg(long)]
+    pub text: bool,
     /// Print nothing on stderr but errors.
     #[arg(short, long)]
     pub quiet: bool,

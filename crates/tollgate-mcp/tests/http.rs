@@ -196,7 +196,7 @@ async fn handshake_era_clients_are_served_statelessly() {
     .await;
     assert_eq!(response.status, 200, "{}", response.body);
     let tools = response.json()["result"]["tools"].as_array().unwrap().len();
-    assert_eq!(tools, 7);
+    assert_eq!(tools, 10, "the review profile's 10 tools");
 }
 
 #[tokio::test]

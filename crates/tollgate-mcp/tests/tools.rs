@@ -11,6 +11,12 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tollgate_mcp::{Profiles, Server, ServerOptions};
 
+/// The e2e tests' loopback model server (one implementation for every test target).
+#[path = "../../../tests/tests/it/fake_llm.rs"]
+mod fake_llm;
+
+use fake_llm::{FakeLlm, Reply};
+
 const INVARIANTS: &str = r#"security:
   - id: no-eval
     rule: Never call eval() in application code
@@ -191,7 +197,10 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
         [
             "check_invariants",
             "get_workspace_info",
+            "review_auto",
+            "review_changes",
             "review_diff",
+            "review_git_diff",
             "run_static_analysis",
             "scrub_secrets",
             "tool_manifest",
@@ -338,8 +347,16 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
             "cancel_review",
         ]
         .contains(&name.as_ref());
-        // Plan generation and refinement may call a model; creating a plan may save it.
-        let models = ["create_plan", "refine_plan"].contains(&name.as_ref());
+        // Plan generation and refinement may call a model, the model reviews always do (and
+        // review_auto may); creating a plan may save it.
+        let models = [
+            "create_plan",
+            "refine_plan",
+            "review_changes",
+            "review_git_diff",
+            "review_auto",
+        ]
+        .contains(&name.as_ref());
         let saves = name == "create_plan";
         // The plan tools that record something; deletion and rollback replace what callers see.
         let records = PLAN_WRITES.contains(&name.as_ref());
@@ -761,7 +778,15 @@ async fn tool_manifest_matches_tools_list() {
             Value::Object(listed.output_schema.as_ref().unwrap().as_ref().clone())
         );
         let name = described["name"].as_str().unwrap();
-        let profile = if ["review_diff", "check_invariants", "run_static_analysis"].contains(&name)
+        let profile = if [
+            "review_diff",
+            "check_invariants",
+            "run_static_analysis",
+            "review_changes",
+            "review_git_diff",
+            "review_auto",
+        ]
+        .contains(&name)
         {
             "review"
         } else if ["create_plan", "refine_plan", "visualize_plan"].contains(&name)
@@ -1075,4 +1100,143 @@ async fn plan_lifecycle_tools_keep_state_in_the_workspace_store() {
         .err("view_progress", json!({"plan_id": "plan_nope"}))
         .await;
     assert_eq!(missing["code"], "PLAN_NOT_FOUND");
+}
+
+/// A review workspace whose tollgate.toml points at the fake model server.
+fn model_workspace(server: &FakeLlm) -> TempDir {
+    let workspace = workspace();
+    std::fs::write(
+        workspace.path().join("tollgate.toml"),
+        format!(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"fake\"\nretry_backoff_ms = 1\ncache = false\n",
+            server.openai_base_url()
+        ),
+    )
+    .unwrap();
+    workspace
+}
+
+/// The model's answer: one finding on `src/app.js` line 2 (the `eval` line), and a verdict.
+fn model_answer() -> Reply {
+    Reply::json(json!({
+        "findings": [{
+            "title": "eval on user input", "body": "Arbitrary code execution.",
+            "priority": 0, "category": "security", "confidence_score": 0.95,
+            "file": "src/app.js", "start_line": 2, "is_on_changed_line": false
+        }],
+        "overall_correctness": "patch is incorrect",
+        "overall_explanation": "eval on input.",
+        "overall_confidence_score": 0.9
+    }))
+}
+
+#[tokio::test]
+async fn review_changes_returns_upstreams_review_result_and_needs_a_model() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| model_answer());
+    let session = connect_to(model_workspace(&server), "review", legacy()).await;
+    let review = session
+        .ok(
+            "review_changes",
+            json!({"diff": DIFF, "categories": "security", "file_contexts": "{}"}),
+        )
+        .await;
+    assert_eq!(review["overall_correctness"], "patch is incorrect");
+    let finding = &review["findings"][0];
+    assert_eq!(finding["priority"], 0);
+    assert_eq!(finding["is_on_changed_line"], true);
+    assert_eq!(finding["code_location"]["file_path"], "src/app.js");
+    assert_eq!(finding["code_location"]["line_range"]["start"], 2);
+    assert!(finding["id"].as_str().unwrap().starts_with("llm/security@"));
+    assert_eq!(review["metadata"]["model_used"], "fake");
+    assert_eq!(
+        review["metadata"]["categories_reviewed"],
+        json!(["security"])
+    );
+    assert_eq!(server.request_count(), 1);
+
+    let error = session
+        .err(
+            "review_changes",
+            json!({"diff": DIFF, "categories": ["speed"]}),
+        )
+        .await;
+    assert_code(&error, "INVALID_INPUT");
+    assert_eq!(error["details"]["field"], "categories");
+
+    let no_model = connect("review", legacy()).await;
+    let error = no_model.err("review_changes", json!({"diff": DIFF})).await;
+    assert_code(&error, "LLM_NOT_CONFIGURED");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("TOLLGATE_LLM_PROVIDER"),
+        "{error}"
+    );
+}
+
+/// Writes `files` into the workspace and stages them.
+fn stage_files(dir: &Path, files: &[(&str, &str)]) {
+    let repo = git2::Repository::open(dir).unwrap();
+    let mut index = repo.index().unwrap();
+    for (path, content) in files {
+        let full = dir.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+        index.add_path(Path::new(path)).unwrap();
+    }
+    index.write().unwrap();
+}
+
+#[tokio::test]
+async fn review_git_diff_reviews_staged_changes_and_refuses_option_like_refs() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| model_answer());
+    let session = connect_to(model_workspace(&server), "review", stateless()).await;
+    stage_files(
+        session.path(),
+        &[(
+            "src/app.js",
+            "const a = 1;\nconst b = eval(input);\nmodule.exports = { a, b };\n",
+        )],
+    );
+    let output = session
+        .ok("review_git_diff", json!({"include_patterns": ["src/**"]}))
+        .await;
+    assert_eq!(output["git_info"]["target"], "staged");
+    assert_eq!(output["git_info"]["files_changed"], 1);
+    assert_eq!(output["review"]["findings"][0]["priority"], 0);
+    assert_eq!(output["review"]["changes_summary"]["lines_added"], 3);
+
+    for (arguments, field) in [
+        (json!({"target": "--output=/tmp/x"}), "target"),
+        (json!({"target": "HEAD;rm -rf /"}), "target"),
+        (json!({"target": "main", "base": "-h"}), "base"),
+    ] {
+        let error = session.err("review_git_diff", arguments).await;
+        assert_code(&error, "INVALID_INPUT");
+        assert_eq!(error["details"]["field"], field, "{error}");
+    }
+}
+
+#[tokio::test]
+async fn review_auto_runs_review_diff_for_a_diff_and_review_git_diff_without() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| model_answer());
+    let session = connect_to(model_workspace(&server), "review", legacy()).await;
+    let with_diff = session.ok("review_auto", json!({"diff": DIFF})).await;
+    assert_eq!(with_diff["selected_tool"], "review_diff");
+    assert!(with_diff["output"]["risk_score"].is_u64(), "{with_diff}");
+    assert_eq!(
+        server.request_count(),
+        0,
+        "review_diff is deterministic here"
+    );
+
+    stage_files(session.path(), &[("src/app.js", "const a = 1;\n")]);
+    let from_git = session.ok("review_auto", json!({})).await;
+    assert_eq!(from_git["selected_tool"], "review_git_diff");
+    assert_eq!(from_git["output"]["git_info"]["files_changed"], 1);
+    assert_eq!(server.request_count(), 1);
 }

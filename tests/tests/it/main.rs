@@ -20,6 +20,7 @@ mod mcp;
 mod plan_cli;
 mod plan_mermaid;
 mod review_cli;
+mod review_model;
 mod sarif_validation;
 mod session;
 mod util;

@@ -19,6 +19,7 @@ mod plan;
 mod plan_authoring;
 mod plan_store;
 mod review;
+mod review_model;
 mod search;
 mod session;
 
@@ -62,6 +63,8 @@ pub(crate) fn write_stdout_line(line: std::fmt::Arguments<'_>) {
 pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
     match command {
         Command::Review(args) => review::run(*args),
+        Command::ReviewChanges(args) => review_model::changes(*args),
+        Command::ReviewGit(args) => review_model::git(*args),
         Command::Invariants {
             command: InvariantsCommand::Check { file },
         } => invariants::check(file),

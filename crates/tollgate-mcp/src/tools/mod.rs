@@ -26,7 +26,10 @@ mod regex_search;
 mod request_approval;
 mod respond_approval;
 mod resume_review;
+mod review_auto;
+mod review_changes;
 mod review_diff;
+mod review_git_diff;
 mod rollback_plan;
 mod run_static_analysis;
 mod save_plan;
@@ -52,6 +55,9 @@ use crate::tool::{Entry, Hints, ToolContext};
 /// Every tool this build knows; the server serves those of its profiles.
 pub(crate) const ALL: &[Entry] = &[
     Entry::of::<review_diff::ReviewDiff>(),
+    Entry::of::<review_changes::ReviewChanges>(),
+    Entry::of::<review_git_diff::ReviewGitDiff>(),
+    Entry::of::<review_auto::ReviewAuto>(),
     Entry::of::<check_invariants::CheckInvariants>(),
     Entry::of::<run_static_analysis::RunStaticAnalysis>(),
     Entry::of::<scrub_secrets::ScrubSecrets>(),
@@ -109,6 +115,15 @@ pub(crate) fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolErr
         .map_err(invalid)?;
     Ok(file.overlay(env))
 }
+
+/// The model reviews: they change nothing (the response cache aside) but call a model, which
+/// answers differently from one call to the next.
+const MODEL_REVIEW: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
 
 /// Who the plan tools record as the author of a change when the caller names nobody.
 const MCP_AUTHOR: &str = "mcp";

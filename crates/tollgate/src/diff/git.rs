@@ -24,6 +24,8 @@ pub enum DiffSpec {
     Unstaged,
     /// `git diff HEAD`: the `HEAD` commit to the working tree, through the index.
     WorkingTree,
+    /// `git show <rev>`: a commit against its first parent (against nothing for a root commit).
+    Commit { rev: String },
 }
 
 /// A diff read from a repository, with the commits it is between.
@@ -34,8 +36,8 @@ pub struct GitDiff {
     /// [`DiffSpec::Staged`] and [`DiffSpec::WorkingTree`]; `None` when the old side is the
     /// index or there is no commit yet.
     pub base_sha: Option<String>,
-    /// The commit on the new side: `head` for [`DiffSpec::Range`], otherwise `None` (the
-    /// index or the working tree).
+    /// The commit on the new side: `head` for [`DiffSpec::Range`], the commit for
+    /// [`DiffSpec::Commit`], otherwise `None` (the index or the working tree).
     pub head_sha: Option<String>,
 }
 
@@ -129,6 +131,34 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
                 .diff_index_to_workdir(None, Some(&mut options))
                 .map_err(git("comparing the index with the working tree"))?;
             (diff, None, None)
+        }
+        DiffSpec::Commit { rev } => {
+            let commit_id = resolve_commit(&repo, rev)?;
+            let commit = repo
+                .find_commit(commit_id)
+                .map_err(git("reading the commit"))?;
+            let parent = match commit.parent_count() {
+                0 => None,
+                _ => Some(
+                    commit
+                        .parent(0)
+                        .map_err(git("reading the commit's parent"))?,
+                ),
+            };
+            let old_tree = parent
+                .as_ref()
+                .map(|parent| parent.tree())
+                .transpose()
+                .map_err(git("reading the parent's tree"))?;
+            let new_tree = commit.tree().map_err(git("reading the commit's tree"))?;
+            let diff = repo
+                .diff_tree_to_tree(old_tree.as_ref(), Some(&new_tree), Some(&mut options))
+                .map_err(git("comparing the trees"))?;
+            (
+                diff,
+                parent.map(|parent| parent.id().to_string()),
+                Some(commit_id.to_string()),
+            )
         }
         DiffSpec::WorkingTree => {
             require_workdir(&repo, repo_dir)?;

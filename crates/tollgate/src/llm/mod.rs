@@ -107,14 +107,16 @@ impl<'a> JsonRequest<'a> {
 }
 
 /// Tokens and money spent by one or more calls.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// HTTP requests or command runs made (retries and repairs included); 0 on a cache hit.
     pub requests: u32,
     /// Estimated cost in USD; `None` when no prices are configured.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
 

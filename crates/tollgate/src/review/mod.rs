@@ -5,6 +5,7 @@
 //! parsed diff with already loaded inputs (no I/O at all).
 
 mod baseline;
+mod changes;
 mod checks;
 mod classify;
 mod gate;
@@ -15,6 +16,13 @@ mod request;
 mod signals;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineFile, write_baseline};
+pub use changes::{
+    AutoOutput, AutoTool, ChangesMetadata, ChangesReview, ChangesSummary, CodeLocation,
+    Correctness, FileContexts, GitInfo, LineRange, MAX_FILE_CONTEXT_BYTES, MAX_PATTERNS,
+    MAX_REF_CHARS, ReviewAutoRequest, ReviewAutoResponse, ReviewCategory, ReviewChangesOptions,
+    ReviewChangesRequest, ReviewFinding, ReviewGitDiffRequest, ReviewGitDiffResponse, StringList,
+    Suggestion, review_auto, review_changes, review_git_diff,
+};
 pub use gate_files::{GateFileError, GateFiles};
 pub use request::{
     CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,

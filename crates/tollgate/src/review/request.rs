@@ -226,6 +226,9 @@ pub enum RequestError {
     /// The invariants path was refused (it leaves the workspace, or is not a file).
     #[error(transparent)]
     Invariants(#[from] InvariantsError),
+    /// The operation needs a model and none is usable (`LLM_NOT_CONFIGURED`).
+    #[error("This review needs a model: {0}")]
+    ModelRequired(#[source] crate::llm::LlmError),
 }
 
 impl RequestError {
@@ -235,6 +238,7 @@ impl RequestError {
             RequestError::Invalid { .. } | RequestError::Config(_) => "INVALID_INPUT",
             RequestError::Review(err) => err.code(),
             RequestError::Invariants(err) => err.code(),
+            RequestError::ModelRequired(err) => err.code(),
         }
     }
 
@@ -249,7 +253,7 @@ impl RequestError {
         }
     }
 
-    fn invalid(field: &str, message: impl Into<String>) -> RequestError {
+    pub(super) fn invalid(field: &str, message: impl Into<String>) -> RequestError {
         RequestError::Invalid {
             field: field.to_string(),
             message: message.into(),
@@ -596,7 +600,7 @@ fn default_invariants_path() -> String {
     DEFAULT_INVARIANTS_PATH.to_string()
 }
 
-fn require_diff(diff: &str) -> Result<(), RequestError> {
+pub(super) fn require_diff(diff: &str) -> Result<(), RequestError> {
     if diff.trim().is_empty() {
         return Err(RequestError::invalid(
             "diff",
@@ -607,7 +611,7 @@ fn require_diff(diff: &str) -> Result<(), RequestError> {
 }
 
 /// Parses the diff text, refusing text in which no file section was found.
-fn parse_diff(text: &str) -> Result<diff::Diff, RequestError> {
+pub(super) fn parse_diff(text: &str) -> Result<diff::Diff, RequestError> {
     let diff = diff::parse(text.as_bytes().to_vec()).map_err(ReviewError::from)?;
     if diff.is_empty() {
         return Err(ReviewError::NotADiff(text.len()).into());
@@ -732,6 +736,30 @@ new file mode 100644
             (
                 "scrub-secrets-result.schema.json",
                 output::<crate::secrets::ScrubSecretsResult>(),
+            ),
+            (
+                "review-changes-request.schema.json",
+                input::<crate::review::ReviewChangesRequest>(),
+            ),
+            (
+                "review-changes-result.schema.json",
+                output::<crate::review::ChangesReview>(),
+            ),
+            (
+                "review-git-diff-request.schema.json",
+                input::<crate::review::ReviewGitDiffRequest>(),
+            ),
+            (
+                "review-git-diff-response.schema.json",
+                output::<crate::review::ReviewGitDiffResponse>(),
+            ),
+            (
+                "review-auto-request.schema.json",
+                input::<crate::review::ReviewAutoRequest>(),
+            ),
+            (
+                "review-auto-response.schema.json",
+                output::<crate::review::ReviewAutoResponse>(),
             ),
         ] {
             let path = workspace_root.join("schemas").join(name);

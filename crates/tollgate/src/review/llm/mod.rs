@@ -9,10 +9,10 @@
 //! finding both report at one line is merged once.
 
 mod prompts;
-mod sections;
+pub(crate) mod sections;
 mod verify;
 
-pub(crate) use prompts::{Pass, system_prompt};
+pub(crate) use prompts::{Pass, changes_schema, system_prompt};
 pub(crate) use sections::{ContextSource, RankedFile, pack};
 pub(crate) use verify::DiffLines;
 
@@ -24,7 +24,7 @@ use super::signals::FileFacts;
 use crate::config::LlmPassConfig;
 use crate::diff::Diff;
 use crate::findings::{Category, Finding, LlmReviewSummary, Location, Severity, Source};
-use crate::llm::{JsonRequest, LlmClient, LlmError, Usage, estimate_tokens};
+use crate::llm::{JsonRequest, JsonResponse, LlmClient, LlmError, Usage, estimate_tokens};
 
 /// What the passes produced.
 #[derive(Debug, Default)]
@@ -208,32 +208,20 @@ fn run_pass(
     usage: &mut Usage,
     outcome: &mut PassOutcome,
 ) -> Vec<Finding> {
-    let answers: Vec<Result<crate::llm::JsonResponse, LlmError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = packed
-            .chunks
-            .iter()
-            .enumerate()
-            .map(|(i, chunk)| {
-                let user = format!(
-                    "Review part {} of {} of this change ({} pass). Report findings as JSON.\n{chunk}",
-                    i + 1,
-                    packed.chunks.len(),
-                    pass.as_str()
-                );
-                scope.spawn(move || {
-                    client.complete_json(&JsonRequest::new(system, &user, "review_findings", schema))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(LlmError::Protocol("the model call panicked".to_string()))
-                })
-            })
-            .collect()
-    });
+    let answers = ask_all(
+        client,
+        system,
+        &packed.chunks,
+        "review_findings",
+        schema,
+        |i, n| {
+            format!(
+                "Review part {} of {n} of this change ({} pass). Report findings as JSON.",
+                i + 1,
+                pass.as_str()
+            )
+        },
+    );
     let mut findings = Vec::new();
     for answer in answers {
         match answer {
@@ -270,6 +258,38 @@ fn run_pass(
         );
     }
     findings
+}
+
+/// Sends one request per chunk, in parallel (the client bounds concurrency), each user message
+/// being `intro(index, count)` followed by the chunk; answers come back in chunk order.
+pub(crate) fn ask_all(
+    client: &LlmClient,
+    system: &str,
+    chunks: &[String],
+    schema_name: &str,
+    schema: &Value,
+    intro: impl Fn(usize, usize) -> String + Sync,
+) -> Vec<Result<JsonResponse, LlmError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let user = format!("{}\n{chunk}", intro(i, chunks.len()));
+                scope.spawn(move || {
+                    client.complete_json(&JsonRequest::new(system, &user, schema_name, schema))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(LlmError::Protocol("the model call panicked".to_string()))
+                })
+            })
+            .collect()
+    })
 }
 
 /// A model's finding as a [`Finding`], when its location is in the diff.

@@ -13,6 +13,8 @@ pub(crate) enum Pass {
     Structural,
     /// Correctness, edge cases, security, performance.
     Detailed,
+    /// `review_changes`: everything in one pass, with priorities and an overall verdict.
+    Complete,
 }
 
 impl Pass {
@@ -20,6 +22,7 @@ impl Pass {
         match self {
             Pass::Structural => "structural",
             Pass::Detailed => "detailed",
+            Pass::Complete => "complete",
         }
     }
 
@@ -37,6 +40,17 @@ impl Pass {
                  limits, concurrency, encoding), security problems (injection, path traversal, \
                  unsafe deserialisation, secrets, authn/authz), and performance problems \
                  (quadratic loops, needless allocation or I/O in hot paths)."
+            }
+            Pass::Complete => {
+                "This is a COMPLETE review in one pass: correctness, security, performance, \
+                 maintainability, style and documentation. Give each finding a priority: 0 = \
+                 must be fixed before merging (wrong results, data loss, security hole), 1 = \
+                 should be fixed, 2 = worth fixing, 3 = nit. Add a suggestion when you know the \
+                 fix; set can_auto_fix only when code_snippet is a complete replacement for the \
+                 finding's lines. Then judge the whole change: overall_correctness is `patch is \
+                 correct` when it has no bugs or blocking issues, `patch is incorrect` when it \
+                 has at least one, else `needs attention`; explain why in overall_explanation \
+                 and give your confidence in that verdict."
             }
         }
     }
@@ -94,6 +108,46 @@ pub(crate) fn findings_schema() -> Value {
                 }
             },
             "summary": {"type": "string"}
+        }
+    })
+}
+
+/// The answer schema of `review_changes`: findings with priorities, and a verdict.
+pub(crate) fn changes_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["findings", "overall_correctness", "overall_explanation", "overall_confidence_score"],
+        "properties": {
+            "findings": {
+                "type": "array",
+                "maxItems": 50,
+                "items": {
+                    "type": "object",
+                    "required": ["title", "body", "priority", "category", "confidence_score", "file", "start_line"],
+                    "properties": {
+                        "title": {"type": "string", "maxLength": 200},
+                        "body": {"type": "string"},
+                        "priority": {"type": "integer", "minimum": 0, "maximum": 3},
+                        "category": {"enum": ["correctness", "security", "performance", "maintainability", "style", "documentation"]},
+                        "confidence_score": {"type": "number", "minimum": 0, "maximum": 1},
+                        "file": {"type": "string"},
+                        "start_line": {"type": "integer", "minimum": 1},
+                        "end_line": {"type": "integer", "minimum": 1},
+                        "suggestion": {
+                            "type": "object",
+                            "required": ["description"],
+                            "properties": {
+                                "description": {"type": "string"},
+                                "code_snippet": {"type": "string"},
+                                "can_auto_fix": {"type": "boolean"}
+                            }
+                        }
+                    }
+                }
+            },
+            "overall_correctness": {"enum": ["patch is correct", "patch is incorrect", "needs attention"]},
+            "overall_explanation": {"type": "string"},
+            "overall_confidence_score": {"type": "number", "minimum": 0, "maximum": 1}
         }
     })
 }

@@ -3,6 +3,7 @@
 //! one request is cut at hunk boundaries; files that fit nowhere are listed as omitted, never
 //! sent whole.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,8 @@ const MAX_CONTEXT_FILE_BYTES: u64 = 2 * 1024 * 1024;
 pub(crate) enum ContextSource<'a> {
     /// The repository's working tree (used only when it matches the diff's new side).
     Workspace(&'a Path),
+    /// New-side file contents the caller gave, by path (used only when they match the diff).
+    Given(&'a BTreeMap<String, String>),
 }
 
 /// A file under review and how much its review matters.
@@ -40,6 +43,8 @@ pub(crate) struct Packed {
     pub(crate) omitted: Vec<String>,
     /// Files cut to fit (some hunks not sent).
     pub(crate) truncated: Vec<String>,
+    /// Given contents not used because they disagree with the diff's new side.
+    pub(crate) context_mismatched: Vec<String>,
 }
 
 /// Builds the sections of `files` (highest weight first) and packs them into requests of at most
@@ -64,6 +69,7 @@ pub(crate) fn pack(
     });
     let root = match context {
         ContextSource::Workspace(root) => root.canonicalize().ok(),
+        ContextSource::Given(_) => None,
     };
 
     let mut packed = Packed::default();
@@ -78,6 +84,13 @@ pub(crate) fn pack(
         } else {
             None
         };
+        if let ContextSource::Given(files) = context
+            && surrounding.is_none()
+            && rank < max_context_files
+            && files.contains_key(&path)
+        {
+            packed.context_mismatched.push(path.clone());
+        }
         // Hunks with surrounding code, else hunks alone, in the current request or a new one;
         // else as many whole hunks as fit in a request of their own.
         let full = section(&path, file, &hunks, surrounding.as_deref(), None);
@@ -212,6 +225,7 @@ fn surrounding_code(
     let path = file.new_path.as_deref()?;
     let text = match context {
         ContextSource::Workspace(_) => read_confined(root?, path)?,
+        ContextSource::Given(files) => files.get(path)?.clone(),
     };
     let lines: Vec<&str> = text.lines().collect();
     // The working tree may be at another commit than the diff's head: use it only when every

@@ -1,0 +1,159 @@
+//! `tollgate review-changes` and `tollgate review-git`: the core's model reviews
+//! (`review_changes`, `review_git_diff`), printed as JSON or a short summary.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::review::{
+    self, ChangesReview, Correctness, FileContexts, ReviewChangesOptions, ReviewChangesRequest,
+    ReviewGitDiffRequest, StringList,
+};
+
+use super::ExitStatus;
+use crate::args::{ModelReviewArgs, ReviewChangesArgs, ReviewGitArgs};
+
+pub fn changes(args: ReviewChangesArgs) -> anyhow::Result<ExitStatus> {
+    let diff = read_diff(&args.diff)?;
+    let file_contexts = match &args.file_contexts {
+        Some(path) => Some(FileContexts::Json(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --file-contexts {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let options = options(&args.review);
+    let request = ReviewChangesRequest {
+        diff,
+        file_contexts,
+        base_ref: args.base_ref.clone(),
+        confidence_threshold: options.confidence_threshold,
+        max_findings: options.max_findings,
+        categories: options.categories,
+        changed_lines_only: options.changed_lines_only,
+        custom_instructions: options.custom_instructions,
+        exclude_patterns: options.exclude_patterns,
+    };
+    let settings = settings(&args.review)?;
+    let review = review::review_changes(&args.review.repo, settings, &request)
+        .map_err(|err| anyhow::anyhow!("{err} [{}]", err.code()))?;
+    let json = serde_json::to_value(&review)?;
+    finish(&args.review, &review, &json)
+}
+
+pub fn git(args: ReviewGitArgs) -> anyhow::Result<ExitStatus> {
+    let request = ReviewGitDiffRequest {
+        target: args.target.clone(),
+        base: args.base.clone(),
+        include_patterns: args.include.clone(),
+        options: options(&args.review),
+    };
+    let settings = settings(&args.review)?;
+    let response = review::review_git_diff(&args.review.repo, settings, &request)
+        .map_err(|err| anyhow::anyhow!("{err} [{}]", err.code()))?;
+    let json = serde_json::to_value(&response)?;
+    if !args.review.quiet {
+        eprintln!(
+            "tollgate: reviewed {} ({}): {} of {} file(s), {} bytes of diff",
+            response.git_info.target,
+            response.git_info.compared,
+            response.git_info.files_changed,
+            response.git_info.files_in_diff,
+            response.git_info.diff_bytes
+        );
+    }
+    finish(&args.review, &response.review, &json)
+}
+
+fn options(args: &ModelReviewArgs) -> ReviewChangesOptions {
+    let list = |items: &[String]| (!items.is_empty()).then(|| StringList::List(items.to_vec()));
+    ReviewChangesOptions {
+        file_contexts: None,
+        base_ref: None,
+        confidence_threshold: args.confidence_threshold,
+        max_findings: args.max_findings,
+        categories: list(&args.categories),
+        changed_lines_only: args.all_lines.then_some(false),
+        custom_instructions: args.instructions.clone(),
+        exclude_patterns: list(&args.exclude),
+    }
+}
+
+/// The configuration layers under the request: the file, then the environment.
+fn settings(args: &ModelReviewArgs) -> anyhow::Result<RawConfig> {
+    let file = match &args.config {
+        Some(path) => RawConfig::from_file(path)?,
+        None => {
+            let default = args.repo.join(CONFIG_FILE_NAME);
+            if default.is_file() {
+                RawConfig::from_file(&default)?
+            } else {
+                RawConfig::default()
+            }
+        }
+    };
+    Ok(file.overlay(RawConfig::from_env(std::env::vars())?))
+}
+
+/// Prints the result (`json` is what stdout gets unless `--text`); a `patch is incorrect`
+/// verdict fails like the gate.
+fn finish(
+    args: &ModelReviewArgs,
+    review: &ChangesReview,
+    json: &serde_json::Value,
+) -> anyhow::Result<ExitStatus> {
+    let mut stdout = std::io::stdout().lock();
+    if args.text {
+        writeln!(
+            stdout,
+            "{}: {}",
+            review.overall_correctness.as_str(),
+            review.overall_explanation
+        )?;
+        for finding in &review.findings {
+            writeln!(
+                stdout,
+                "  P{} {}:{} [{}] {}",
+                finding.priority,
+                finding.code_location.file_path,
+                finding.code_location.line_range.start,
+                finding.category.as_str(),
+                finding.title
+            )?;
+        }
+    } else {
+        serde_json::to_writer_pretty(&mut stdout, json)?;
+        writeln!(stdout)?;
+    }
+    stdout.flush()?;
+    if !args.quiet {
+        for warning in &review.warnings {
+            eprintln!("warning: {warning}");
+        }
+        eprintln!(
+            "tollgate: {} ({} finding(s), {} filtered)",
+            review.overall_correctness.as_str(),
+            review.findings.len(),
+            review.metadata.findings_filtered
+        );
+    }
+    Ok(match review.overall_correctness {
+        Correctness::Incorrect => ExitStatus::GateFailed,
+        Correctness::Correct | Correctness::NeedsAttention => ExitStatus::Pass,
+    })
+}
+
+fn read_diff(source: &str) -> anyhow::Result<String> {
+    let mut text = String::new();
+    if source == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_string(&mut text)
+            .context("cannot read the diff from stdin")?;
+    } else {
+        text = std::fs::read_to_string(Path::new(source))
+            .with_context(|| format!("cannot read diff file {source}"))?;
+    }
+    Ok(text)
+}

@@ -24,6 +24,7 @@ pub use visualize::{VisualizePlanRequest, VisualizePlanResponse, visualize_plan}
 
 pub mod apply;
 pub mod approval;
+pub mod execute;
 mod generate;
 mod graph;
 pub mod history;

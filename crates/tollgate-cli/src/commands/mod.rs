@@ -6,6 +6,7 @@ mod invariants;
 mod mcp;
 mod plan;
 mod plan_authoring;
+mod plan_execute;
 mod plan_store;
 mod review;
 mod search;

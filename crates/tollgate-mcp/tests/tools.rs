@@ -358,8 +358,13 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         let saves = ["create_plan", "execute_plan"].contains(&name.as_ref());
         // The plan tools that record something; deletion and rollback replace what callers see.
         let records = PLAN_WRITES.contains(&name.as_ref());
-        let destructive = ["cancel_review", "delete_plan", "rollback_plan", "execute_plan"]
-            .contains(&name.as_ref());
+        let destructive = [
+            "cancel_review",
+            "delete_plan",
+            "rollback_plan",
+            "execute_plan",
+        ]
+        .contains(&name.as_ref());
         assert_eq!(
             hints.read_only_hint,
             Some(!writes_cache && !steers && !saves && !records),
@@ -779,7 +784,13 @@ async fn tool_manifest_matches_tools_list() {
         let profile = if ["review_diff", "check_invariants", "run_static_analysis"].contains(&name)
         {
             "review"
-        } else if ["create_plan", "refine_plan", "visualize_plan", "execute_plan"].contains(&name)
+        } else if [
+            "create_plan",
+            "refine_plan",
+            "visualize_plan",
+            "execute_plan",
+        ]
+        .contains(&name)
             || PLAN_WRITES.contains(&name)
             || [
                 "load_plan",
@@ -1096,7 +1107,10 @@ async fn plan_lifecycle_tools_keep_state_in_the_workspace_store() {
 async fn execute_plan_previews_applies_and_continues_with_the_configured_model() {
     let without_model = connect("plan", legacy()).await;
     let err = without_model
-        .err("execute_plan", json!({"plan": {"goal": "g", "steps": [{"step_number": 1, "title": "a"}]}}))
+        .err(
+            "execute_plan",
+            json!({"plan": {"goal": "g", "steps": [{"step_number": 1, "title": "a"}]}}),
+        )
         .await;
     assert_code(&err, "LLM_NOT_CONFIGURED");
 
@@ -1146,13 +1160,19 @@ async fn execute_plan_previews_applies_and_continues_with_the_configured_model()
         .await;
     assert_code(&blocked, "CONFLICT");
     assert!(
-        blocked["message"].as_str().unwrap().contains("waiting on step(s) 1"),
+        blocked["message"]
+            .as_str()
+            .unwrap()
+            .contains("waiting on step(s) 1"),
         "{blocked}"
     );
 
     llm.push(fake_llm::Reply::json(change));
     let applied = session
-        .ok("execute_plan", json!({"plan_id": id, "apply_changes": true}))
+        .ok(
+            "execute_plan",
+            json!({"plan_id": id, "apply_changes": true}),
+        )
         .await;
     assert_eq!(applied["step_results"][0]["status"], "applied");
     assert_eq!(applied["files_applied"], json!(["src/lib.rs"]));

@@ -1,7 +1,9 @@
 //! `execute_plan`: carry out steps of a plan with the configured model, as diffs (preview) or
 //! written into the workspace with the step states recorded (`apply_changes`).
 
-use tollgate::plan::execute::{ExecuteError, ExecutePlanRequest, ExecutePlanResponse, execute_plan};
+use tollgate::plan::execute::{
+    ExecuteError, ExecutePlanRequest, ExecutePlanResponse, execute_plan,
+};
 
 use super::create_plan::planning_model;
 use crate::error::ToolError;
@@ -45,14 +47,8 @@ first). Reports progress per step and stops between steps when cancelled.";
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
         let llm = planning_model(ctx)?;
         let store = super::plan_store(ctx)?;
-        execute_plan(
-            &store,
-            ctx.workspace(),
-            llm.as_ref(),
-            &input,
-            ctx.control(),
-        )
-        .map_err(execute_error)
+        execute_plan(&store, ctx.workspace(), llm.as_ref(), &input, ctx.control())
+            .map_err(execute_error)
     }
 }
 

@@ -400,7 +400,10 @@ pub fn execute_plan(
             stopped_because = Some(format!("cancelled before step {number}"));
             break;
         }
-        let title = run.step(number).map(|s| s.title.clone()).unwrap_or_default();
+        let title = run
+            .step(number)
+            .map(|s| s.title.clone())
+            .unwrap_or_default();
         control.report(
             results.len() as u64,
             Some(planned_total as u64),
@@ -416,9 +419,7 @@ pub fn execute_plan(
             format!("step {number} done"),
         );
         if failed && stop_on_failure {
-            stopped_because = Some(format!(
-                "step {number} failed and stop_on_failure is set"
-            ));
+            stopped_because = Some(format!("step {number} failed and stop_on_failure is set"));
             break;
         }
     }
@@ -787,7 +788,10 @@ impl Run<'_> {
         user.push('\n');
         user.push_str(&fence("step", &describe_step(step)));
         let mut paths: Vec<&str> = Vec::new();
-        for path in step.touched_paths().chain(step.files_to_delete.iter().map(String::as_str)) {
+        for path in step
+            .touched_paths()
+            .chain(step.files_to_delete.iter().map(String::as_str))
+        {
             if !paths.contains(&path) {
                 paths.push(path);
             }
@@ -1044,10 +1048,10 @@ pub fn render_markdown(response: &ExecutePlanResponse) -> String {
             let _ = writeln!(md, "**Error:** {error}\n");
         }
         for diff in &result.files {
-            let target = diff.new_path.as_deref().map_or_else(
-                || diff.path.clone(),
-                |to| format!("{} → {to}", diff.path),
-            );
+            let target = diff
+                .new_path
+                .as_deref()
+                .map_or_else(|| diff.path.clone(), |to| format!("{} → {to}", diff.path));
             let _ = writeln!(
                 md,
                 "### {} `{target}` (+{} −{})\n",

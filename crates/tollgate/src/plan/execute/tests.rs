@@ -188,7 +188,11 @@ fn preview_returns_diffs_and_writes_nothing() {
         "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1,2 @@\n pub fn a() {}\n+pub fn b() {}\n"
     );
     assert!(response.files_applied.is_empty());
-    assert!(response.notes[0].contains("Preview only"), "{:?}", response.notes);
+    assert!(
+        response.notes[0].contains("Preview only"),
+        "{:?}",
+        response.notes
+    );
     assert!(response.markdown.contains("```diff\n--- a/src/lib.rs"));
     // Nothing recorded: step 1 is still the ready one.
     let progress = fx.progress(&id);
@@ -260,10 +264,7 @@ fn a_blocked_step_is_refused_naming_its_blocker() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "CONFLICT");
-    assert!(
-        err.to_string().contains("waiting on step(s) 2"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("waiting on step(s) 2"), "{err}");
     let err = fx
         .execute(&ExecutePlanRequest {
             step_number: Some(9),
@@ -271,7 +272,11 @@ fn a_blocked_step_is_refused_naming_its_blocker() {
         })
         .unwrap_err();
     assert_eq!(err.code(), "INVALID_INPUT", "{err}");
-    assert_eq!(fx.server.request_count(), 0, "no model call for a refused step");
+    assert_eq!(
+        fx.server.request_count(),
+        0,
+        "no model call for a refused step"
+    );
     assert_eq!(fx.progress(&id).counts.in_progress, 0);
 }
 
@@ -310,7 +315,13 @@ fn operations_escaping_the_workspace_are_refused_and_nothing_is_written() {
         assert!(fx.server.requests()[1].user_text().contains("was refused"));
         let progress = fx.progress(&id);
         assert_eq!(progress.steps[0].status, "failed", "{case}");
-        assert!(progress.steps[0].error.as_deref().unwrap().contains("Refused path"));
+        assert!(
+            progress.steps[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("Refused path")
+        );
     }
 }
 
@@ -348,7 +359,11 @@ fn invalid_json_twice_fails_the_step_and_stop_on_failure_decides_what_follows() 
         assert_eq!(first.step_number, 1);
         assert_eq!(first.status, StepRunStatus::Failed);
         assert!(
-            first.error.as_deref().unwrap().contains("LLM_INVALID_OUTPUT"),
+            first
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("LLM_INVALID_OUTPUT"),
             "{:?}",
             first.error
         );
@@ -406,7 +421,11 @@ fn full_plan_runs_in_dependency_order_and_respects_max_steps() {
         ..request(&id)
     };
     let response = fx.execute(&full).unwrap();
-    let ran: Vec<u32> = response.step_results.iter().map(|r| r.step_number).collect();
+    let ran: Vec<u32> = response
+        .step_results
+        .iter()
+        .map(|r| r.step_number)
+        .collect();
     assert_eq!(ran, [1, 2]);
     assert!(
         response
@@ -491,9 +510,15 @@ fn secrets_never_reach_the_model_and_survive_a_modify() {
         })
         .unwrap();
     assert_eq!(response.step_results[0].status, StepRunStatus::Applied);
-    assert_eq!(fx.read("src/lib.rs"), format!("{original}pub fn b() {{}}\n"));
+    assert_eq!(
+        fx.read("src/lib.rs"),
+        format!("{original}pub fn b() {{}}\n")
+    );
     for sent in fx.server.requests() {
-        assert!(!sent.all_text().contains(SECRET), "a secret reached the model");
+        assert!(
+            !sent.all_text().contains(SECRET),
+            "a secret reached the model"
+        );
     }
 
     // A mask moved onto a changed line is refused rather than written over the secret.
@@ -532,7 +557,14 @@ fn a_cancelled_call_runs_no_step_and_reports_progress_otherwise() {
 
     answer_by_step(&fx);
     let control = Control::new();
-    execute_plan(&fx.store, &fx.ws(), Some(&fx.client), &request(&id), &control).unwrap();
+    execute_plan(
+        &fx.store,
+        &fx.ws(),
+        Some(&fx.client),
+        &request(&id),
+        &control,
+    )
+    .unwrap();
     let (_, last) = control.latest().expect("a progress report");
     assert_eq!((last.done, last.total), (1, Some(1)));
     assert!(last.message.contains("step 1"), "{}", last.message);

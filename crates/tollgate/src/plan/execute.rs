@@ -283,7 +283,7 @@ pub fn execute_plan(
             let response = library::save_plan(
                 store,
                 &SavePlanRequest {
-                    plan: serde_json::to_value(&plan).unwrap_or(Value::Null),
+                    plan: serde_json::to_value(&*plan).unwrap_or(Value::Null),
                     name: None,
                     tags: Vec::new(),
                     overwrite: true,
@@ -313,7 +313,7 @@ pub fn execute_plan(
                 .transpose()?
                 .flatten()
                 .map(|row| row.id);
-            (plan, saved_id)
+            (*plan, saved_id)
         }
     };
     let graph = StepGraph::build(&plan.steps).map_err(PlanStoreError::from)?;
@@ -461,7 +461,7 @@ pub fn execute_plan(
 /// Where the plan comes from.
 enum PlanSource {
     Saved(String),
-    Inline(Plan),
+    Inline(Box<Plan>),
 }
 
 fn plan_source(request: &ExecutePlanRequest) -> Result<PlanSource, PlanStoreError> {
@@ -482,7 +482,7 @@ fn plan_source(request: &ExecutePlanRequest) -> Result<PlanSource, PlanStoreErro
         (None, Some(plan_id)) => id(plan_id),
         // Upstream accepts a plan id where the plan goes; JSON text always starts with `{`.
         (Some(Value::String(text)), None) if !text.trim_start().starts_with('{') => id(text),
-        (Some(value), None) => Ok(PlanSource::Inline(parse_plan_arg(value)?)),
+        (Some(value), None) => Ok(PlanSource::Inline(Box::new(parse_plan_arg(value)?))),
     }
 }
 

@@ -109,6 +109,14 @@ mod schema_tests {
                 "visualize-plan-response.schema.json",
                 response::<VisualizePlanResponse>(),
             ),
+            (
+                "execute-plan-request.schema.json",
+                request::<execute::ExecutePlanRequest>(),
+            ),
+            (
+                "execute-plan-response.schema.json",
+                response::<execute::ExecutePlanResponse>(),
+            ),
         ] {
             let path = workspace_root.join("schemas").join(name);
             if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {

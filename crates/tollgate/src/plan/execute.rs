@@ -654,6 +654,8 @@ impl Run<'_> {
             result.files = proposal.diffs.clone();
             result.model = Some(proposal.model.clone());
             match recording {
+                // A step that needs no file change (research, review) completes with none.
+                Some(_) if proposal.operations.is_empty() => Ok(Done::Applied(None)),
                 Some(plan_id) => apply::apply_changes(
                     self.store,
                     self.workspace,
@@ -661,18 +663,20 @@ impl Run<'_> {
                     number,
                     &proposal.operations,
                 )
-                .map(Some)
+                .map(|batch| Done::Applied(Some(batch)))
                 .map_err(|err| format!("the changes could not be written: {err}")),
-                None => Ok(None),
+                None => Ok(Done::Previewed),
             }
         });
 
         match outcome {
-            Ok(Some(batch)) => {
+            Ok(Done::Applied(batch)) => {
                 result.status = StepRunStatus::Applied;
-                result.files_applied = batch.files_applied;
-                result.backups_created = batch.backups_created;
-                result.batch_id = Some(batch.batch_id);
+                if let Some(batch) = batch {
+                    result.files_applied = batch.files_applied;
+                    result.backups_created = batch.backups_created;
+                    result.batch_id = Some(batch.batch_id);
+                }
                 let notes = if result.summary.trim().is_empty() {
                     "Applied by execute_plan.".to_string()
                 } else {
@@ -689,7 +693,7 @@ impl Run<'_> {
                     },
                 )?;
             }
-            Ok(None) => {
+            Ok(Done::Previewed) => {
                 result.status = StepRunStatus::Previewed;
                 self.outcomes.completed.insert(number);
             }
@@ -757,9 +761,6 @@ impl Run<'_> {
     fn check(&self, value: &Value, shown: &BTreeMap<String, String>) -> Result<Proposal, String> {
         let answer: StepAnswer = serde_json::from_value(value.clone())
             .map_err(|err| format!("the answer does not match the schema: {err}"))?;
-        if answer.operations.is_empty() {
-            return Err("it lists no file operation".into());
-        }
         let mut operations = answer.operations;
         for op in &mut operations {
             restore_secrets(op, shown)?;
@@ -778,6 +779,43 @@ impl Run<'_> {
         })
     }
 
+    /// The recorded notes and files of `number`'s completed dependencies, so the model builds
+    /// on them (empty for an unsaved plan or when nothing is recorded).
+    fn earlier_work(&self, number: StepNumber) -> String {
+        let Some(id) = self.plan_id else {
+            return String::new();
+        };
+        let Ok(state) = self.store.read(|tx| PlanState::load(tx, id)) else {
+            return String::new();
+        };
+        let mut text = String::new();
+        for dependency in self.graph.dependencies(number) {
+            let Some(recorded) = state.states.get(&dependency) else {
+                continue;
+            };
+            if recorded.status != progress::step_status::COMPLETED {
+                continue;
+            }
+            let title = self
+                .step(dependency)
+                .map(|s| s.title.as_str())
+                .unwrap_or("");
+            let _ = writeln!(
+                text,
+                "Step {dependency} ({title}): {}",
+                recorded.notes.trim()
+            );
+            if !recorded.files_changed.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "  files changed: {}",
+                    recorded.files_changed.join(", ")
+                );
+            }
+        }
+        text
+    }
+
     /// The user message for `step` and the file contents it showed (by path, unscrubbed).
     fn prompt(&self, step: &Step) -> (String, BTreeMap<String, String>) {
         let mut user = format!(
@@ -787,6 +825,11 @@ impl Run<'_> {
         user.push_str(&fence("plan goal", &self.plan.goal));
         user.push('\n');
         user.push_str(&fence("step", &describe_step(step)));
+        let earlier = self.earlier_work(step.step_number);
+        if !earlier.is_empty() {
+            user.push_str("\nWhat the steps it depends on recorded when they completed:\n");
+            user.push_str(&fence("earlier steps", &earlier));
+        }
         let mut paths: Vec<&str> = Vec::new();
         for path in step
             .touched_paths()
@@ -843,6 +886,13 @@ impl Run<'_> {
     }
 }
 
+/// How a step that produced usable changes ended.
+enum Done {
+    Previewed,
+    /// Written (`None`: the step needed no file change).
+    Applied(Option<apply::AppliedBatch>),
+}
+
 /// A checked answer.
 struct Proposal {
     summary: String,
@@ -877,7 +927,8 @@ new file), delete (path) or rename (path, new_path, optional new content). Paths
 the repository root with `/` separators, never absolute, never containing `..`, never under .git \
 or .tollgate. Change only what the step needs, write complete file contents (no placeholders or \
 elisions), and keep lines shown as `****` unchanged: they hide secrets. `summary` says what you \
-changed and how the step's acceptance criteria are met.";
+changed and how the step's acceptance criteria are met. A step that needs no file change \
+(research, review) gets an empty `operations` list and a summary of what was found.";
 
 /// The step as the model reads it.
 fn describe_step(step: &Step) -> String {

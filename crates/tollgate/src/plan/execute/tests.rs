@@ -242,7 +242,14 @@ fn applying_writes_records_the_step_and_the_next_call_continues() {
     assert_eq!(second.step_results[0].step_number, 2);
     assert_eq!(second.step_results[0].status, StepRunStatus::Applied);
     assert_eq!(fx.read("src/new.rs"), "pub fn n() {}\n");
-    assert_eq!(asked_step(&fx.server.requests()[1].user_text()), 2);
+    let second_request = fx.server.requests()[1].user_text();
+    assert_eq!(asked_step(&second_request), 2);
+    // The model is told what the step it depends on did.
+    assert!(
+        second_request.contains("Step 1 (Add b): done as asked")
+            && second_request.contains("files changed: src/lib.rs"),
+        "{second_request}"
+    );
     assert_eq!(second.next_ready_steps, vec![3]);
     assert_eq!(second.progress.completed, 2);
 
@@ -568,4 +575,28 @@ fn a_cancelled_call_runs_no_step_and_reports_progress_otherwise() {
     let (_, last) = control.latest().expect("a progress report");
     assert_eq!((last.done, last.total), (1, Some(1)));
     assert!(last.message.contains("step 1"), "{}", last.message);
+}
+
+#[test]
+fn a_step_that_needs_no_file_change_completes_without_files() {
+    let fx = Fixture::new();
+    let id = fx.save(chain_plan());
+    fx.server.push(Reply::json(
+        json!({"summary": "b already exists", "operations": []}),
+    ));
+    let before = fx.snapshot();
+    let response = fx
+        .execute(&ExecutePlanRequest {
+            apply_changes: true,
+            ..request(&id)
+        })
+        .unwrap();
+    assert_eq!(fx.snapshot(), before);
+    let step = &response.step_results[0];
+    assert_eq!(step.status, StepRunStatus::Applied);
+    assert!(step.files.is_empty() && step.batch_id.is_none());
+    let progress = fx.progress(&id);
+    assert_eq!(progress.steps[0].status, "completed");
+    assert_eq!(progress.steps[0].notes, "b already exists");
+    assert_eq!(progress.next_ready_steps, vec![2]);
 }

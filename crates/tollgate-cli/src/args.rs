@@ -501,6 +501,32 @@ pub enum PlanCommand {
               value_parser = ["dependencies", "architecture", "gantt"])]
         diagram_type: String,
     },
+    /// Carry out steps of a plan (file, `-`, or saved plan id) with the configured model: prints
+    /// each step's changes as diffs; --apply writes them and records the steps' states.
+    Execute {
+        #[arg(value_name = "PLAN")]
+        plan: String,
+        /// single_step, all_ready or full_plan.
+        #[arg(long, value_name = "MODE", default_value = "single_step",
+              value_parser = ["single_step", "all_ready", "full_plan"])]
+        mode: String,
+        /// The step to run with single_step [default: the first ready step].
+        #[arg(long = "step", value_name = "N")]
+        step: Option<u32>,
+        /// Write the changes (with backups) and record each step as completed or failed
+        /// [default: preview only].
+        #[arg(long)]
+        apply: bool,
+        /// The most steps this run executes, 1–50 [default: 5].
+        #[arg(long, value_name = "N")]
+        max_steps: Option<usize>,
+        /// Go on with the other ready steps after a step fails.
+        #[arg(long)]
+        continue_on_failure: bool,
+        /// More instructions or facts for the model.
+        #[arg(long = "context", value_name = "TEXT")]
+        context: Option<String>,
+    },
     /// List saved plans, most recently updated first.
     List {
         /// Only plans with this status: ready, approved, executing, completed, failed.

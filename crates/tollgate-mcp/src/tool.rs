@@ -148,13 +148,6 @@ impl ToolContext {
 
     /// This call's control: long core operations take it, report progress through it and stop
     /// at their next safe point once it is cancelled.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "called by the long tools (indexing, plan execution) as they land"
-        )
-    )]
     pub(crate) fn control(&self) -> &tollgate::control::Control {
         &self.control
     }

@@ -58,10 +58,20 @@ async fn connect(profiles: &str, lifecycle: ClientLifecycleMode) -> Session {
 }
 
 async fn connect_to(workspace: TempDir, profiles: &str, lifecycle: ClientLifecycleMode) -> Session {
+    connect_with_env(workspace, profiles, lifecycle, Vec::new()).await
+}
+
+/// As [`connect_to`], with the environment the server reads its configuration layers from.
+async fn connect_with_env(
+    workspace: TempDir,
+    profiles: &str,
+    lifecycle: ClientLifecycleMode,
+    env: Vec<(String, String)>,
+) -> Session {
     let server = Server::new(ServerOptions {
         workspace: workspace.path().to_path_buf(),
         profiles: profiles.parse::<Profiles>().unwrap(),
-        env: Vec::new(),
+        env,
         call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
     })
     .unwrap();
@@ -215,6 +225,7 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "complete_step",
             "create_plan",
             "delete_plan",
+            "execute_plan",
             "fail_step",
             "get_workspace_info",
             "list_plans",
@@ -348,20 +359,27 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         ]
         .contains(&name.as_ref());
         // Plan generation and refinement may call a model, the model reviews always do (and
-        // review_auto may); creating a plan may save it.
+        // review_auto may); creating a plan may save it. execute_plan calls a model and, with
+        // apply_changes, overwrites workspace files.
         let models = [
             "create_plan",
             "refine_plan",
+            "execute_plan",
             "review_changes",
             "review_git_diff",
             "review_auto",
         ]
         .contains(&name.as_ref());
-        let saves = name == "create_plan";
+        let saves = ["create_plan", "execute_plan"].contains(&name.as_ref());
         // The plan tools that record something; deletion and rollback replace what callers see.
         let records = PLAN_WRITES.contains(&name.as_ref());
-        let destructive =
-            ["cancel_review", "delete_plan", "rollback_plan"].contains(&name.as_ref());
+        let destructive = [
+            "cancel_review",
+            "delete_plan",
+            "rollback_plan",
+            "execute_plan",
+        ]
+        .contains(&name.as_ref());
         assert_eq!(
             hints.read_only_hint,
             Some(!writes_cache && !steers && !saves && !records),
@@ -789,7 +807,13 @@ async fn tool_manifest_matches_tools_list() {
         .contains(&name)
         {
             "review"
-        } else if ["create_plan", "refine_plan", "visualize_plan"].contains(&name)
+        } else if [
+            "create_plan",
+            "refine_plan",
+            "visualize_plan",
+            "execute_plan",
+        ]
+        .contains(&name)
             || PLAN_WRITES.contains(&name)
             || [
                 "load_plan",
@@ -1239,4 +1263,87 @@ async fn review_auto_runs_review_diff_for_a_diff_and_review_git_diff_without() {
     assert_eq!(from_git["selected_tool"], "review_git_diff");
     assert_eq!(from_git["output"]["git_info"]["files_changed"], 1);
     assert_eq!(server.request_count(), 1);
+
+#[tokio::test]
+async fn execute_plan_previews_applies_and_continues_with_the_configured_model() {
+    let without_model = connect("plan", legacy()).await;
+    let err = without_model
+        .err(
+            "execute_plan",
+            json!({"plan": {"goal": "g", "steps": [{"step_number": 1, "title": "a"}]}}),
+        )
+        .await;
+    assert_code(&err, "LLM_NOT_CONFIGURED");
+
+    let llm = fake_llm::FakeLlm::start();
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+    let env = [
+        ("TOLLGATE_LLM_PROVIDER", "openai".to_string()),
+        ("TOLLGATE_LLM_BASE_URL", llm.openai_base_url()),
+        ("TOLLGATE_LLM_MODEL", "coder-1".to_string()),
+        ("TOLLGATE_LLM_API_KEY_ENV", "TEST_KEY".to_string()),
+        ("TEST_KEY", "sk-test-0123456789abcdef".to_string()),
+        ("TOLLGATE_LLM_RETRIES", "0".to_string()),
+        ("TOLLGATE_LLM_CACHE", "false".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let session = connect_with_env(dir, "plan", legacy(), env).await;
+    let plan = json!({"goal": "Grow", "steps": [
+        {"step_number": 1, "title": "Add b", "files_to_modify": [{"path": "src/lib.rs"}]},
+        {"step_number": 2, "title": "Add c", "depends_on": [1]}
+    ]});
+    let saved = session.ok("save_plan", json!({"plan": plan})).await;
+    let id = saved["plan"]["id"].as_str().unwrap().to_string();
+    let change = json!({"summary": "b added", "operations": [
+        {"operation": "modify", "path": "src/lib.rs", "content": "pub fn a() {}\npub fn b() {}\n"}
+    ]});
+    llm.push(fake_llm::Reply::json(change.clone()));
+    // Upstream passes the plan id where the plan goes.
+    let preview = session.ok("execute_plan", json!({"plan": id})).await;
+    assert_eq!(preview["step_results"][0]["status"], "previewed");
+    assert!(
+        preview["step_results"][0]["files"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+pub fn b() {}")
+    );
+    assert_eq!(
+        std::fs::read_to_string(session.path().join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\n"
+    );
+
+    let blocked = session
+        .err("execute_plan", json!({"plan_id": id, "step_number": 2}))
+        .await;
+    assert_code(&blocked, "CONFLICT");
+    assert!(
+        blocked["message"]
+            .as_str()
+            .unwrap()
+            .contains("waiting on step(s) 1"),
+        "{blocked}"
+    );
+
+    llm.push(fake_llm::Reply::json(change));
+    let applied = session
+        .ok(
+            "execute_plan",
+            json!({"plan_id": id, "apply_changes": true}),
+        )
+        .await;
+    assert_eq!(applied["step_results"][0]["status"], "applied");
+    assert_eq!(applied["files_applied"], json!(["src/lib.rs"]));
+    assert_eq!(applied["next_ready_steps"], json!([2]));
+    assert_eq!(
+        std::fs::read_to_string(session.path().join("src/lib.rs")).unwrap(),
+        "pub fn a() {}\npub fn b() {}\n"
+    );
+    let progress = session.ok("view_progress", json!({"plan_id": id})).await;
+    assert_eq!(progress["steps"][0]["status"], "completed");
+    let history = session.ok("view_history", json!({"plan_id": id})).await;
+    assert!(history.to_string().contains("\"mcp\""), "{history}");
 }

@@ -18,6 +18,7 @@ mod index;
 mod init_and_invariants;
 mod mcp;
 mod plan_cli;
+mod plan_execute;
 mod plan_mermaid;
 mod review_cli;
 mod review_model;

@@ -17,6 +17,7 @@ mod invariants;
 mod mcp;
 mod plan;
 mod plan_authoring;
+mod plan_execute;
 mod plan_store;
 mod review;
 mod review_model;

@@ -1,5 +1,6 @@
 //! `tollgate plan …`: writing plans (create, refine, show, visualize: `plan_authoring.rs`) and
-//! the plan store (list, save, load, history, approvals, steps: `plan_store.rs`).
+//! the plan store (list, save, load, history, approvals, steps: `plan_store.rs`), and carrying
+//! a plan out with the model (execute: `plan_execute.rs`).
 //! Each subcommand builds the core request, calls one `tollgate::plan` operation, and prints
 //! the response as text or (`--json`) as JSON. Errors go to stderr with their code; exit 2.
 
@@ -7,6 +8,7 @@ use tollgate::plan::DiagramType;
 
 use super::ExitStatus;
 use super::plan_authoring::{self, CreateOptions, RefineOptions};
+use super::plan_execute::{self, ExecuteOptions};
 use super::plan_store;
 use crate::args::{PlanArgs, PlanCommand};
 
@@ -18,6 +20,32 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
             | PlanCommand::Show { .. }
             | PlanCommand::Visualize { .. }
     );
+    if let PlanCommand::Execute {
+        plan,
+        mode,
+        step,
+        apply,
+        max_steps,
+        continue_on_failure,
+        context,
+    } = args.command
+    {
+        let author = args.author.unwrap_or_else(plan_store::default_author);
+        return plan_execute::run(
+            &args.repo,
+            ExecuteOptions {
+                plan,
+                mode,
+                step,
+                apply,
+                max_steps,
+                continue_on_failure,
+                context,
+                author,
+            },
+            args.json,
+        );
+    }
     if !authoring {
         return plan_store::run(args);
     }

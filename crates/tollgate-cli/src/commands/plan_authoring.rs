@@ -131,7 +131,7 @@ fn report(err: &PlanError) -> ExitStatus {
 }
 
 /// The model `tollgate.toml` and `TOLLGATE_LLM_*` configure, or `None`.
-fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm::LlmClient>> {
+pub(super) fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm::LlmClient>> {
     let path = repo.join(CONFIG_FILE_NAME);
     let file = if path.is_file() {
         RawConfig::from_file(&path)?
@@ -162,7 +162,7 @@ fn plan_value(repo: &Path, source: &str) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(loaded.plan)?)
 }
 
-fn read_json(source: &str) -> anyhow::Result<Value> {
+pub(super) fn read_json(source: &str) -> anyhow::Result<Value> {
     let text = if source == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;

@@ -44,7 +44,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
 }
 
 /// The CLI's default author: the login name, else `cli`.
-fn default_author() -> String {
+pub(super) fn default_author() -> String {
     std::env::var("USER")
         .ok()
         .filter(|user| !user.is_empty())
@@ -85,8 +85,9 @@ fn dispatch(
         PlanCommand::Create { .. }
         | PlanCommand::Refine { .. }
         | PlanCommand::Show { .. }
-        | PlanCommand::Visualize { .. } => {
-            unreachable!("authoring commands are not store commands")
+        | PlanCommand::Visualize { .. }
+        | PlanCommand::Execute { .. } => {
+            unreachable!("authoring and execute commands are not store commands")
         }
         PlanCommand::List {
             status,

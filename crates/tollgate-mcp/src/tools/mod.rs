@@ -8,6 +8,7 @@ mod compare_plan_versions;
 mod complete_step;
 mod create_plan;
 mod delete_plan;
+mod execute_plan;
 mod fail_step;
 mod get_context_for_prompt;
 mod get_file;
@@ -97,6 +98,7 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<complete_step::CompleteStep>(),
     Entry::of::<fail_step::FailStep>(),
     Entry::of::<view_progress::ViewProgress>(),
+    Entry::of::<execute_plan::ExecutePlan>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when

@@ -373,6 +373,41 @@ fn prepare(root: &Path, operations: &[FileOperation]) -> Result<Vec<Prepared>, A
     Ok(prepared)
 }
 
+/// A file's current content for a prompt, read only through the same checks a write passes
+/// (inside the workspace after resolving links, not a link itself, not under `.git` or
+/// `.tollgate`). `Ok(None)` when nothing is there; [`ReadFile::TooLarge`] past `max_bytes`.
+pub(crate) fn read_workspace_file(
+    workspace: &Path,
+    path: &str,
+    max_bytes: u64,
+) -> Result<Option<ReadFile>, ApplyError> {
+    let root = canonical_root(workspace)?;
+    let target = resolve(&root, path)?;
+    let Ok(meta) = std::fs::metadata(&target.abs) else {
+        return Ok(None);
+    };
+    if meta.len() > max_bytes {
+        return Ok(Some(ReadFile::TooLarge { bytes: meta.len() }));
+    }
+    let bytes = std::fs::read(&target.abs).map_err(|err| ApplyError::Precondition {
+        operation: "read",
+        path: target.rel.clone(),
+        reason: err.to_string(),
+    })?;
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => ReadFile::Text(text),
+        Err(_) => ReadFile::Binary,
+    }))
+}
+
+/// What [`read_workspace_file`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadFile {
+    Text(String),
+    Binary,
+    TooLarge { bytes: u64 },
+}
+
 /// The operations as unified diffs, checked exactly as [`apply_changes`] would check them.
 pub fn preview(
     workspace: &Path,

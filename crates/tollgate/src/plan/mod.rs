@@ -24,6 +24,7 @@ pub use visualize::{VisualizePlanRequest, VisualizePlanResponse, visualize_plan}
 
 pub mod apply;
 pub mod approval;
+pub mod execute;
 mod generate;
 mod graph;
 pub mod history;
@@ -107,6 +108,14 @@ mod schema_tests {
             (
                 "visualize-plan-response.schema.json",
                 response::<VisualizePlanResponse>(),
+            ),
+            (
+                "execute-plan-request.schema.json",
+                request::<execute::ExecutePlanRequest>(),
+            ),
+            (
+                "execute-plan-response.schema.json",
+                response::<execute::ExecutePlanResponse>(),
             ),
         ] {
             let path = workspace_root.join("schemas").join(name);

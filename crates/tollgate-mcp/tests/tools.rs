@@ -1263,6 +1263,7 @@ async fn review_auto_runs_review_diff_for_a_diff_and_review_git_diff_without() {
     assert_eq!(from_git["selected_tool"], "review_git_diff");
     assert_eq!(from_git["output"]["git_info"]["files_changed"], 1);
     assert_eq!(server.request_count(), 1);
+}
 
 #[tokio::test]
 async fn execute_plan_previews_applies_and_continues_with_the_configured_model() {

@@ -50,6 +50,10 @@ impl From<ExitStatus> for ExitCode {
 }
 
 /// One line to stdout; see [`outln!`].
+#[expect(
+    clippy::exit,
+    reason = "output is the last thing a command does; a reader that went away ends it"
+)]
 pub(crate) fn write_stdout_line(line: std::fmt::Arguments<'_>) {
     use std::io::Write;
     if let Err(err) = writeln!(std::io::stdout().lock(), "{line}") {

@@ -90,6 +90,15 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+
+    /// A search that builds the workspace's index under `.tollgate/` when there is none yet:
+    /// it writes there (so not read-only), but repeating it changes nothing more.
+    pub(crate) const BUILDS_INDEX: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
 }
 
 /// What a tool call can reach besides its arguments.

@@ -350,7 +350,19 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         // tsc may write build info to Tollgate's cache directory; the session tools that start
         // or steer a session change its stored state, and cancelling cannot be undone.
         // index_workspace writes the index under .tollgate/.
-        let writes_cache = name == "run_static_analysis" || name == "index_workspace";
+        // The searches build the index on first use when the workspace has none.
+        let writes_cache = [
+            "run_static_analysis",
+            "index_workspace",
+            "semantic_search",
+            "codebase_retrieval",
+            "get_context_for_prompt",
+            "git_commit_retrieval",
+            "symbol_graph",
+            "search_tests_for",
+            "search_callers_for",
+        ]
+        .contains(&name.as_ref());
         let steers = [
             "reactive_review_pr",
             "pause_review",

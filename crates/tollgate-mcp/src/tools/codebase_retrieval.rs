@@ -15,7 +15,7 @@ impl Tool for CodebaseRetrieval {
     const DESCRIPTION: &'static str = "Search the codebase with filters applied before ranking: options.file_types (extensions), options.exclude_paths (prefixes or globs), options.include_tests (default false), options.language, options.under (subdirectory), options.top_k (default 10, max 50). Same result shape as semantic_search.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = CodebaseRetrievalRequest;
     type Output = SearchResponse;

@@ -15,7 +15,7 @@ impl Tool for GetContextForPrompt {
     const DESCRIPTION: &'static str = "Bundle the code most relevant to a query for a prompt: the best spans of up to max_files files (default 5) with paths and line numbers, packed into token_budget (default 8000, ~4 characters a token), files below min_relevance (0-1, default 0.3) left out, and files they import or are imported by listed when include_related (default true). Returns Markdown plus the files and spans used.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = GetContextRequest;
     type Output = ContextBundle;

@@ -15,7 +15,7 @@ impl Tool for GitCommitRetrieval {
     const DESCRIPTION: &'static str = "Search commit history (messages and touched paths) for a query: commits with sha, message, author, date, files changed and relevance_score (0-1). Filters: since (ISO date or '2 weeks ago'), author (part of name or email), max_commits (default 10).";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = GitCommitRetrievalRequest;
     type Output = CommitResponse;

@@ -15,7 +15,7 @@ impl Tool for SearchCallersFor {
     const DESCRIPTION: &'static str = "Find uses of a symbol (call sites and other references, definitions left out) across the workspace; the callers query of symbol_graph.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = SearchCallersRequest;
     type Output = SymbolGraphResponse;

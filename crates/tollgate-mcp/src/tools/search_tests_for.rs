@@ -15,7 +15,7 @@ impl Tool for SearchTestsFor {
     const DESCRIPTION: &'static str = "Find tests for a symbol, file or behaviour: the hybrid search restricted to test files (test directories, *_test.*, test_*.py, *.spec.*, *Test.java).";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = SearchTestsRequest;
     type Output = SearchResponse;

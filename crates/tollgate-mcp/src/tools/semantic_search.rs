@@ -15,7 +15,7 @@ impl Tool for SemanticSearch {
     const DESCRIPTION: &'static str = "Find code by meaning and identifiers: hybrid search (BM25 over syntax-aware chunks, hashed-vector similarity and commit history, fused by reciprocal rank). Returns chunks with path, line range, symbol, relevance (0-1, relative to the best) and snippet, plus the same as Markdown. mode=deep over-fetches more. Builds the index on first use.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = SemanticSearchRequest;
     type Output = SearchResponse;

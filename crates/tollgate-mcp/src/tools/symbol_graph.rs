@@ -15,7 +15,7 @@ impl Tool for SymbolGraph {
     const DESCRIPTION: &'static str = "Answer where a symbol is defined (query_type=definition), where it is used (callers) or which files import it (importers), from the symbols and imports extracted at indexing; falls back to hybrid search in the same shape when the outlines know nothing (source says which). Filters: language, under; limit (default 20).";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::READ_ONLY;
+    const HINTS: Hints = Hints::BUILDS_INDEX;
 
     type Input = SymbolGraphRequest;
     type Output = SymbolGraphResponse;

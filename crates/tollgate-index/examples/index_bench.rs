@@ -115,7 +115,10 @@ fn main() {
 
     let config = IndexConfig::new(&work);
     let started = Instant::now();
-    let report = update(&config, None, &HashedEmbedder, &mut |_| {}).unwrap();
+    let report = update(&config, None, &HashedEmbedder, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
     eprintln!(
         "snapshot {snapshot}: {} files, {} chunks, {} commits indexed in {} ms",
         report.files_changed,

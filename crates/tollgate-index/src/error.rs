@@ -32,6 +32,11 @@ pub enum IndexError {
     Git(String),
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// The caller asked to stop; the index is as it was before the update.
+    #[error(
+        "indexing was cancelled before anything was committed; the previous index is unchanged"
+    )]
+    Cancelled,
 }
 
 impl IndexError {
@@ -53,6 +58,7 @@ impl IndexError {
             IndexError::Embedder(_) => "EMBEDDER_ERROR",
             IndexError::Git(_) => "GIT_ERROR",
             IndexError::InvalidInput(_) => "INVALID_INPUT",
+            IndexError::Cancelled => "CANCELLED",
         }
     }
 }

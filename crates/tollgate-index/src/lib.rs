@@ -188,6 +188,8 @@ pub fn commits(
 
 #[cfg(test)]
 mod tests {
+    use std::ops::ControlFlow;
+
     use super::*;
 
     fn write(root: &Path, path: &str, text: &str) {
@@ -198,6 +200,46 @@ mod tests {
 
     fn paths(outcome: &SearchOutcome) -> Vec<&str> {
         outcome.hits.iter().map(|h| h.path.as_str()).collect()
+    }
+
+    #[test]
+    fn a_cancelled_update_commits_nothing_and_the_previous_index_serves_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.rs", "pub fn alpha_quota() {}\n");
+        let config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        write(root, "b.rs", "pub fn beta_quota() {}\n");
+
+        // Stop at the first report of processed files.
+        let mut seen = Vec::new();
+        let err = update(&config, None, &embedder, &mut |p| {
+            let stop = matches!(p, Progress::Processed { .. });
+            seen.push(p);
+            if stop {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), "CANCELLED");
+        assert!(!seen.contains(&Progress::Committing), "{seen:?}");
+        let hits = search(&config, &embedder, &SearchQuery::new("beta_quota", 5))
+            .unwrap()
+            .hits;
+        assert!(hits.iter().all(|h| h.path != "b.rs"), "{hits:?}");
+        assert!(
+            search(&config, &embedder, &SearchQuery::new("alpha_quota", 5))
+                .unwrap()
+                .hits
+                .iter()
+                .any(|h| h.path == "a.rs")
+        );
+        // The next update picks the file up: nothing of the cancelled one lingers.
+        let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        assert_eq!(report.files_changed, 1, "{report:?}");
     }
 
     #[test]
@@ -232,7 +274,7 @@ mod tests {
         let mut config = IndexConfig::new(root);
         config.hnsw_min_points = 2;
         let embedder = HashedEmbedder;
-        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         assert_eq!(
             (report.files_changed, report.files_skipped),
             (3, 1),
@@ -269,7 +311,7 @@ mod tests {
         assert!(outcome.hits.is_empty() || paths(&outcome) == ["src/render.py"]);
 
         // Unchanged files are skipped; a changed one replaces its chunks; a deleted one leaves.
-        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         assert_eq!((report.files_changed, report.files_unchanged), (0, 3));
         std::thread::sleep(std::time::Duration::from_millis(20));
         write(
@@ -278,7 +320,7 @@ mod tests {
             "def rasterize_polygon(points):\n    return points\n",
         );
         std::fs::remove_file(root.join("tests/auth_test.rs")).unwrap();
-        let report = update(&config, None, &embedder, &mut |_| {}).unwrap();
+        let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         assert_eq!(
             (
                 report.files_changed,
@@ -306,7 +348,7 @@ mod tests {
 
         // A second writer is refused while the first holds the lock; readers carry on.
         let _held = store::WriteLock::acquire(&config.dir).unwrap();
-        let err = update(&config, None, &embedder, &mut |_| {}).unwrap_err();
+        let err = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap_err();
         assert_eq!(err.code(), "INDEX_BUSY");
         assert!(err.to_string().contains("another indexer"), "{err}");
         assert!(

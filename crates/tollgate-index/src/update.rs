@@ -4,9 +4,10 @@
 //! time; readers are never blocked.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
@@ -62,12 +63,13 @@ struct Prepared {
 }
 
 /// Updates the index of `config.root` (only `under` when given: files outside it are left
-/// as they are).
+/// as they are). `progress` hears how far it is; answering [`ControlFlow::Break`] stops the
+/// update before it commits anything ([`IndexError::Cancelled`]), the previous index intact.
 pub fn update(
     config: &IndexConfig,
     under: Option<&str>,
     embedder: &dyn Embedder,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<UpdateReport, IndexError> {
     let dir = &config.dir;
     let _lock = WriteLock::acquire(dir)?;
@@ -102,9 +104,13 @@ pub fn update(
 
     let walked = walk::walk(&config.root, under);
     report.walk_ms = started.elapsed().as_millis() as u64;
-    progress(Progress::Walked {
+    if progress(Progress::Walked {
         files: walked.len(),
-    });
+    })
+    .is_break()
+    {
+        return Err(IndexError::Cancelled);
+    }
     report.files_total = walked.len();
 
     let scope = under
@@ -138,6 +144,7 @@ pub fn update(
     let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
     let skipped: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
+    let stop = AtomicBool::new(false);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
@@ -146,6 +153,9 @@ pub fn update(
         for _ in 0..threads {
             workers.push(s.spawn(|| {
                 loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = candidates.get(i) else { break };
                     let outcome = prepare(file, files.get(&file.path), embedder);
@@ -178,11 +188,14 @@ pub fn update(
         loop {
             let n = done.load(Ordering::Relaxed);
             if n != last {
-                progress(Progress::Processed { done: n, total });
+                if progress(Progress::Processed { done: n, total }).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 last = n;
             }
             // A panicking worker never counts its file: stop when every worker is done.
-            if n >= total || workers.iter().all(|w| w.is_finished()) {
+            if n >= total || workers.iter().all(|w| w.is_finished()) || stop.load(Ordering::Relaxed)
+            {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -248,7 +261,10 @@ pub fn update(
         report.files_changed += 1;
         files.insert(p.path, p.entry);
     }
-    progress(Progress::Committing);
+    // The last point to stop: nothing is on disk yet (the writer is dropped uncommitted).
+    if stop.load(Ordering::Relaxed) || progress(Progress::Committing).is_break() {
+        return Err(IndexError::Cancelled);
+    }
     let mut prepared_commit = writer.prepare_commit()?;
     prepared_commit.set_payload(&next_id.to_string());
     prepared_commit.commit()?;
@@ -264,7 +280,8 @@ pub fn update(
     report.index_ms = started.elapsed().as_millis() as u64 - report.walk_ms;
 
     if config.history {
-        progress(Progress::History);
+        // Committed by now: history is brought up to date even if asked to stop.
+        let _ = progress(Progress::History);
         let history_started = Instant::now();
         let update = history::update(&config.root, &dir.join("history"), config.max_commits)?;
         report.commits_added = update.added;

@@ -101,16 +101,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
     {
         bar.set_style(style.progress_chars("=> "));
     }
-    let mut on_progress = |p: Progress| match p {
-        Progress::Walked { files } => {
-            bar.set_message(format!("found {files} files; indexing changes"))
-        }
-        Progress::Processed { done, total } => {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-        Progress::Committing => bar.set_message("writing the index".to_string()),
-        Progress::History => bar.set_message("indexing commit history".to_string()),
+    let mut on_progress = |p: Progress| {
+        show_progress(&bar, p);
+        std::ops::ControlFlow::Continue(())
     };
     let report = context::index_workspace(
         &ws,
@@ -140,4 +133,19 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     Ok(ExitStatus::Pass)
+}
+
+/// Shows an indexing step on the progress bar.
+fn show_progress(bar: &ProgressBar, progress: Progress) {
+    match progress {
+        Progress::Walked { files } => {
+            bar.set_message(format!("found {files} files; indexing changes"))
+        }
+        Progress::Processed { done, total } => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+        Progress::Committing => bar.set_message("writing the index".to_string()),
+        Progress::History => bar.set_message("indexing commit history".to_string()),
+    }
 }

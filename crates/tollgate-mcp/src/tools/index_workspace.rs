@@ -1,5 +1,8 @@
 //! `index_workspace`: a context tool (upstream's name and parameters).
 
+use std::ops::ControlFlow;
+
+use tollgate::context::Progress;
 use tollgate::context::request::{IndexReport, IndexWorkspaceRequest};
 use tollgate::context::{Workspace, index_workspace};
 
@@ -27,6 +30,25 @@ impl Tool for IndexWorkspace {
 
     fn call(ctx: &ToolContext, input: IndexWorkspaceRequest) -> Result<IndexReport, ToolError> {
         let ws = Workspace::open(ctx.workspace())?;
-        Ok(index_workspace(&ws, &input, &mut |_| {})?)
+        let control = ctx.control();
+        // Progress as files done of the changed total; a cancelled call stops before it commits.
+        let mut on_progress = |progress: Progress| {
+            match progress {
+                Progress::Walked { files } => {
+                    control.report(0, None, format!("found {files} files"));
+                }
+                Progress::Processed { done, total } => {
+                    control.report(done as u64, Some(total as u64), "indexing changed files");
+                }
+                Progress::Committing => control.report(0, None, "writing the index"),
+                Progress::History => control.report(0, None, "indexing commit history"),
+            }
+            if control.is_cancelled() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        Ok(index_workspace(&ws, &input, &mut on_progress)?)
     }
 }

@@ -46,7 +46,9 @@ fn ensure_index(ws: &Workspace) -> Result<bool, ContextError> {
     if status.exists {
         return Ok(false);
     }
-    tollgate_index::update(ws.index_config(), None, ws.embedder(), &mut |_| {})?;
+    tollgate_index::update(ws.index_config(), None, ws.embedder(), &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })?;
     Ok(true)
 }
 
@@ -685,7 +687,7 @@ pub fn search_callers_for(
 pub fn index_workspace(
     ws: &Workspace,
     request: &IndexWorkspaceRequest,
-    progress: &mut dyn FnMut(tollgate_index::Progress),
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> std::ops::ControlFlow<()>,
 ) -> Result<IndexReport, ContextError> {
     let under = match request
         .path

@@ -28,6 +28,9 @@ pub enum Command {
     /// Review the repository's changes with the configured model (upstream's review_git_diff):
     /// staged (default), unstaged, head, a branch or commit, or BASE...TARGET.
     ReviewGit(Box<ReviewGitArgs>),
+    /// Pick the review for what is given: `review` of a diff when --diff is given, else the
+    /// model review of git changes (review-git); prints {selected_tool, rationale, output}.
+    ReviewAuto(Box<ReviewAutoArgs>),
     /// Work with invariants files.
     Invariants {
         #[command(subcommand)]
@@ -317,7 +320,33 @@ pub struct ReviewGitArgs {
     pub review: ModelReviewArgs,
 }
 
-/// What `review-changes` and `review-git` share.
+#[derive(Debug, Args)]
+pub struct ReviewAutoArgs {
+    /// `auto` (a non-empty --diff picks review_diff, else review_git_diff), `review_diff` or
+    /// `review_git_diff`.
+    #[arg(long, value_name = "TOOL", default_value = "auto",
+          value_parser = ["auto", "review_diff", "review_git_diff"])]
+    pub tool: String,
+    /// For review_diff: a unified diff file, or `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<String>,
+    /// For review_diff: review only these paths of the diff (comma-separated).
+    #[arg(long, value_name = "PATHS", value_delimiter = ',')]
+    pub changed_files: Vec<String>,
+    /// For review_git_diff: `staged`, `unstaged`, `head`, or a branch or commit.
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// For review_git_diff: review BASE...TARGET.
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// For review_git_diff: only files matching these globs (comma-separated).
+    #[arg(long, value_name = "GLOBS", value_delimiter = ',')]
+    pub include: Vec<String>,
+    #[command(flatten)]
+    pub review: ModelReviewArgs,
+}
+
+/// What `review-changes`, `review-git` and `review-auto` share.
 #[derive(Debug, Args)]
 pub struct ModelReviewArgs {
     /// Repository root (the workspace): tollgate.toml and, for review-git, the repository.

@@ -1,4 +1,4 @@
-//! `tollgate review-changes` and `tollgate review-git` against the loopback fake model: JSON
+//! `tollgate review-changes`, `review-git` and `review-auto` against the loopback fake model: JSON
 //! on stdout, the exit contract (1 for `patch is incorrect`, 2 for errors), no secret sent.
 
 use serde_json::json;
@@ -127,6 +127,51 @@ fn review_git_reviews_a_branch_from_its_merge_base_and_refuses_option_like_refs(
         run.stderr.contains("Invalid `target`") && run.stderr.contains("INVALID_INPUT"),
         "{}",
         run.stderr
+    );
+    assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn review_auto_runs_the_gate_for_a_diff_and_the_model_review_of_git_changes_without() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| answer("patch is incorrect", 1));
+    let repo = TestRepo::new();
+    repo.write("src/lib.rs", "fn lib() {}\n");
+    configure(&repo, &server);
+    repo.commit("base");
+    let repo_arg = repo.path().display().to_string();
+
+    // A diff: the deterministic gate, no model call; its secret finding fails the gate.
+    let diff = format!(
+        "diff --git a/src/config.rs b/src/config.rs\n--- a/src/config.rs\n+++ b/src/config.rs\n\
+@@ -1,1 +1,2 @@\n fn a() {{}}\n+const KEY: &str = \"{KEY}\";\n"
+    );
+    let run = tollgate(&["review-auto", "--repo", &repo_arg, "--diff", "-"])
+        .stdin(diff)
+        .run();
+    run.assert_code(1);
+    let wrapped = run.json();
+    assert_eq!(wrapped["selected_tool"], "review_diff");
+    assert_eq!(wrapped["output"]["should_fail"], true, "{wrapped}");
+    assert!(
+        wrapped["rationale"]
+            .as_str()
+            .unwrap()
+            .contains("a diff was given")
+    );
+    assert_eq!(server.request_count(), 0);
+
+    // No diff: the staged change, reviewed by the model.
+    repo.write("src/config.rs", "const NAME: &str = \"x\";\n");
+    repo.stage_all();
+    let run = tollgate(&["review-auto", "--repo", &repo_arg]).run();
+    run.assert_code(1);
+    let wrapped = run.json();
+    assert_eq!(wrapped["selected_tool"], "review_git_diff");
+    assert_eq!(wrapped["output"]["git_info"]["files_changed"], 1);
+    assert_eq!(
+        wrapped["output"]["review"]["overall_correctness"],
+        "patch is incorrect"
     );
     assert_eq!(server.request_count(), 1);
 }

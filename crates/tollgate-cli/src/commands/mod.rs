@@ -70,6 +70,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Review(args) => review::run(*args),
         Command::ReviewChanges(args) => review_model::changes(*args),
         Command::ReviewGit(args) => review_model::git(*args),
+        Command::ReviewAuto(args) => review_model::auto(*args),
         Command::Invariants {
             command: InvariantsCommand::Check { file },
         } => invariants::check(file),

@@ -1,5 +1,6 @@
-//! `tollgate review-changes` and `tollgate review-git`: the core's model reviews
-//! (`review_changes`, `review_git_diff`), printed as JSON or a short summary.
+//! `tollgate review-changes`, `tollgate review-git` and `tollgate review-auto`: the core's
+//! model reviews (`review_changes`, `review_git_diff`) and the chooser between `review_diff` and
+//! `review_git_diff` (`review_auto`), printed as JSON or a short summary.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -7,12 +8,12 @@ use std::path::Path;
 use anyhow::Context;
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
 use tollgate::review::{
-    self, ChangesReview, Correctness, FileContexts, ReviewChangesOptions, ReviewChangesRequest,
-    ReviewGitDiffRequest, StringList,
+    self, AutoOutput, AutoTool, ChangesReview, Correctness, FileContexts, ReviewAutoRequest,
+    ReviewChangesOptions, ReviewChangesRequest, ReviewGitDiffRequest, StringList,
 };
 
 use super::ExitStatus;
-use crate::args::{ModelReviewArgs, ReviewChangesArgs, ReviewGitArgs};
+use crate::args::{ModelReviewArgs, ReviewAutoArgs, ReviewChangesArgs, ReviewGitArgs};
 
 pub fn changes(args: ReviewChangesArgs) -> anyhow::Result<ExitStatus> {
     let diff = read_diff(&args.diff)?;
@@ -64,6 +65,55 @@ pub fn git(args: ReviewGitArgs) -> anyhow::Result<ExitStatus> {
         );
     }
     finish(&args.review, &response.review, &json)
+}
+
+pub fn auto(args: ReviewAutoArgs) -> anyhow::Result<ExitStatus> {
+    let tool = match args.tool.as_str() {
+        "review_diff" => AutoTool::ReviewDiff,
+        "review_git_diff" => AutoTool::ReviewGitDiff,
+        _ => AutoTool::Auto,
+    };
+    let diff = args.diff.as_deref().map(read_diff).transpose()?;
+    let request = ReviewAutoRequest {
+        tool,
+        diff,
+        changed_files: args.changed_files.clone(),
+        review_diff_options: None,
+        target: args.target.clone(),
+        base: args.base.clone(),
+        include_patterns: args.include.clone(),
+        review_git_diff_options: Some(options(&args.review)),
+    };
+    let settings = settings(&args.review)?;
+    let response = review::review_auto(&args.review.repo, settings, &request)
+        .map_err(|err| anyhow::anyhow!("{err} [{}]", err.code()))?;
+    if !args.review.quiet {
+        eprintln!(
+            "tollgate: {} — {}",
+            response.selected_tool, response.rationale
+        );
+    }
+    match &response.output {
+        AutoOutput::ReviewGitDiff(git) if args.review.text => {
+            finish(&args.review, &git.review, &serde_json::Value::Null)
+        }
+        output => {
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut stdout, &response)?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+            // The verdict of whichever review ran decides the exit, as for the review itself.
+            Ok(match output {
+                AutoOutput::ReviewDiff(diff) if diff.result.should_fail => ExitStatus::GateFailed,
+                AutoOutput::ReviewGitDiff(git)
+                    if git.review.overall_correctness == Correctness::Incorrect =>
+                {
+                    ExitStatus::GateFailed
+                }
+                _ => ExitStatus::Pass,
+            })
+        }
+    }
 }
 
 fn options(args: &ModelReviewArgs) -> ReviewChangesOptions {

@@ -941,6 +941,10 @@ async fn static_analysis_runs_in_review_diff_and_on_its_own() {
 
 /// Commits `files` on the current branch of the workspace's repository; returns the commit id.
 fn commit_files(dir: &Path, files: &[(&str, &str)]) -> String {
+    commit_files_saying(dir, files, "c")
+}
+
+fn commit_files_saying(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
     let repo = git2::Repository::open(dir).unwrap();
     let mut index = repo.index().unwrap();
     for (path, content) in files {
@@ -954,9 +958,16 @@ fn commit_files(dir: &Path, files: &[(&str, &str)]) -> String {
     let signature = git2::Signature::now("Test", "test@example.com").unwrap();
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &signature, &signature, "c", &tree, &parents)
-        .unwrap()
-        .to_string()
+    repo.commit(
+        Some("HEAD"),
+        &signature,
+        &signature,
+        message,
+        &tree,
+        &parents,
+    )
+    .unwrap()
+    .to_string()
 }
 
 #[tokio::test]
@@ -1030,6 +1041,11 @@ async fn a_review_session_runs_in_the_server_and_is_steered_by_the_session_tools
         err["message"].as_str().unwrap().contains("completed"),
         "{err}"
     );
+    // Cancelling an ended session is refused the same way.
+    let err = session
+        .err("cancel_review", json!({"session_id": id}))
+        .await;
+    assert_code(&err, "INVALID_STATE_TRANSITION");
     let err = session
         .err("pause_review", json!({"session_id": "rs_nope"}))
         .await;
@@ -1359,4 +1375,207 @@ async fn execute_plan_previews_applies_and_continues_with_the_configured_model()
     assert_eq!(progress["steps"][0]["status"], "completed");
     let history = session.ok("view_history", json!({"plan_id": id})).await;
     assert!(history.to_string().contains("\"mcp\""), "{history}");
+}
+
+/// Every context tool through the server, on a small committed workspace: the first search
+/// builds the index, the rest read it.
+#[tokio::test]
+async fn context_tools_search_read_and_index_the_workspace() {
+    let session = connect("context", legacy()).await;
+    commit_files_saying(
+        session.path(),
+        &[
+            (
+                "src/quota.rs",
+                "/// Refills the token bucket.\npub fn refill_bucket(rate: u32) -> u32 {\n    rate * 2\n}\n",
+            ),
+            (
+                "src/lib.rs",
+                "mod quota;\nuse crate::quota::refill_bucket;\npub fn tick() -> u32 {\n    refill_bucket(3)\n}\n",
+            ),
+            (
+                "tests/quota_test.rs",
+                "#[test]\nfn refill_bucket_doubles() {\n    assert_eq!(tollgate_fixture::refill_bucket(1), 2);\n}\n",
+            ),
+        ],
+        "Add token bucket refill for rate limiting",
+    );
+
+    let found = session
+        .ok(
+            "semantic_search",
+            json!({"query": "refill token bucket", "top_k": 5}),
+        )
+        .await;
+    assert_eq!(
+        found["index_built"], true,
+        "the first search builds the index"
+    );
+    assert_eq!(found["results"][0]["path"], "src/quota.rs", "{found}");
+    let status = session.ok("index_status", json!({})).await;
+    assert_eq!(
+        (status["exists"].clone(), status["files"].clone()),
+        (json!(true), json!(3))
+    );
+
+    let retrieved = session
+        .ok("codebase_retrieval", json!({"query": "refill bucket rate"}))
+        .await;
+    assert_eq!(retrieved["index_built"], false);
+    let paths: Vec<&str> = retrieved["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"src/quota.rs"), "{paths:?}");
+    assert!(
+        !paths.contains(&"tests/quota_test.rs"),
+        "tests are out by default: {paths:?}"
+    );
+
+    let bundle = session
+        .ok(
+            "get_context_for_prompt",
+            json!({"query": "refill bucket", "token_budget": 2000}),
+        )
+        .await;
+    assert!(
+        bundle["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("refill_bucket"),
+        "{bundle}"
+    );
+    assert!(bundle["tokens_used"].as_u64().unwrap() <= 2000);
+
+    let file = session
+        .ok("get_file", json!({"path": "src/quota.rs"}))
+        .await;
+    assert_eq!(file["lines"], 4);
+    let outside = session
+        .err("get_file", json!({"path": "../etc/passwd"}))
+        .await;
+    assert_eq!(outside["code"], "PATH_OUTSIDE_WORKSPACE", "{outside}");
+
+    let commits = session
+        .ok(
+            "git_commit_retrieval",
+            json!({"query": "rate limiting bucket", "max_commits": 5}),
+        )
+        .await;
+    assert_eq!(
+        commits["commits"][0]["files_changed"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3,
+        "{commits}"
+    );
+
+    let matches = session
+        .ok("regex_search", json!({"pattern": r"refill_bucket\(\d\)"}))
+        .await;
+    assert_eq!(matches["total"], 2, "{matches}");
+    let bad = session
+        .err("regex_search", json!({"pattern": "(unclosed"}))
+        .await;
+    assert_eq!(bad["code"], "INVALID_INPUT");
+
+    let definition = session
+        .ok("symbol_graph", json!({"symbol": "refill_bucket"}))
+        .await;
+    assert_eq!(
+        definition["results"][0]["path"], "src/quota.rs",
+        "{definition}"
+    );
+    assert_eq!(definition["results"][0]["line"], 2);
+    let callers = session
+        .ok("search_callers_for", json!({"symbol": "refill_bucket"}))
+        .await;
+    let caller_paths: Vec<&str> = callers["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(caller_paths.contains(&"src/lib.rs"), "{callers}");
+    let tests = session
+        .ok("search_tests_for", json!({"query": "refill_bucket"}))
+        .await;
+    assert_eq!(
+        tests["results"][0]["path"], "tests/quota_test.rs",
+        "{tests}"
+    );
+
+    // A change is picked up by an explicit update.
+    std::fs::write(
+        session.path().join("src/extra.rs"),
+        "pub fn drain_bucket() {}\n",
+    )
+    .unwrap();
+    let report = session.ok("index_workspace", json!({})).await;
+    assert_eq!(report["files_changed"], 1, "{report}");
+}
+
+/// The plan authoring and history tools through the server: create, refine, visualize, compare,
+/// roll back, delete.
+#[tokio::test]
+async fn plan_authoring_and_history_tools_work_through_the_server() {
+    let session = connect("plan", legacy()).await;
+    commit_files(
+        session.path(),
+        &[("src/retry.rs", "pub struct Policy; // retry backoff\n")],
+    );
+    let created = session
+        .ok("create_plan", json!({"task": "Add retry backoff"}))
+        .await;
+    let plan = &created["plan"];
+    assert_eq!(plan["generated_by"]["method"], "deterministic", "{created}");
+    let id = plan["id"].as_str().unwrap().to_string();
+
+    let refined = session
+        .ok(
+            "refine_plan",
+            json!({"current_plan": plan.to_string(), "feedback": "Cap the delay at 30 s"}),
+        )
+        .await;
+    assert_eq!(refined["plan"]["version"], 2, "{refined}");
+
+    let diagram = session
+        .ok(
+            "visualize_plan",
+            json!({"plan": plan.to_string(), "diagram_type": "gantt"}),
+        )
+        .await;
+    assert!(
+        diagram["mermaid"].as_str().unwrap().starts_with("gantt"),
+        "{diagram}"
+    );
+
+    // A saved plan with two versions: compare, roll back, delete.
+    let saved = session.ok("save_plan", json!({"plan": plan})).await;
+    let id = saved["plan"]["id"].as_str().unwrap_or(&id).to_string();
+    let mut second = refined["plan"].clone();
+    second["id"] = json!(id);
+    session
+        .ok("save_plan", json!({"plan": second, "overwrite": true}))
+        .await;
+    let compared = session
+        .ok(
+            "compare_plan_versions",
+            json!({"plan_id": id, "from_version": 1, "to_version": 2}),
+        )
+        .await;
+    assert!(compared.is_object(), "{compared}");
+    let rolled = session
+        .ok(
+            "rollback_plan",
+            json!({"plan_id": id, "target_version": 1, "reason": "too strict"}),
+        )
+        .await;
+    assert_eq!(rolled["plan"]["version"], 3, "{rolled}");
+    session.ok("delete_plan", json!({"plan_id": id})).await;
+    let gone = session.err("load_plan", json!({"plan_id": id})).await;
+    assert_eq!(gone["code"], "PLAN_NOT_FOUND", "{gone}");
 }

@@ -68,11 +68,29 @@ async fn connect_with_env(
     lifecycle: ClientLifecycleMode,
     env: Vec<(String, String)>,
 ) -> Session {
+    connect_with_options(
+        workspace,
+        profiles,
+        lifecycle,
+        env,
+        ServerOptions::DEFAULT_CALL_TIMEOUT,
+    )
+    .await
+}
+
+/// As [`connect_with_env`], with the server's per-call time limit.
+async fn connect_with_options(
+    workspace: TempDir,
+    profiles: &str,
+    lifecycle: ClientLifecycleMode,
+    env: Vec<(String, String)>,
+    call_timeout: std::time::Duration,
+) -> Session {
     let server = Server::new(ServerOptions {
         workspace: workspace.path().to_path_buf(),
         profiles: profiles.parse::<Profiles>().unwrap(),
         env,
-        call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
+        call_timeout,
     })
     .unwrap();
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -1578,4 +1596,88 @@ async fn plan_authoring_and_history_tools_work_through_the_server() {
     session.ok("delete_plan", json!({"plan_id": id})).await;
     let gone = session.err("load_plan", json!({"plan_id": id})).await;
     assert_eq!(gone["code"], "PLAN_NOT_FOUND", "{gone}");
+}
+
+/// A review whose call is stopped (here by the server's call time limit, which cancels the
+/// call's work as a client's cancellation does) kills the analyzer it started, child included,
+/// instead of leaving it running unobserved.
+#[tokio::test]
+async fn a_stopped_review_call_kills_its_running_analyzer() {
+    let dir = workspace();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("tools")).unwrap();
+    std::fs::write(
+        root.join("tsconfig.json"),
+        r#"{"compilerOptions": {"strict": true}, "include": ["src"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/a.ts"),
+        "export const a = 1;\nexport const b = 2;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("tollgate.toml"),
+        "[analyzers.tsc]\npath = \"tools/tsc\"\n",
+    )
+    .unwrap();
+    let pid_file = root.join("child.pid");
+    let tsc = root.join("tools/tsc");
+    // Like npm's node wrapper: a parent waiting on a child that never ends by itself.
+    std::fs::write(
+        &tsc,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'Version 5.4.0'; exit 0; fi\nsleep 100000 &\necho $! > '{}'\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tsc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let diff = "diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1,2 @@\n export const a = 1;\n+export const b = 2;\n";
+    let session = connect_with_options(
+        dir,
+        "review",
+        legacy(),
+        Vec::new(),
+        std::time::Duration::from_secs(3),
+    )
+    .await;
+    // The analyzer's own limit is far away: only the stopped call can end the tool.
+    let err = session
+        .err(
+            "review_diff",
+            json!({"diff": diff, "options": {"enable_static_analysis": true,
+                   "static_analyzers": ["tsc"], "static_analysis_timeout_ms": 600000}}),
+        )
+        .await;
+    assert_code(&err, "TIMEOUT");
+    let child: i32 = std::fs::read_to_string(session.path().join("child.pid"))
+        .expect("the fake tsc ran")
+        .trim()
+        .parse()
+        .unwrap();
+    // The kill follows the stop within the watchdog's poll; wait for the kernel to reap it.
+    let mut alive = true;
+    for _ in 0..200 {
+        let state = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.split_whitespace().next().map(str::to_string))
+            });
+        if state.is_none() || matches!(state.as_deref(), Some("Z") | Some("X")) {
+            alive = false;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        !alive,
+        "the analyzer's child {child} survived the stopped call"
+    );
 }

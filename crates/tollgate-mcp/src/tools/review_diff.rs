@@ -1,6 +1,6 @@
 //! `review_diff`: the review gate on a unified diff (upstream's tool of that name).
 
-use tollgate::review::{ReviewDiffRequest, ReviewDiffResponse, review_diff_request};
+use tollgate::review::{ReviewDiffRequest, ReviewDiffResponse, review_diff_request_until};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -33,6 +33,12 @@ metadata.warnings.";
 
     fn call(ctx: &ToolContext, input: ReviewDiffRequest) -> Result<ReviewDiffResponse, ToolError> {
         let settings = workspace_settings(ctx)?;
-        Ok(review_diff_request(ctx.workspace(), settings, &input)?)
+        // A cancelled call kills running analyzers and skips model passes not yet started.
+        Ok(review_diff_request_until(
+            ctx.workspace(),
+            settings,
+            &input,
+            ctx.control(),
+        )?)
     }
 }

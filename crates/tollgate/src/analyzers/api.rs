@@ -5,6 +5,7 @@
 //! (`static-analysis-request.schema.json`, `static-analysis-response.schema.json`); a test fails
 //! when the committed files are stale.
 
+use crate::control::Control;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -188,6 +189,11 @@ impl PreparedAnalysis {
     /// Runs the enabled analyzers and settles every finding against `diff`. Never panics: a bug
     /// in here becomes a warning and an empty outcome, so a review still gets its verdict.
     pub fn run(self, diff: &Diff) -> AnalysisOutcome {
+        self.run_until(diff, &Control::default())
+    }
+
+    /// [`Self::run`], killing a running tool when `stop` is cancelled (its status says so).
+    pub fn run_until(self, diff: &Diff, stop: &Control) -> AnalysisOutcome {
         let analyzers = self.config.enabled.clone();
         let scope = self.config.scope;
         let budget = self.config.total_budget(analyzers.len());
@@ -203,6 +209,7 @@ impl PreparedAnalysis {
                 scope: self.config.scope,
                 imports: self.imports,
                 warnings: self.warnings,
+                stop,
             })
         });
         match std::panic::catch_unwind(analyze) {
@@ -337,6 +344,7 @@ pub fn run_static_analysis(
         scope,
         imports,
         warnings,
+        stop: &Control::default(),
     });
     let mut findings = output.findings;
     assign_identities(&mut findings);

@@ -101,7 +101,13 @@ pub(crate) fn npm_package_version(executable: &Path, package: &str) -> Option<St
 pub(crate) fn probe_version(tool: &Tool, workspace: &Path, deadline: Instant) -> Option<String> {
     let command = ToolCommand::new(&tool.path, workspace).arg("--version");
     let deadline = deadline.min(Instant::now() + VERSION_PROBE_TIMEOUT);
-    let output = process::run(&command, deadline, 64 * 1024).ok()?;
+    let output = process::run(
+        &command,
+        deadline,
+        64 * 1024,
+        &crate::control::Control::default(),
+    )
+    .ok()?;
     if output.exit != Exit::Code(0) {
         return None;
     }

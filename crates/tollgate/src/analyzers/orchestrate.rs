@@ -7,6 +7,7 @@
 //! `max_findings_per_analyzer`, worst first. Every count of what was left out goes into the
 //! analyzer's report.
 
+use crate::control::Control;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::thread;
@@ -43,6 +44,7 @@ pub(crate) struct AnalysisPlan<'a> {
     pub(crate) scope: AnalysisScope,
     pub(crate) imports: Vec<ImportedSarif>,
     pub(crate) warnings: Vec<String>,
+    pub(crate) stop: &'a Control,
 }
 
 /// Findings ready for the review, and the summary of how they came about.
@@ -60,6 +62,8 @@ pub(crate) struct ToolContext<'a> {
     pub(crate) files: &'a [String],
     pub(crate) whole_workspace: bool,
     pub(crate) deadline: Instant,
+    /// The caller's stop request: a running tool is killed when it comes.
+    pub(crate) stop: &'a Control,
 }
 
 /// One analyzer's raw outcome, before scoping.
@@ -82,6 +86,7 @@ pub(crate) fn analyze(plan: AnalysisPlan<'_>) -> AnalysisOutput {
         files: &plan.files,
         whole_workspace: plan.whole_workspace,
         deadline,
+        stop: plan.stop,
     };
 
     let runs: Vec<ToolRun> = thread::scope(|scope| {
@@ -225,6 +230,7 @@ fn rank(status: AnalyzerStatus) -> u8 {
         AnalyzerStatus::Unavailable => 2,
         AnalyzerStatus::Failed => 3,
         AnalyzerStatus::TimedOut => 4,
+        AnalyzerStatus::Cancelled => 5,
     }
 }
 
@@ -236,9 +242,24 @@ impl ToolContext<'_> {
         command: &ToolCommand,
         run: &mut ToolRun,
     ) -> Option<ProcessOutput> {
+        if self.stop.is_cancelled() {
+            run.set_status(
+                AnalyzerStatus::Cancelled,
+                format!(
+                    "{} was not started: the review was cancelled",
+                    command.program.display()
+                ),
+            );
+            return None;
+        }
         run.report.invocations += 1;
         tracing::debug!(command = %command.display(), "running analyzer");
-        match process::run(command, self.deadline, self.config.max_output_bytes) {
+        match process::run(
+            command,
+            self.deadline,
+            self.config.max_output_bytes,
+            self.stop,
+        ) {
             Ok(output) => {
                 run.report.process_ms += millis(output.elapsed);
                 if let Exit::Code(code) = output.exit {
@@ -279,6 +300,7 @@ pub(crate) fn describe_exit(exit: Exit) -> String {
         Exit::Code(code) => format!("exited with code {code}"),
         Exit::Signal(signal) => format!("was killed by signal {signal}"),
         Exit::TimedOut => "ran past its time limit".to_string(),
+        Exit::Cancelled => "was stopped: the review was cancelled".to_string(),
     }
 }
 

@@ -21,6 +21,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::control::Control;
+
 /// A program and its arguments, to run in `cwd`.
 #[derive(Debug, Clone)]
 pub(crate) struct ToolCommand {
@@ -89,6 +91,18 @@ pub(crate) enum Exit {
     Signal(i32),
     /// Ran past the deadline; its process group was killed.
     TimedOut,
+    /// The caller asked to stop; its process group was killed.
+    Cancelled,
+}
+
+/// How often the watchdog looks at the caller's stop request.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// Why the watchdog killed a tool.
+#[derive(Debug, Clone, Copy)]
+enum Killed {
+    Deadline,
+    Stopped,
 }
 
 /// What a run produced.
@@ -109,6 +123,7 @@ pub(crate) fn run(
     command: &ToolCommand,
     deadline: Instant,
     max_output_bytes: usize,
+    stop: &Control,
 ) -> io::Result<ProcessOutput> {
     let mut cmd = Command::new(&command.program);
     cmd.args(&command.args)
@@ -152,34 +167,45 @@ pub(crate) fn run(
 
     // Dropping `cancel` (once the wait returns) wakes the watchdog without a kill.
     let (cancel, cancelled) = mpsc::channel::<()>();
+    let stop = stop.clone();
+    // Wakes at the deadline, and every STOP_POLL to look at the caller's stop request.
     let watchdog = thread::spawn(move || {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        match cancelled.recv_timeout(remaining) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                kill_tree(pid);
-                true
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match cancelled.recv_timeout(remaining.min(STOP_POLL)) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let why = if stop.is_cancelled() {
+                        Killed::Stopped
+                    } else if remaining <= STOP_POLL {
+                        Killed::Deadline
+                    } else {
+                        continue;
+                    };
+                    kill_tree(pid);
+                    return Some(why);
+                }
+                Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             }
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
         }
     });
     // SIGKILL cannot be ignored, so after a timeout this returns promptly too.
     let status = child.wait();
     drop(cancel);
     let elapsed = started.elapsed();
-    let killed = watchdog.join().unwrap_or(false);
+    let killed = watchdog.join().unwrap_or(None);
     // Stragglers of the group (daemonised helpers, a backgrounded child) would hold the pipes.
     kill_group(pid);
     let status = status?;
     // A tool that exited on its own just as the deadline passed keeps its own exit code.
-    let timed_out = killed && status.code().is_none();
+    let timed_out = killed.filter(|_| status.code().is_none());
 
     let grace = Instant::now() + OUTPUT_GRACE;
     let (stdout, stdout_truncated) = collect(stdout, grace);
     let (stderr, stderr_truncated) = collect(stderr, grace);
-    let exit = if timed_out {
-        Exit::TimedOut
-    } else {
-        exit_of(status)
+    let exit = match timed_out {
+        Some(Killed::Deadline) => Exit::TimedOut,
+        Some(Killed::Stopped) => Exit::Cancelled,
+        None => exit_of(status),
     };
     Ok(ProcessOutput {
         exit,
@@ -332,7 +358,7 @@ mod tests {
         let tool = script(dir.path(), "tool", "echo \"out:$1\"; echo err >&2; exit 3");
         // A shell would expand this; an argument vector passes it through as text.
         let command = ToolCommand::new(&tool, dir.path()).arg("$(touch pwned)");
-        let output = run(&command, in_secs(30), 1024).unwrap();
+        let output = run(&command, in_secs(30), 1024, &Control::default()).unwrap();
         assert_eq!(output.exit, Exit::Code(3));
         assert_eq!(output.stdout, b"out:$(touch pwned)\n");
         assert_eq!(output.stderr, b"err\n");
@@ -348,7 +374,13 @@ mod tests {
             "loud",
             "head -c 2000000 /dev/zero; echo done >&2",
         );
-        let output = run(&ToolCommand::new(&tool, dir.path()), in_secs(30), 1000).unwrap();
+        let output = run(
+            &ToolCommand::new(&tool, dir.path()),
+            in_secs(30),
+            1000,
+            &Control::default(),
+        )
+        .unwrap();
         assert_eq!(output.exit, Exit::Code(0));
         assert_eq!(output.stdout.len(), 1000);
         assert!(output.stdout_truncated);
@@ -359,7 +391,7 @@ mod tests {
     fn a_missing_program_is_a_spawn_error() {
         let dir = tempfile::tempdir().unwrap();
         let command = ToolCommand::new(&dir.path().join("absent"), dir.path());
-        let err = run(&command, in_secs(5), 1024).unwrap_err();
+        let err = run(&command, in_secs(5), 1024, &Control::default()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
     }
 
@@ -378,9 +410,49 @@ mod tests {
             &ToolCommand::new(&tool, dir.path()),
             Instant::now() + Duration::from_millis(500),
             1024,
+            &Control::default(),
         )
         .unwrap();
         assert_eq!(output.exit, Exit::TimedOut);
+        let child: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(!process_alive(child), "the sleeping child {child} survived");
+    }
+
+    #[test]
+    fn a_stop_request_kills_the_whole_process_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("child.pid");
+        let tool = script(
+            dir.path(),
+            "slow",
+            &format!("sleep 100000 &\necho $! > {}\nwait", pid_file.display()),
+        );
+        let stop = Control::default();
+        let stopper = {
+            let stop = stop.clone();
+            let pid_file = pid_file.clone();
+            // Stops once the tool is running (its child's pid is written).
+            std::thread::spawn(move || {
+                while !pid_file.exists() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                stop.cancel();
+            })
+        };
+        // The deadline is far: only the stop request can end this run.
+        let output = run(
+            &ToolCommand::new(&tool, dir.path()),
+            in_secs(100_000),
+            1024,
+            &stop,
+        )
+        .unwrap();
+        stopper.join().unwrap();
+        assert_eq!(output.exit, Exit::Cancelled);
         let child: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
@@ -394,7 +466,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Exits at once but leaves a child holding stdout open.
         let tool = script(dir.path(), "leaky", "sleep 100000 &\necho bye");
-        let output = run(&ToolCommand::new(&tool, dir.path()), in_secs(100_000), 1024).unwrap();
+        let output = run(
+            &ToolCommand::new(&tool, dir.path()),
+            in_secs(100_000),
+            1024,
+            &Control::default(),
+        )
+        .unwrap();
         assert_eq!(output.exit, Exit::Code(0));
         assert_eq!(output.stdout, b"bye\n");
     }

@@ -126,6 +126,13 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
             output.stderr_truncated,
         ));
         let code = match output.exit {
+            Exit::Cancelled => {
+                run.set_status(
+                    AnalyzerStatus::Cancelled,
+                    "semgrep was stopped: the review was cancelled".to_string(),
+                );
+                break;
+            }
             Exit::TimedOut => {
                 run.set_status(
                     AnalyzerStatus::TimedOut,
@@ -400,8 +407,12 @@ mod tests {
             files,
             whole_workspace: false,
             deadline: Instant::now(),
+            stop: &NEVER,
         }
     }
+
+    static NEVER: std::sync::LazyLock<crate::control::Control> =
+        std::sync::LazyLock::new(crate::control::Control::default);
 
     fn result(json: &str) -> Value {
         serde_json::from_str(json).unwrap()

@@ -141,6 +141,13 @@ fn check_project(
     }
 
     match output.exit {
+        Exit::Cancelled => {
+            run.set_status(
+                AnalyzerStatus::Cancelled,
+                format!("tsc on {tsconfig} was stopped: the review was cancelled"),
+            );
+            return;
+        }
         Exit::TimedOut => {
             run.set_status(
                 AnalyzerStatus::TimedOut,

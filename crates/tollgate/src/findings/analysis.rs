@@ -124,6 +124,8 @@ pub enum AnalyzerStatus {
     Failed,
     /// The tool ran past its timeout and its whole process tree was killed.
     TimedOut,
+    /// The caller cancelled the review while the tool ran; its whole process tree was killed.
+    Cancelled,
 }
 
 impl AnalyzerStatus {
@@ -134,6 +136,7 @@ impl AnalyzerStatus {
             AnalyzerStatus::Unavailable => "unavailable",
             AnalyzerStatus::Failed => "failed",
             AnalyzerStatus::TimedOut => "timed_out",
+            AnalyzerStatus::Cancelled => "cancelled",
         }
     }
 }

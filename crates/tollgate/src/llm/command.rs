@@ -72,15 +72,21 @@ impl super::Provider for CommandProvider {
         let command = ToolCommand::new(&self.program, &self.workdir)
             .args(self.args.iter())
             .stdin(prompt.clone().into_bytes());
-        let output = process::run(&command, Instant::now() + request.timeout, MAX_OUTPUT_BYTES)
-            .map_err(|err| LlmError::Command {
-                program: program.clone(),
-                message: format!("cannot start it: {err}"),
-            })?;
+        let output = process::run(
+            &command,
+            Instant::now() + request.timeout,
+            MAX_OUTPUT_BYTES,
+            &crate::control::Control::default(),
+        )
+        .map_err(|err| LlmError::Command {
+            program: program.clone(),
+            message: format!("cannot start it: {err}"),
+        })?;
         let stderr = || super::http::snippet(&String::from_utf8_lossy(&output.stderr));
         match output.exit {
             Exit::Code(0) => {}
-            Exit::TimedOut => {
+            // This provider is never given a stop request; counted as a timeout if it were.
+            Exit::TimedOut | Exit::Cancelled => {
                 return Err(LlmError::Timeout {
                     after: request.timeout,
                 });

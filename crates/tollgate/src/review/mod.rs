@@ -27,9 +27,10 @@ pub use gate_files::{GateFileError, GateFiles};
 pub use request::{
     CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,
     MAX_INSTRUCTIONS_CHARS, MAX_PATH_CHARS, RequestError, ReviewDiffOptions, ReviewDiffRequest,
-    ReviewDiffResponse, check_invariants, review_diff_request,
+    ReviewDiffResponse, check_invariants, review_diff_request, review_diff_request_until,
 };
 
+use crate::control::Control;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -132,6 +133,17 @@ pub fn run_with_gate_files(
     request: ReviewRequest<'_>,
     gate_files: &GateFiles,
 ) -> Result<ReviewOutcome, ReviewError> {
+    run_until(request, gate_files, &Control::default())
+}
+
+/// [`run_with_gate_files`], stopping its slow parts once `stop` is cancelled: running analyzers
+/// are killed (their status says `cancelled`) and model passes not yet started are skipped
+/// (a warning says so). The deterministic checks always complete.
+pub fn run_until(
+    request: ReviewRequest<'_>,
+    gate_files: &GateFiles,
+    stop: &Control,
+) -> Result<ReviewOutcome, ReviewError> {
     let started = Instant::now();
     let (diff, base_sha, head_sha) = match request.diff {
         DiffInput::Text(bytes) => {
@@ -210,7 +222,7 @@ pub fn run_with_gate_files(
         .then(|| crate::llm::LlmClient::from_config(&config.llm, request.workspace));
     let mut outcome = std::thread::scope(|scope| {
         let diff = &diff;
-        let analysis = prepared.map(|prepared| scope.spawn(move || prepared.run(diff)));
+        let analysis = prepared.map(|prepared| scope.spawn(move || prepared.run_until(diff, stop)));
         // `PreparedAnalysis::run` catches panics of its own, so a failed join cannot happen.
         review_with(
             diff,
@@ -224,6 +236,7 @@ pub fn run_with_gate_files(
                         stage,
                         llm::ContextSource::Workspace(request.workspace),
                         &config.llm.passes,
+                        stop,
                     )
                 })
             },

@@ -14,12 +14,13 @@
 //! its deterministic checks, as it does when options had no effect (tuning for passes or
 //! analyzers that did not run): a caller is never left believing a pass ran.
 
+use crate::control::Control;
 use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{DiffInput, ReviewError, ReviewRequest, run, validate_changed_file};
+use super::{DiffInput, GateFiles, ReviewError, ReviewRequest, validate_changed_file};
 use crate::config::{
     ConfigError, DEFAULT_INVARIANTS_PATH, RawAnalyzers, RawConfig, RawLlm, RawReview,
 };
@@ -268,6 +269,17 @@ pub fn review_diff_request(
     settings: RawConfig,
     request: &ReviewDiffRequest,
 ) -> Result<ReviewDiffResponse, RequestError> {
+    review_diff_request_until(workspace, settings, request, &Control::default())
+}
+
+/// [`review_diff_request`] that stops its slow parts when `stop` is cancelled: running
+/// analyzers are killed (status `cancelled`) and model passes not yet started are skipped.
+pub fn review_diff_request_until(
+    workspace: &Path,
+    settings: RawConfig,
+    request: &ReviewDiffRequest,
+    stop: &Control,
+) -> Result<ReviewDiffResponse, RequestError> {
     require_diff(&request.diff)?;
     let changed_files = changed_files(&request.changed_files)?;
     let base_sha = commit_id("base_sha", request.base_sha.as_deref())?;
@@ -276,12 +288,16 @@ pub fn review_diff_request(
     let layer = options.config_layer(&settings.analyzers)?;
     let config = settings.overlay(layer).resolve()?;
 
-    let mut outcome = run(ReviewRequest {
-        workspace,
-        diff: DiffInput::Text(request.diff.as_bytes().to_vec()),
-        config: &config,
-        changed_files,
-    })?;
+    let mut outcome = super::run_until(
+        ReviewRequest {
+            workspace,
+            diff: DiffInput::Text(request.diff.as_bytes().to_vec()),
+            config: &config,
+            changed_files,
+        },
+        &GateFiles::Workspace,
+        stop,
+    )?;
     let result = &mut outcome.result;
     if result.metadata.base_sha.is_none() {
         result.metadata.base_sha = base_sha;

@@ -16,6 +16,7 @@ pub(crate) use prompts::{Pass, changes_schema, system_prompt};
 pub(crate) use sections::{ContextSource, RankedFile, pack};
 pub(crate) use verify::DiffLines;
 
+use crate::control::Control;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -73,6 +74,7 @@ pub(crate) fn run(
     stage: &Stage<'_, '_>,
     context: ContextSource<'_>,
     settings: &LlmPassConfig,
+    stop: &Control,
 ) -> PassOutcome {
     let started = Instant::now();
     let mut outcome = PassOutcome::default();
@@ -142,6 +144,11 @@ pub(crate) fn run(
     let lines = DiffLines::new(stage.diff);
     let schema = prompts::findings_schema();
     let mut usage = Usage::default();
+    if stop.is_cancelled() {
+        outcome.summary.skipped_reason = Some(CANCELLED.to_string());
+        outcome.warnings.push(format!("llm: {CANCELLED}"));
+        return outcome;
+    }
 
     let structural = run_pass(
         client,
@@ -161,6 +168,9 @@ pub(crate) fn run(
     let mut findings = structural;
     if !settings.two_pass {
         outcome.summary.skipped_reason = Some("detailed pass off (two_pass = false)".to_string());
+    } else if stop.is_cancelled() {
+        outcome.summary.skipped_reason = Some(CANCELLED.to_string());
+        outcome.warnings.push(format!("llm: {CANCELLED}"));
     } else if stage.risk_score >= settings.risk_threshold || severe {
         let detailed = run_pass(
             client,
@@ -192,6 +202,9 @@ pub(crate) fn run(
     outcome.findings = findings;
     outcome
 }
+
+/// Why passes did not run after the caller cancelled the review.
+const CANCELLED: &str = "the review was cancelled: model passes not yet started were skipped";
 
 /// One pass over every request of `packed`, in parallel (the client bounds concurrency).
 #[allow(

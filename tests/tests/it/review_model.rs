@@ -175,3 +175,18 @@ fn review_auto_runs_the_gate_for_a_diff_and_the_model_review_of_git_changes_with
     );
     assert_eq!(server.request_count(), 1);
 }
+
+#[test]
+fn a_diff_that_is_not_utf8_is_a_clear_error() {
+    let repo = TestRepo::new();
+    let repo_arg = repo.path().display().to_string();
+    let run = tollgate(&["review-changes", "--repo", &repo_arg, "--diff", "-"])
+        .stdin(b"diff --git a/x b/x\n+\xff\xfe\n".to_vec())
+        .run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("not UTF-8") && run.stderr.contains("offset 20"),
+        "{}",
+        run.stderr
+    );
+}

@@ -206,7 +206,8 @@ fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {
     )
 }
 
-fn read_diff(source: &str) -> anyhow::Result<Vec<u8>> {
+/// The bytes of a diff file, or of stdin for `-`.
+pub(super) fn read_diff(source: &str) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     if source == "-" {
         std::io::stdin()

@@ -2,8 +2,7 @@
 //! model reviews (`review_changes`, `review_git_diff`) and the chooser between `review_diff` and
 //! `review_git_diff` (`review_auto`), printed as JSON or a short summary.
 
-use std::io::{Read, Write};
-use std::path::Path;
+use std::io::Write;
 
 use anyhow::Context;
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
@@ -194,16 +193,13 @@ fn finish(
     })
 }
 
+/// The diff as text: the model reviews take JSON strings, so the bytes must be UTF-8.
 fn read_diff(source: &str) -> anyhow::Result<String> {
-    let mut text = String::new();
-    if source == "-" {
-        std::io::stdin()
-            .lock()
-            .read_to_string(&mut text)
-            .context("cannot read the diff from stdin")?;
-    } else {
-        text = std::fs::read_to_string(Path::new(source))
-            .with_context(|| format!("cannot read diff file {source}"))?;
-    }
-    Ok(text)
+    let bytes = super::review::read_diff(source)?;
+    String::from_utf8(bytes).map_err(|err| {
+        anyhow::anyhow!(
+            "the diff from {source} is not UTF-8 text (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        )
+    })
 }

@@ -398,13 +398,7 @@ mod tests {
     #[test]
     fn timeout_kills_the_whole_process_tree() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("child.pid");
-        // The tool starts a sleeping child and waits on it, as a node wrapper does.
-        let tool = script(
-            dir.path(),
-            "slow",
-            &format!("sleep 100000 &\necho $! > {}\nwait", pid_file.display()),
-        );
+        let (tool, pid_file) = slow_tree(dir.path());
         // Had the run waited on the tool, this would hang until nextest's terminate-after.
         let output = run(
             &ToolCommand::new(&tool, dir.path()),
@@ -414,23 +408,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(output.exit, Exit::TimedOut);
-        let child: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let child = child_pid(&pid_file);
         assert!(!process_alive(child), "the sleeping child {child} survived");
     }
 
     #[test]
     fn a_stop_request_kills_the_whole_process_tree() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("child.pid");
-        let tool = script(
-            dir.path(),
-            "slow",
-            &format!("sleep 100000 &\necho $! > {}\nwait", pid_file.display()),
-        );
+        let (tool, pid_file) = slow_tree(dir.path());
         let stop = Control::default();
         let stopper = {
             let stop = stop.clone();
@@ -453,11 +438,7 @@ mod tests {
         .unwrap();
         stopper.join().unwrap();
         assert_eq!(output.exit, Exit::Cancelled);
-        let child: i32 = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let child = child_pid(&pid_file);
         assert!(!process_alive(child), "the sleeping child {child} survived");
     }
 
@@ -475,6 +456,26 @@ mod tests {
         .unwrap();
         assert_eq!(output.exit, Exit::Code(0));
         assert_eq!(output.stdout, b"bye\n");
+    }
+
+    /// A tool that starts a sleeping child and waits on it, as a node wrapper does, and the
+    /// file where it writes the child's pid.
+    fn slow_tree(dir: &Path) -> (PathBuf, PathBuf) {
+        let pid_file = dir.join("child.pid");
+        let tool = script(
+            dir,
+            "slow",
+            &format!("sleep 100000 &\necho $! > {}\nwait", pid_file.display()),
+        );
+        (tool, pid_file)
+    }
+
+    fn child_pid(pid_file: &Path) -> i32 {
+        std::fs::read_to_string(pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     /// Whether `pid` is a live process (a zombie counts as gone: it no longer runs).

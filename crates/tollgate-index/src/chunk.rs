@@ -39,6 +39,8 @@ pub struct Symbol {
     pub kind: &'static str,
     /// 1-based.
     pub line: usize,
+    /// The definition's last line (1-based, inclusive).
+    pub end_line: usize,
     /// The enclosing container (class, impl, trait), if any.
     pub parent: Option<String>,
 }
@@ -172,6 +174,7 @@ impl Cx<'_, '_> {
                 name: name.clone(),
                 kind,
                 line,
+                end_line: node.end_position().row + 1,
                 parent: parent.map(str::to_string),
             });
         }
@@ -240,6 +243,7 @@ impl Cx<'_, '_> {
                         name,
                         kind,
                         line: inner.start_position().row + 1,
+                        end_line: child.end_position().row + 1,
                         parent: Some(parent.to_string()),
                     });
                 }
@@ -544,6 +548,7 @@ fn markdown_sections(text: &str) -> Chunked {
                 name: heading.clone(),
                 kind: "section",
                 line: section_start + 1,
+                end_line: end,
                 parent: None,
             });
         }

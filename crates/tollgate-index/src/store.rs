@@ -54,6 +54,9 @@ pub(crate) struct SymbolEntry {
     pub name: String,
     pub kind: String,
     pub line: usize,
+    /// 0 in indexes built before end lines were recorded.
+    #[serde(default)]
+    pub end_line: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
 }

@@ -12,6 +12,8 @@ use crate::update::load_files;
 pub struct Definition {
     pub path: String,
     pub line: usize,
+    /// The definition's last line; equal to `line` when the index does not know it.
+    pub end_line: usize,
     pub name: String,
     pub kind: String,
     pub parent: Option<String>,
@@ -62,14 +64,7 @@ pub fn definitions(
                     })
                 });
                 if name_ok && parent_ok {
-                    out.push(Definition {
-                        path: path.clone(),
-                        line: s.line,
-                        name: s.name.clone(),
-                        kind: s.kind.clone(),
-                        parent: s.parent.clone(),
-                        language: entry.language.clone(),
-                    });
+                    out.push(definition(path, entry, s));
                 }
             }
         }
@@ -81,6 +76,52 @@ pub fn definitions(
     }
     out.truncate(limit);
     Ok(out)
+}
+
+fn definition(
+    path: &str,
+    entry: &crate::store::FileEntry,
+    s: &crate::store::SymbolEntry,
+) -> Definition {
+    Definition {
+        path: path.to_string(),
+        line: s.line,
+        end_line: s.end_line.max(s.line),
+        name: s.name.clone(),
+        kind: s.kind.clone(),
+        parent: s.parent.clone(),
+        language: entry.language.clone(),
+    }
+}
+
+/// Every indexed file's outline, loaded once for many lookups (a review asks about each name
+/// its changed lines use).
+#[derive(Debug)]
+pub struct Outlines {
+    files: crate::store::Files,
+}
+
+impl Outlines {
+    /// `None` when the index has no file table yet.
+    pub fn load(config: &IndexConfig) -> Result<Option<Outlines>, IndexError> {
+        Ok(load_files(&config.dir)?.map(|files| Outlines { files }))
+    }
+
+    /// The language the index gave `path`, when it indexed it.
+    pub fn language_of(&self, path: &str) -> Option<&str> {
+        self.files.get(path).map(|e| e.language.as_str())
+    }
+
+    /// Definitions named exactly `name`, in path order.
+    pub fn definitions(&self, name: &str) -> Vec<Definition> {
+        let mut out = Vec::new();
+        for (path, entry) in &self.files {
+            for s in entry.symbols.iter().filter(|s| s.name == name) {
+                out.push(definition(path, entry, s));
+            }
+        }
+        out
+    }
 }
 
 /// An import site.

@@ -378,6 +378,7 @@ fn prepare(
                 name: s.name,
                 kind: s.kind.to_string(),
                 line: s.line,
+                end_line: s.end_line,
                 parent: s.parent,
             })
             .collect(),

@@ -168,6 +168,10 @@ pub struct LlmReviewSummary {
     /// Files whose diff was sent, and files left out because the token budget ran out.
     pub files_sent: usize,
     pub files_omitted: Vec<String>,
+    /// Definitions in other files, found through the workspace's code index, shown with the
+    /// changes that use them (0 without an index).
+    #[serde(default)]
+    pub index_definitions: usize,
     /// Model requests made (retries and repairs included) and answers served from the cache.
     pub requests: u32,
     pub cached_calls: u32,

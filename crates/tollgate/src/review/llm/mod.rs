@@ -10,6 +10,7 @@
 
 mod prompts;
 pub(crate) mod sections;
+mod used_definitions;
 mod verify;
 
 pub(crate) use prompts::{Pass, changes_schema, system_prompt};
@@ -121,6 +122,7 @@ pub(crate) fn run(
         budget,
     );
     outcome.summary.files_sent = packed.sent.len();
+    outcome.summary.index_definitions = packed.index_definitions;
     outcome.summary.files_omitted = packed.omitted.clone();
     if !packed.omitted.is_empty() {
         outcome.warnings.push(format!(

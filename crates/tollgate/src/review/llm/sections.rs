@@ -1,12 +1,14 @@
 //! What the model is shown: one section per file (numbered hunks, then surrounding code), ranked
 //! highest risk first and packed into requests that fit the token budget. A file too large for
 //! one request is cut at hunk boundaries; files that fit nowhere are listed as omitted, never
-//! sent whole.
+//! sent whole. With a code index in the workspace, a file's section also shows the definitions
+//! in other files that its added lines use ([`super::used_definitions`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::used_definitions::UsedDefinitions;
 use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
 use crate::llm::{estimate_tokens, fence};
 
@@ -45,6 +47,8 @@ pub(crate) struct Packed {
     pub(crate) truncated: Vec<String>,
     /// Given contents not used because they disagree with the diff's new side.
     pub(crate) context_mismatched: Vec<String>,
+    /// Definitions from the code index shown, over all sections.
+    pub(crate) index_definitions: usize,
 }
 
 /// Builds the sections of `files` (highest weight first) and packs them into requests of at most
@@ -71,6 +75,7 @@ pub(crate) fn pack(
         ContextSource::Workspace(root) => root.canonicalize().ok(),
         ContextSource::Given(_) => None,
     };
+    let index = root.as_deref().and_then(UsedDefinitions::open);
 
     let mut packed = Packed::default();
     let mut current = String::new();
@@ -79,10 +84,16 @@ pub(crate) fn pack(
         let file = ranked_file.file;
         let path = file.path().to_string();
         let hunks = numbered_hunks(diff, file);
-        let surrounding = if rank < max_context_files {
-            surrounding_code(diff, file, context, root.as_deref())
+        let (surrounding, used) = if rank < max_context_files {
+            (
+                surrounding_code(diff, file, context, root.as_deref()),
+                index
+                    .as_ref()
+                    .zip(root.as_deref())
+                    .and_then(|(index, root)| index.excerpt(diff, file, root)),
+            )
         } else {
-            None
+            (None, None)
         };
         if let ContextSource::Given(files) = context
             && surrounding.is_none()
@@ -91,12 +102,24 @@ pub(crate) fn pack(
         {
             packed.context_mismatched.push(path.clone());
         }
-        // Hunks with surrounding code, else hunks alone, in the current request or a new one;
-        // else as many whole hunks as fit in a request of their own.
-        let full = section(&path, file, &hunks, surrounding.as_deref(), None);
-        let bare = section(&path, file, &hunks, None, None);
+        // Hunks with surrounding code and used definitions, else with surrounding code only,
+        // else hunks alone, in the current request or a new one; else as many whole hunks as
+        // fit in a request of their own.
+        let context_only = Context {
+            surrounding: surrounding.as_deref(),
+            used: None,
+        };
+        let full = Context {
+            used: used.as_deref(),
+            ..context_only
+        };
+        let mut candidates = vec![(section(&path, file, &hunks, full, None), used.is_some())];
+        if used.is_some() {
+            candidates.push((section(&path, file, &hunks, context_only, None), false));
+        }
+        candidates.push((section(&path, file, &hunks, Context::NONE, None), false));
         let mut placed = false;
-        for candidate in [full, bare] {
+        for (candidate, with_used) in candidates {
             let tokens = estimate_tokens(&candidate);
             if tokens > budget {
                 continue;
@@ -110,6 +133,9 @@ pub(crate) fn pack(
             }
             current.push_str(&candidate);
             current_tokens += tokens;
+            if with_used {
+                packed.index_definitions += used.as_deref().map_or(0, count_definitions);
+            }
             placed = true;
             break;
         }
@@ -121,7 +147,13 @@ pub(crate) fn pack(
                 let mut kept: Vec<String> = Vec::new();
                 for hunk in &hunks {
                     kept.push(hunk.clone());
-                    let attempt = section(&path, file, &kept, None, Some(hunks.len() - kept.len()));
+                    let attempt = section(
+                        &path,
+                        file,
+                        &kept,
+                        Context::NONE,
+                        Some(hunks.len() - kept.len()),
+                    );
                     if estimate_tokens(&attempt) > budget {
                         kept.pop();
                         break;
@@ -131,7 +163,13 @@ pub(crate) fn pack(
                     if !current.is_empty() {
                         packed.chunks.push(std::mem::take(&mut current));
                     }
-                    current = section(&path, file, &kept, None, Some(hunks.len() - kept.len()));
+                    current = section(
+                        &path,
+                        file,
+                        &kept,
+                        Context::NONE,
+                        Some(hunks.len() - kept.len()),
+                    );
                     current_tokens = estimate_tokens(&current);
                     packed.truncated.push(path.clone());
                     placed = true;
@@ -151,12 +189,31 @@ pub(crate) fn pack(
     packed
 }
 
-/// One file's section: a trusted header, then the fenced hunks and the fenced surrounding code.
+/// What a section shows besides its hunks.
+#[derive(Debug, Clone, Copy)]
+struct Context<'a> {
+    surrounding: Option<&'a str>,
+    used: Option<&'a str>,
+}
+
+impl Context<'_> {
+    const NONE: Context<'static> = Context {
+        surrounding: None,
+        used: None,
+    };
+}
+
+fn count_definitions(used: &str) -> usize {
+    used.lines().filter(|l| l.starts_with('`')).count()
+}
+
+/// One file's section: a trusted header, then the fenced hunks, the fenced surrounding code and
+/// the fenced definitions it uses.
 fn section(
     path: &str,
     file: &FileDiff,
     hunks: &[String],
-    surrounding: Option<&str>,
+    context: Context<'_>,
     omitted_hunks: Option<usize>,
 ) -> String {
     let status = match file.status {
@@ -176,9 +233,16 @@ fn section(
             "({n} more hunk(s) of this file were not sent: over the token budget.)"
         );
     }
-    if let Some(code) = surrounding {
+    if let Some(code) = context.surrounding {
         let _ = writeln!(out, "Surrounding code of {shown} (new version, numbered):");
         out.push_str(&fence(&format!("context {shown}"), code));
+    }
+    if let Some(code) = context.used {
+        let _ = writeln!(
+            out,
+            "Definitions in other files that the changes to {shown} use (from the code index, numbered):"
+        );
+        out.push_str(&fence(&format!("definitions used by {shown}"), code));
     }
     out
 }
@@ -267,7 +331,7 @@ fn surrounding_code(
 }
 
 /// A repository file under the canonical `root`, symlinks resolved and confined, as UTF-8.
-fn read_confined(root: &Path, path: &str) -> Option<String> {
+pub(super) fn read_confined(root: &Path, path: &str) -> Option<String> {
     if path.is_empty() || Path::new(path).is_absolute() {
         return None;
     }

@@ -314,3 +314,86 @@ fn a_rerun_on_the_same_change_is_served_from_the_cache() {
     };
     assert_eq!(ids(&first), ids(&second));
 }
+
+#[test]
+fn definitions_the_change_uses_come_from_an_existing_code_index_only() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| Reply::json(json!({"findings": []})));
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "src/auth/session.rs",
+        "use crate::quota::verify_quota_limit;\npub fn check(token: &str) -> bool {\n    verify_quota_limit(token).is_ok()\n}\n",
+    );
+    write(
+        "src/quota.rs",
+        &format!(
+            "/// Fails when the caller is over quota.\npub fn verify_quota_limit(token: &str) -> Result<u32, String> {{\n    let admin = \"{TOKEN}\";\n    if token == admin {{ return Ok(0) }}\n    Err(\"over quota\".into())\n}}\n"
+        ),
+    );
+    // The same name in another language is not what a Rust change calls.
+    write(
+        "tools/quota.py",
+        "def verify_quota_limit(token):\n    return PYTHON_ONLY\n",
+    );
+    let diff = "diff --git a/src/auth/session.rs b/src/auth/session.rs\n--- a/src/auth/session.rs\n+++ b/src/auth/session.rs\n\
+@@ -1,4 +1,4 @@\n use crate::quota::verify_quota_limit;\n pub fn check(token: &str) -> bool {\n-    token.len() > 8\n+    verify_quota_limit(token).is_ok()\n }\n";
+    let config = config(
+        &server,
+        "cache = false\nllm_force = true\ntwo_pass = false\n",
+    );
+
+    // No index: the review does not build one, and shows no definitions.
+    let result = review(root, diff, &config);
+    assert_eq!(result.llm.as_ref().unwrap().index_definitions, 0);
+    assert!(!root.join(".tollgate").exists());
+    assert!(
+        !server.requests()[0]
+            .user_text()
+            .contains("Definitions in other files")
+    );
+
+    let index = tollgate_index::IndexConfig::new(root);
+    tollgate_index::update(&index, None, &tollgate_index::HashedEmbedder, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    let result = review(root, diff, &config);
+    assert_eq!(result.llm.as_ref().unwrap().index_definitions, 1);
+    let user = server.requests()[1].user_text();
+    let at = user
+        .find("Definitions in other files that the changes to src/auth/session.rs use")
+        .expect(&user);
+    let shown = &user[at..];
+    assert!(
+        shown.contains("`verify_quota_limit` (function) at src/quota.rs:2-6"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("     5 |     Err(\"over quota\".into())"),
+        "{shown}"
+    );
+    assert!(!shown.contains("PYTHON_ONLY"), "{shown}");
+    assert!(
+        !user.contains(TOKEN),
+        "a secret in a definition reached the model"
+    );
+    assert_eq!(
+        shown.matches(FENCE_BEGIN).count(),
+        shown.matches(FENCE_END).count(),
+        "{shown}"
+    );
+
+    // An index older than the file (the definition moved) shows nothing rather than wrong lines.
+    write(
+        "src/quota.rs",
+        "// moved\n\n\n\npub fn verify_quota_limit(token: &str) -> Result<u32, String> { Ok(0) }\n",
+    );
+    let result = review(root, diff, &config);
+    assert_eq!(result.llm.as_ref().unwrap().index_definitions, 0);
+}

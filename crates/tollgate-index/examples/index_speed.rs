@@ -5,7 +5,8 @@
 //!
 //! Deletes `<dir>/.tollgate/index`, builds it cold, runs a fixed set of queries `N` times
 //! (median and p99 per query), then appends a line to one indexed file, re-indexes, and restores
-//! the file. Not run in CI.
+//! the file. `--warm` keeps an existing index and only runs the queries; `--reindex`
+//! keeps it and only re-indexes. Not run in CI.
 
 #![allow(
     clippy::print_stdout,
@@ -43,10 +44,19 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
+    let warm = args.iter().any(|a| a == "--warm");
     let mut config = IndexConfig::new(&root);
     config.history = history;
-    let _ = std::fs::remove_dir_all(&config.dir);
     let embedder = HashedEmbedder;
+    if warm {
+        run_queries(&config, &embedder, runs);
+        return;
+    }
+    if args.iter().any(|a| a == "--reindex") {
+        reindex_one_file(&root, &config, &embedder, runs);
+        return;
+    }
+    let _ = std::fs::remove_dir_all(&config.dir);
 
     let started = Instant::now();
     let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
@@ -60,12 +70,17 @@ fn main() {
         report.history_ms
     );
 
+    run_queries(&config, &embedder, runs);
+    reindex_one_file(&root, &config, &embedder, runs);
+}
+
+fn run_queries(config: &IndexConfig, embedder: &HashedEmbedder, runs: usize) {
     for text in QUERIES {
         let query = SearchQuery::new(text, 10);
         let samples: Vec<Duration> = (0..runs)
             .map(|_| {
                 let started = Instant::now();
-                search(&config, &embedder, &query).unwrap();
+                search(config, embedder, &query).unwrap();
                 started.elapsed()
             })
             .collect();
@@ -76,8 +91,15 @@ fn main() {
             p99.as_secs_f64() * 1e3
         );
     }
+}
 
-    let files = tollgate_index::walk::walk(&root, None);
+fn reindex_one_file(
+    root: &std::path::Path,
+    config: &IndexConfig,
+    embedder: &HashedEmbedder,
+    runs: usize,
+) {
+    let files = tollgate_index::walk::walk(root, None);
     let target = files
         .iter()
         .filter(|f| f.size > 2_000)
@@ -94,7 +116,7 @@ fn main() {
         )
         .unwrap();
         let started = Instant::now();
-        let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let report = update(config, None, embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         samples.push(started.elapsed());
         assert_eq!(report.files_changed, 1, "{report:?}");
     }

@@ -43,11 +43,8 @@ pub(crate) fn search(
         Ok(hnsw) => hnsw,
         Err(_) => return Ok(loaded.search(query, k, allowed)),
     };
-    let live: HashMap<u64, u64> = loaded
-        .ids
-        .iter()
-        .copied()
-        .zip(loaded.file_keys.iter().copied())
+    let live: HashMap<u64, u64> = (0..loaded.len())
+        .map(|idx| (loaded.id(idx), loaded.file_key(idx)))
         .collect();
     let filter = |id: &usize| {
         live.get(&(*id as u64))
@@ -80,8 +77,8 @@ pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<
         return Ok(false);
     }
     if let Some(meta) = &meta {
-        let live: HashSet<u64> = loaded.ids.iter().copied().collect();
-        let in_graph_live = loaded.ids.iter().filter(|&&id| id <= meta.max_id).count();
+        let live: HashSet<u64> = loaded.ids().collect();
+        let in_graph_live = loaded.ids().filter(|&id| id <= meta.max_id).count();
         let dead = meta.points.saturating_sub(in_graph_live);
         let added = live.len() - in_graph_live;
         if dead * 5 < meta.points && added * 5 < meta.points {
@@ -95,8 +92,8 @@ pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<
     let vectors: Vec<Vec<f32>> = (0..n).map(|i| loaded.vector(i)).collect();
     let items: Vec<(&Vec<f32>, usize)> = vectors
         .iter()
-        .zip(loaded.ids.iter())
-        .map(|(v, &id)| (v, id as usize))
+        .zip(loaded.ids())
+        .map(|(v, id)| (v, id as usize))
         .collect();
     hnsw.parallel_insert(&items);
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
@@ -105,7 +102,7 @@ pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<
         .map_err(|err| IndexError::Engine(format!("writing the HNSW graph: {err}")))?;
     let new_meta = GraphMeta {
         basename: basename.clone(),
-        max_id: loaded.ids.iter().copied().max().unwrap_or(0),
+        max_id: loaded.ids().max().unwrap_or(0),
         points: n,
     };
     store::write_json(&meta_path, &new_meta)?;

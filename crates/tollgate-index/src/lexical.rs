@@ -21,6 +21,9 @@ use crate::tokenize::{CODE_TOKENIZER, CodeTokenizer, tokens};
 const PATH_BOOST: f32 = 3.0;
 const SYMBOL_BOOST: f32 = 4.0;
 
+/// Below this much changed source, an update is indexed with a small writer.
+const SMALL_UPDATE_BYTES: u64 = 2 * 1024 * 1024;
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
     pub key: Field,
@@ -105,7 +108,12 @@ impl Lexical {
         self.fields
     }
 
-    pub(crate) fn writer(&self) -> Result<IndexWriter, IndexError> {
+    /// A writer sized for `source_bytes` of changed files: a few files get one thread and
+    /// tantivy's smallest arena (allocating the large ones costs more than indexing them).
+    pub(crate) fn writer(&self, source_bytes: u64) -> Result<IndexWriter, IndexError> {
+        if source_bytes < SMALL_UPDATE_BYTES {
+            return Ok(self.index.writer_with_num_threads(1, 15_000_000)?);
+        }
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, 4);

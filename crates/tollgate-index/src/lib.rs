@@ -94,6 +94,12 @@ pub struct Status {
     pub updating: bool,
 }
 
+/// True when an index has been built at `config.dir` (a completed run left its header), whatever
+/// its health; cheap enough to ask before every query.
+pub fn exists(config: &IndexConfig) -> bool {
+    config.dir.join("meta.json").is_file()
+}
+
 /// Reports on the index at `config.dir` without changing it.
 pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     let dir = &config.dir;
@@ -113,6 +119,18 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
             ..Status::default()
         });
     };
+    if meta.version != store::FORMAT_VERSION {
+        return Ok(Status {
+            exists: true,
+            problems: vec![format!(
+                "the index has format {}, this Tollgate uses {}: run `tollgate index` to rebuild it",
+                meta.version,
+                store::FORMAT_VERSION
+            )],
+            updating: dir.join("write.lock").exists(),
+            ..Status::default()
+        });
+    }
     let mut status = Status {
         exists: true,
         files: meta.files,
@@ -127,7 +145,9 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     };
     match update::load_files(dir) {
         Ok(Some(files)) => status.languages = update::languages(&files),
-        Ok(None) => status.problems.push("files.json is missing".to_string()),
+        Ok(None) => status
+            .problems
+            .push(format!("the file table {} is missing", store::FILES_TABLE)),
         Err(err) => status.problems.push(err.to_string()),
     }
     match lexical::Lexical::open(&dir.join("lexical"))

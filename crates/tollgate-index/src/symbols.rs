@@ -1,4 +1,4 @@
-//! Questions answered from the extracted outlines (`files.json`): where a symbol is defined,
+//! Questions answered from the extracted outlines (the file table): where a symbol is defined,
 //! which files import a module, and which files relate to a file through imports.
 
 use std::collections::BTreeSet;

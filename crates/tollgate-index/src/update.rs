@@ -77,10 +77,13 @@ pub fn update(
     let started = Instant::now();
 
     let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
-    let mut files: Files = store::read_json(&dir.join("files.json"))?.unwrap_or_default();
+    // A table of another format is not read: the format check below rebuilds.
+    let mut files: Files = match &meta {
+        Some(meta) if meta.version == FORMAT_VERSION => store::read_files(dir)?.unwrap_or_default(),
+        _ => Files::new(),
+    };
     let lexical = Lexical::open_or_create(&dir.join("lexical"))?;
     let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
-    let mut writer = lexical.writer()?;
     let fields = lexical.fields();
 
     let rebuild_reason = match &meta {
@@ -92,11 +95,12 @@ pub fn update(
             meta.embedder,
             embedder.id()
         )),
-        None if !files.is_empty() => Some("the index header was missing".to_string()),
+        None if dir.join(store::FILES_TABLE).exists() => {
+            Some("the index header was missing".to_string())
+        }
         _ => None,
     };
     if let Some(reason) = rebuild_reason {
-        writer.delete_all_documents()?;
         vectors.clear()?;
         files.clear();
         report.rebuilt = Some(reason);
@@ -137,6 +141,10 @@ pub fn update(
         })
         .collect();
     report.files_unchanged = walked.len() - candidates.len();
+    let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
+    if report.rebuilt.is_some() {
+        writer.delete_all_documents()?;
+    }
 
     let total = candidates.len();
     let done = AtomicUsize::new(0);
@@ -290,7 +298,9 @@ pub fn update(
 
     report.source_bytes = files.values().map(|f| f.size).sum();
     let chunks = files.values().map(|f| f.chunks.len()).sum();
-    store::write_json(&dir.join("files.json"), &files)?;
+    store::write_files(dir, &files)?;
+    // The table of format 1, replaced by `files.bin`.
+    let _ = std::fs::remove_file(dir.join("files.json"));
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     store::write_json(
         &dir.join("meta.json"),
@@ -399,7 +409,7 @@ fn content_hash(bytes: &[u8]) -> String {
 
 /// Reads the file table (`None` before the first run).
 pub(crate) fn load_files(dir: &Path) -> Result<Option<Files>, IndexError> {
-    store::read_json(&dir.join("files.json"))
+    store::read_files(dir)
 }
 
 pub(crate) fn languages(files: &Files) -> BTreeMap<String, usize> {

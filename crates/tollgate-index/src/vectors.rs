@@ -1,6 +1,6 @@
 //! The vector channel's store: Tollgate's own append-only file of chunk vectors (the source of
 //! truth), a tombstone list for chunks that were replaced or deleted, and exact cosine search
-//! over the live vectors. Vectors are stored as 8-bit codes with one scale each (a quarter of
+//! over the live vectors, read in place from a memory map. Vectors are stored as 8-bit codes with one scale each (a quarter of
 //! the size of `f32`, ranking unchanged in practice), and searched in one pass.
 //!
 //! When the store grows past [`HNSW_MIN_POINTS`], an hnsw_rs graph over the vectors is built
@@ -9,8 +9,11 @@
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use tantivy::directory::error::OpenReadError;
+use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 
 use crate::error::IndexError;
 
@@ -47,16 +50,28 @@ pub(crate) struct VectorStore {
     dim: usize,
 }
 
-/// All live vectors, decoded once per search.
-#[derive(Debug)]
+/// The live vectors, read in place from a memory map of the store (tantivy's safe mmap
+/// directory): nothing is copied or decoded, so a query costs a scan of the codes only.
 pub(crate) struct Loaded {
     pub dim: usize,
-    pub ids: Vec<u64>,
-    pub file_keys: Vec<u64>,
-    pub scales: Vec<f32>,
-    pub codes: Vec<i8>,
+    bytes: OwnedBytes,
+    /// Offset of the first record in `bytes`.
+    body: usize,
+    record_len: usize,
+    /// Positions of the live records.
+    live: Vec<u32>,
     /// Records in the file, dead ones included (staleness).
     pub total_records: usize,
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("dim", &self.dim)
+            .field("live", &self.live.len())
+            .field("total_records", &self.total_records)
+            .finish()
+    }
 }
 
 impl VectorStore {
@@ -116,14 +131,9 @@ impl VectorStore {
         for record in records {
             out.write_all(&record.chunk_id.to_le_bytes()).map_err(io)?;
             out.write_all(&record.file_key.to_le_bytes()).map_err(io)?;
-            let max = record.vector.iter().fold(0f32, |m, x| m.max(x.abs()));
-            let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+            let (codes, scale) = quantise(&record.vector);
             out.write_all(&scale.to_le_bytes()).map_err(io)?;
-            let codes: Vec<u8> = record
-                .vector
-                .iter()
-                .map(|x| ((x / scale).round().clamp(-127.0, 127.0) as i8) as u8)
-                .collect();
+            let codes: Vec<u8> = codes.into_iter().map(|c| c as u8).collect();
             out.write_all(&codes).map_err(io)?;
         }
         let file = out.into_inner().map_err(|err| io(err.into_error()))?;
@@ -164,44 +174,39 @@ impl VectorStore {
     /// The live vectors; `None` when there is no store or it belongs to another embedder.
     pub(crate) fn load(&self) -> Result<Option<Loaded>, IndexError> {
         let path = self.vectors_path();
-        let mut bytes = Vec::new();
-        match File::open(&path) {
-            Ok(mut file) => file
-                .read_to_end(&mut bytes)
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let engine =
+            |err: &dyn std::fmt::Display| IndexError::Engine(format!("{}: {err}", path.display()));
+        let directory = MmapDirectory::open(&self.dir).map_err(|err| engine(&err))?;
+        let bytes = match directory.open_read(Path::new(VECTORS_FILE)) {
+            Ok(slice) => slice
+                .read_bytes()
                 .map_err(|err| IndexError::io(&path, err))?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(IndexError::io(&path, err)),
+            Err(OpenReadError::FileDoesNotExist(_)) => return Ok(None),
+            Err(err) => return Err(engine(&err)),
         };
         let header = self.header();
-        if !bytes.starts_with(&header) {
+        if !bytes.as_slice().starts_with(&header) {
             return Ok(None);
         }
         let dead = self.tombstones()?;
-        let body = &bytes[header.len()..];
         let record_len = self.record_len();
         // A torn final record (a killed run) is ignored.
-        let total_records = body.len() / record_len;
+        let total_records = (bytes.len() - header.len()) / record_len;
         let mut loaded = Loaded {
             dim: self.dim,
-            ids: Vec::with_capacity(total_records),
-            file_keys: Vec::with_capacity(total_records),
-            scales: Vec::with_capacity(total_records),
-            codes: Vec::with_capacity(total_records * self.dim),
+            bytes,
+            body: header.len(),
+            record_len,
+            live: Vec::with_capacity(total_records),
             total_records,
         };
-        for record in body.chunks_exact(record_len) {
-            let id = u64::from_le_bytes(record[0..8].try_into().unwrap_or([0; 8]));
-            if dead.contains(&id) {
-                continue;
+        for position in 0..total_records {
+            if dead.is_empty() || !dead.contains(&loaded.id_at(position)) {
+                loaded.live.push(position as u32);
             }
-            loaded.ids.push(id);
-            loaded.file_keys.push(u64::from_le_bytes(
-                record[8..16].try_into().unwrap_or([0; 8]),
-            ));
-            loaded.scales.push(f32::from_le_bytes(
-                record[16..20].try_into().unwrap_or([0; 4]),
-            ));
-            loaded.codes.extend(record[20..].iter().map(|&b| b as i8));
         }
         Ok(Some(loaded))
     }
@@ -212,26 +217,19 @@ impl VectorStore {
             return Ok(false);
         };
         if loaded.total_records == 0
-            || (loaded.total_records - loaded.ids.len()) * 5 < loaded.total_records
+            || (loaded.total_records - loaded.len()) * 5 < loaded.total_records
         {
             return Ok(false);
         }
         let tmp = self.dir.join("vectors.bin.tmp");
+        // The map of the old file stays valid after the rename (it holds the old inode).
         {
             let file = File::create(&tmp).map_err(|err| IndexError::io(&tmp, err))?;
             let mut out = BufWriter::new(file);
             let io = |err| IndexError::io(&tmp, err);
             out.write_all(&self.header()).map_err(io)?;
-            for i in 0..loaded.ids.len() {
-                out.write_all(&loaded.ids[i].to_le_bytes()).map_err(io)?;
-                out.write_all(&loaded.file_keys[i].to_le_bytes())
-                    .map_err(io)?;
-                out.write_all(&loaded.scales[i].to_le_bytes()).map_err(io)?;
-                let codes: Vec<u8> = loaded.codes[i * self.dim..(i + 1) * self.dim]
-                    .iter()
-                    .map(|&c| c as u8)
-                    .collect();
-                out.write_all(&codes).map_err(io)?;
+            for i in 0..loaded.len() {
+                out.write_all(loaded.record(i)).map_err(io)?;
             }
             let file = out.into_inner().map_err(|err| io(err.into_error()))?;
             file.sync_all().map_err(io)?;
@@ -246,36 +244,70 @@ impl VectorStore {
 
 impl Loaded {
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.live.len()
+    }
+
+    /// The stored bytes of the `idx`-th live vector.
+    fn record(&self, idx: usize) -> &[u8] {
+        let start = self.body + self.live[idx] as usize * self.record_len;
+        &self.bytes.as_slice()[start..start + self.record_len]
+    }
+
+    fn id_at(&self, position: usize) -> u64 {
+        let start = self.body + position * self.record_len;
+        le_u64(&self.bytes.as_slice()[start..start + 8])
+    }
+
+    pub(crate) fn id(&self, idx: usize) -> u64 {
+        le_u64(&self.record(idx)[0..8])
+    }
+
+    pub(crate) fn file_key(&self, idx: usize) -> u64 {
+        le_u64(&self.record(idx)[8..16])
+    }
+
+    fn scale(&self, idx: usize) -> f32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&self.record(idx)[16..20]);
+        f32::from_le_bytes(b)
+    }
+
+    /// The live chunk ids, in store order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.len()).map(|idx| self.id(idx))
     }
 
     pub(crate) fn vector(&self, idx: usize) -> Vec<f32> {
-        let scale = self.scales[idx];
-        self.codes[idx * self.dim..(idx + 1) * self.dim]
+        let scale = self.scale(idx);
+        self.record(idx)[20..]
             .iter()
-            .map(|&c| f32::from(c) * scale)
+            .map(|&c| f32::from(c as i8) * scale)
             .collect()
     }
 
     /// Exact cosine top-`k` among records `allowed` accepts, best first, ties by chunk id.
+    /// The query is quantised like the store, so the scan is integer dot products (which the
+    /// compiler vectorises); only the order of scores matters.
     pub(crate) fn search(
         &self,
         query: &[f32],
         k: usize,
         allowed: &dyn Fn(u64, u64) -> bool,
     ) -> Vec<(u64, f32)> {
+        let (query_codes, query_scale) = quantise(query);
         let mut scored: Vec<(u64, f32)> = Vec::new();
-        for idx in 0..self.ids.len() {
-            if !allowed(self.ids[idx], self.file_keys[idx]) {
+        for idx in 0..self.len() {
+            let record = self.record(idx);
+            let id = le_u64(&record[0..8]);
+            if !allowed(id, le_u64(&record[8..16])) {
                 continue;
             }
-            let codes = &self.codes[idx * self.dim..(idx + 1) * self.dim];
-            let dot: f32 = codes
+            let dot: i32 = record[20..]
                 .iter()
-                .zip(query)
-                .map(|(&c, &q)| f32::from(c) * q)
+                .zip(&query_codes)
+                .map(|(&c, &q)| i32::from(c as i8) * i32::from(q))
                 .sum();
-            scored.push((self.ids[idx], dot * self.scales[idx]));
+            scored.push((id, dot as f32 * self.scale(idx) * query_scale));
         }
         let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if scored.len() > k {
@@ -285,6 +317,23 @@ impl Loaded {
         scored.sort_by(cmp);
         scored
     }
+}
+
+fn le_u64(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// 8-bit codes of `vector` and their scale (`x ≈ code × scale`), as stored.
+fn quantise(vector: &[f32]) -> (Vec<i8>, f32) {
+    let max = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let codes = vector
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    (codes, scale)
 }
 
 #[cfg(test)]

@@ -200,8 +200,9 @@ pub fn walk(root: &Path, under: Option<&str>) -> Vec<WalkedFile> {
         Some(sub) if !sub.is_empty() && sub != "." => root.join(sub),
         _ => root.to_path_buf(),
     };
-    let mut files = Vec::new();
-    let walker = WalkBuilder::new(&start)
+    let files = std::sync::Mutex::new(Vec::new());
+    // Parallel: most of a walk is waiting on `stat`.
+    WalkBuilder::new(&start)
         .hidden(true)
         .git_ignore(true)
         .git_global(false)
@@ -215,37 +216,45 @@ pub fn walk(root: &Path, under: Option<&str>) -> Vec<WalkedFile> {
                     .to_str()
                     .is_some_and(|name| SKIPPED_DIRS.contains(&name)))
         })
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let abs = entry.path();
-        let Some(language) = Language::detect(abs) else {
-            continue;
-        };
-        let Ok(meta) = entry.metadata() else { continue };
-        if meta.len() > MAX_FILE_BYTES || meta.len() == 0 {
-            continue;
-        }
-        let Some(path) = relative(root, abs) else {
-            continue;
-        };
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        files.push(WalkedFile {
-            path,
-            abs: abs.to_path_buf(),
-            language,
-            size: meta.len(),
-            mtime_ns,
+        .build_parallel()
+        .run(|| {
+            let files = &files;
+            Box::new(move |entry| {
+                if let Some(file) = entry.ok().and_then(|entry| walked_file(root, &entry)) {
+                    files.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+                }
+                ignore::WalkState::Continue
+            })
         });
-    }
+    let mut files = files.into_inner().unwrap_or_else(|e| e.into_inner());
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
+}
+
+/// The indexable file an entry names, if it is one.
+fn walked_file(root: &Path, entry: &ignore::DirEntry) -> Option<WalkedFile> {
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return None;
+    }
+    let abs = entry.path();
+    let language = Language::detect(abs)?;
+    let meta = entry.metadata().ok()?;
+    if meta.len() > MAX_FILE_BYTES || meta.len() == 0 {
+        return None;
+    }
+    let path = relative(root, abs)?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    Some(WalkedFile {
+        path,
+        abs: abs.to_path_buf(),
+        language,
+        size: meta.len(),
+        mtime_ns,
+    })
 }
 
 /// `abs` relative to `root`, `/`-separated; `None` outside it or not UTF-8.

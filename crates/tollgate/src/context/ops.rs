@@ -42,8 +42,8 @@ fn in_range(field: &'static str, value: usize, min: usize, max: usize) -> Result
 
 /// Builds the index when the workspace has none; true when it did.
 fn ensure_index(ws: &Workspace) -> Result<bool, ContextError> {
-    let status = tollgate_index::status(ws.index_config())?;
-    if status.exists {
+    // Only whether an index is there: a full `status` would read every part of it per query.
+    if tollgate_index::exists(ws.index_config()) {
         return Ok(false);
     }
     tollgate_index::update(ws.index_config(), None, ws.embedder(), &mut |_| {

@@ -66,7 +66,7 @@ pub fn chunk_file(language: Language, text: &str) -> Chunked {
         Language::Markdown => return markdown_sections(text),
         Language::Other => {
             return Chunked {
-                chunks: windows(text, 1, text.lines().count(), None, "window"),
+                chunks: whole_file_windows(text),
                 ..Chunked::default()
             };
         }
@@ -78,13 +78,14 @@ pub fn chunk_file(language: Language, text: &str) -> Chunked {
         .and_then(|()| parser.parse(text, None));
     let Some(tree) = tree else {
         return Chunked {
-            chunks: windows(text, 1, text.lines().count(), None, "window"),
+            chunks: whole_file_windows(text),
             ..Chunked::default()
         };
     };
     let mut out = Chunked::default();
     let mut cx = Cx {
         text,
+        lines: LineIndex::new(text),
         language,
         out: &mut out,
     };
@@ -93,8 +94,49 @@ pub fn chunk_file(language: Language, text: &str) -> Chunked {
     out
 }
 
+/// Where each line of a text starts, so rows are sliced without rescanning the text (a large
+/// file has hundreds of definitions).
+struct LineIndex<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+}
+
+impl<'t> LineIndex<'t> {
+    fn new(text: &'t str) -> LineIndex<'t> {
+        let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+        if !text.is_empty() {
+            starts.push(0);
+        }
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(i, b)| b == b'\n' && i + 1 < text.len())
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { text, starts }
+    }
+
+    /// Lines, as `split_inclusive('\n')` counts them.
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Rows `[start, end)` (0-based), newlines included; clamped to the text.
+    fn rows(&self, start: usize, end: usize) -> &'t str {
+        let at = |row: usize| self.starts.get(row).copied().unwrap_or(self.text.len());
+        let (from, to) = (at(start), at(end.max(start)));
+        &self.text[from..to]
+    }
+}
+
+fn whole_file_windows(text: &str) -> Vec<Chunk> {
+    let lines = LineIndex::new(text);
+    windows(&lines, 1, lines.len(), None, "window")
+}
+
 struct Cx<'t, 'o> {
     text: &'t str,
+    lines: LineIndex<'t>,
     language: Language,
     out: &'o mut Chunked,
 }
@@ -152,7 +194,7 @@ impl Cx<'_, '_> {
         if end_row <= start_row {
             return;
         }
-        let chunks = windows(self.text, start_row + 1, end_row, None, "gap");
+        let chunks = windows(&self.lines, start_row + 1, end_row, None, "gap");
         self.out
             .chunks
             .extend(chunks.into_iter().filter(|c| !c.text.trim().is_empty()));
@@ -223,7 +265,7 @@ impl Cx<'_, '_> {
             }
             None => {
                 self.out.chunks.extend(windows(
-                    self.text,
+                    &self.lines,
                     start_row + 1,
                     end_row + 1,
                     display,
@@ -253,11 +295,7 @@ impl Cx<'_, '_> {
 
     /// Source of rows `[start, end)`.
     fn rows_text(&self, start_row: usize, end_row: usize) -> String {
-        self.text
-            .split_inclusive('\n')
-            .skip(start_row)
-            .take(end_row - start_row)
-            .collect()
+        self.lines.rows(start_row, end_row).to_string()
     }
 
     fn collect_import(&mut self, node: Node) {
@@ -475,35 +513,32 @@ fn container_body_node(language: Language, node: Node) -> Option<Node> {
 
 /// Overlapping line windows over lines `[first, last]` (1-based, inclusive).
 fn windows(
-    text: &str,
+    lines: &LineIndex<'_>,
     first: usize,
     last: usize,
     symbol: Option<String>,
     kind: &'static str,
 ) -> Vec<Chunk> {
+    let last = last.min(lines.len());
     if last < first {
         return Vec::new();
     }
-    let lines: Vec<&str> = text
-        .split_inclusive('\n')
-        .skip(first - 1)
-        .take(last + 1 - first)
-        .collect();
+    let count = last + 1 - first;
     let mut out = Vec::new();
     let mut start = 0;
     loop {
-        let end = (start + WINDOW_LINES).min(lines.len());
-        let body: String = lines[start..end].concat();
+        let end = (start + WINDOW_LINES).min(count);
+        let body = lines.rows(first - 1 + start, first - 1 + end);
         if !body.trim().is_empty() {
             out.push(Chunk {
                 start_line: first + start,
                 end_line: first + end - 1,
                 symbol: symbol.clone(),
                 kind,
-                text: body,
+                text: body.to_string(),
             });
         }
-        if end >= lines.len() {
+        if end >= count {
             break;
         }
         start = end - WINDOW_OVERLAP;
@@ -513,6 +548,7 @@ fn windows(
 
 /// Markdown by heading sections; short sections merge into the next.
 fn markdown_sections(text: &str) -> Chunked {
+    let index = LineIndex::new(text);
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut heads: Vec<usize> = Vec::new(); // 0-based rows starting a section
     let mut in_fence = false;
@@ -554,7 +590,7 @@ fn markdown_sections(text: &str) -> Chunked {
         }
         if end - section_start > MAX_CHUNK_LINES {
             out.chunks
-                .extend(windows(text, section_start + 1, end, heading, "section"));
+                .extend(windows(&index, section_start + 1, end, heading, "section"));
         } else {
             let body: String = lines[section_start..end].concat();
             if !body.trim().is_empty() {

@@ -20,6 +20,18 @@ use crate::{IndexConfig, history};
 /// RRF's rank offset; everyone uses 60.
 const RRF_K: f32 = 60.0;
 
+/// Factor on a test file's fused score when tests are penalised. At `RRF_K` = 60 a file's
+/// score barely falls with rank (rank 1 scores 1/61, rank 10 1/70), so a factor is a large
+/// demotion: 0.9 is about seven places at the top ("ranked lower"), where 0.6 sank a test file
+/// that every channel put first below files ranked 40th.
+const TEST_PENALTY: f32 = 0.9;
+
+/// History evidence kept: files of commits scoring at least this fraction of the best commit.
+/// Weaker commits share only common words with the query (every "Merge pull request …"
+/// matches one asking about a pull request); their files would add RRF's heavy tail of noise,
+/// growing with the number of commits fetched.
+const HISTORY_MIN_SCORE: f32 = 0.5;
+
 /// How hard to search.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Mode {
@@ -348,6 +360,7 @@ pub fn search(
             let ranked = history::rank_files(&history_dir, &query.text, commits)?;
             let files: Vec<String> = ranked
                 .into_iter()
+                .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
                 .map(|(path, _)| path)
                 .filter(|path| allowed.as_ref().is_none_or(|set| set.contains(path)))
                 .take(fetch)
@@ -378,7 +391,7 @@ pub fn search(
         .into_iter()
         .map(|(path, (mut score, channels))| {
             if penalise_tests && is_test_path(&path) {
-                score *= 0.6;
+                score *= TEST_PENALTY;
             }
             // Boosts after fusion: a query word naming a definition found in the file, or the
             // file itself.

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -30,20 +31,20 @@ pub struct HashedEmbedder;
 
 impl HashedEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
-        let mut counts: HashMap<u64, f32> = HashMap::new();
-        let mut add = |feature: &[u8], weight: f32| {
-            *counts.entry(fnv1a(feature)).or_default() += weight;
-        };
+        let mut counts: HashMap<u64, f32, BuildHasherDefault<PreHashed>> = HashMap::default();
+        let mut padded: Vec<u8> = Vec::with_capacity(80);
         for_each_token(text, |token, _, _| {
-            add(token.as_bytes(), 1.0);
+            *counts.entry(fnv1a(token.as_bytes())).or_default() += 1.0;
             // Character 3-grams bridge spelling variants (`parse`/`parser`/`parsing`).
-            let padded: Vec<u8> = [b"^", token.as_bytes(), b"$"].concat();
+            padded.clear();
+            padded.push(b'^');
+            padded.extend_from_slice(token.as_bytes());
+            padded.push(b'$');
             if padded.len() > 3 {
                 for gram in padded.windows(3) {
-                    let mut key = [0u8; 4];
-                    key[0] = 0xff;
-                    key[1..].copy_from_slice(gram);
-                    add(&key, 0.5);
+                    *counts
+                        .entry(fnv1a(&[0xff, gram[0], gram[1], gram[2]]))
+                        .or_default() += 0.5;
                 }
             }
         });
@@ -55,6 +56,25 @@ impl HashedEmbedder {
         }
         normalise(&mut v);
         v
+    }
+}
+
+/// The feature keys are FNV hashes already: hashing them again (SipHash) was a tenth of an
+/// index build.
+#[derive(Debug, Default)]
+struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fnv1a(bytes);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 

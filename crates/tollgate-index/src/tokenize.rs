@@ -25,6 +25,7 @@ const MAX_TOKEN_CHARS: usize = 64;
 pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str, usize, usize)) {
     let bytes = text.as_bytes();
     let mut lower = String::new();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
@@ -45,22 +46,75 @@ pub(crate) fn for_each_token(text: &str, mut emit: impl FnMut(&str, usize, usize
         }
         let word_start =
             start + (text[start..i].len() - text[start..i].trim_start_matches('_').len());
+        let word_end = word_start + word.len();
         lower.clear();
+        if word.is_ascii() {
+            // Most code: lowercase in place and cut parts from it, no allocation per token.
+            lower.push_str(word);
+            lower.make_ascii_lowercase();
+            parts.clear();
+            split_ascii_parts(word.as_bytes(), |from, to| parts.push((from, to)));
+            if parts.len() > 1 {
+                emit(&lower, word_start, word_end);
+                for &(from, to) in &parts {
+                    let part = &lower[from..to];
+                    if !is_stop_word(part) {
+                        emit(part, word_start, word_end);
+                    }
+                }
+            } else if !is_stop_word(&lower) {
+                emit(&lower, word_start, word_end);
+            }
+            continue;
+        }
         lower.extend(word.chars().flat_map(char::to_lowercase));
-        let mut parts = 0;
-        split_parts(word, |_| parts += 1);
-        if parts > 1 {
-            emit(&lower, word_start, word_start + word.len());
+        let mut n_parts = 0;
+        split_parts(word, |_| n_parts += 1);
+        if n_parts > 1 {
+            emit(&lower, word_start, word_end);
             split_parts(word, |part| {
                 let part_lower = part.to_lowercase();
                 if !is_stop_word(&part_lower) {
-                    emit(&part_lower, word_start, word_start + word.len());
+                    emit(&part_lower, word_start, word_end);
                 }
             });
         } else if !is_stop_word(&lower) {
-            emit(&lower, word_start, word_start + word.len());
+            emit(&lower, word_start, word_end);
         }
     }
+}
+
+/// [`split_parts`] for ASCII words, as byte ranges (the same boundaries).
+fn split_ascii_parts(word: &[u8], mut part: impl FnMut(usize, usize)) {
+    let mut start = 0;
+    let mut emit = |from: usize, to: usize| {
+        if to > from {
+            part(from, to);
+        }
+    };
+    for k in 0..word.len() {
+        let c = word[k];
+        if c == b'_' {
+            emit(start, k);
+            start = k + 1;
+            continue;
+        }
+        if k == 0 || k == start {
+            continue;
+        }
+        let prev = word[k - 1];
+        let next = word.get(k + 1).copied();
+        let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+            || (prev.is_ascii_alphabetic() != c.is_ascii_alphabetic() && prev != b'_')
+            || (prev.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && next.is_some_and(|n| n.is_ascii_lowercase()));
+        if boundary {
+            emit(start, k);
+            start = k;
+        }
+    }
+    emit(start, word.len());
 }
 
 /// Splits an identifier at `_`, lower→upper case changes (`fooBar`), acronym ends
@@ -107,47 +161,61 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CodeTokenizer;
 
+/// The tokens of one text: their texts in one buffer, handed out through one reused
+/// [`Token`] (tantivy tokenizes every chunk; a `String` per token was a large share of it).
 #[derive(Debug)]
 pub(crate) struct CodeTokenStream {
-    tokens: Vec<Token>,
+    texts: String,
+    /// Per token: its end in `texts`, and its word's byte range in the source.
+    spans: Vec<(usize, usize, usize)>,
     next: usize,
+    token: Token,
 }
 
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
-        let mut tokens = Vec::new();
-        for_each_token(text, |text, from, to| {
-            let position = tokens.len();
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: text.to_string(),
-                position_length: 1,
-            });
+        let mut texts = String::new();
+        let mut spans = Vec::new();
+        for_each_token(text, |token, from, to| {
+            texts.push_str(token);
+            spans.push((texts.len(), from, to));
         });
-        CodeTokenStream { tokens, next: 0 }
+        CodeTokenStream {
+            texts,
+            spans,
+            next: 0,
+            token: Token::default(),
+        }
     }
 }
 
 impl TokenStream for CodeTokenStream {
     fn advance(&mut self) -> bool {
-        if self.next < self.tokens.len() {
-            self.next += 1;
-            true
-        } else {
-            false
-        }
+        let Some(&(end, from, to)) = self.spans.get(self.next) else {
+            return false;
+        };
+        let start = match self.next {
+            0 => 0,
+            n => self.spans[n - 1].0,
+        };
+        self.token.text.clear();
+        self.token.text.push_str(&self.texts[start..end]);
+        self.token.offset_from = from;
+        self.token.offset_to = to;
+        self.token.position = self.next;
+        self.token.position_length = 1;
+        self.next += 1;
+        true
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.next - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.next - 1]
+        &mut self.token
     }
 }
 
@@ -179,5 +247,55 @@ mod tests {
             STOP_WORDS.windows(2).all(|w| w[0] < w[1]),
             "stop list must stay sorted"
         );
+    }
+
+    #[test]
+    fn the_ascii_fast_path_splits_exactly_like_the_general_one() {
+        // Deterministic pseudo-random identifiers over the characters that matter.
+        let alphabet = b"aZbY_09xXHTPs";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut word = String::new();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            for k in 0..(1 + state % 12) {
+                word.push(alphabet[((state >> (k * 4)) % alphabet.len() as u64) as usize] as char);
+            }
+            let mut general = Vec::new();
+            split_parts(&word, |p| general.push(p.to_string()));
+            let mut fast = Vec::new();
+            split_ascii_parts(word.as_bytes(), |from, to| {
+                fast.push(word[from..to].to_string())
+            });
+            assert_eq!(general, fast, "{word}");
+        }
+    }
+
+    #[test]
+    fn the_token_stream_hands_out_every_token_with_its_offsets() {
+        let mut tokenizer = CodeTokenizer;
+        let mut stream = tokenizer.token_stream("fooBar baz_qux é_Ü");
+        let mut seen = Vec::new();
+        while stream.advance() {
+            let t = stream.token();
+            seen.push((t.text.clone(), t.offset_from, t.offset_to, t.position));
+        }
+        let expected: Vec<(String, usize, usize, usize)> = [
+            ("foobar", 0, 6),
+            ("foo", 0, 6),
+            ("bar", 0, 6),
+            ("baz_qux", 7, 14),
+            ("baz", 7, 14),
+            ("qux", 7, 14),
+            ("é_ü", 15, 20),
+            ("é", 15, 20),
+            ("ü", 15, 20),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (t, f, e))| (t.to_string(), *f, *e, i))
+        .collect();
+        assert_eq!(seen, expected);
     }
 }

@@ -13,8 +13,11 @@ const STOP_WORDS: &[&str] = &[
     "of", "on", "or", "that", "the", "this", "to", "was", "with",
 ];
 
+/// The longest stop word, so most tokens are ruled out by length alone.
+const MAX_STOP_WORD_LEN: usize = 4;
+
 fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    word.len() <= MAX_STOP_WORD_LEN && STOP_WORDS.binary_search(&word).is_ok()
 }
 
 /// Longest token kept: longer runs are data (hashes, base64), not identifiers.
@@ -247,6 +250,7 @@ mod tests {
             STOP_WORDS.windows(2).all(|w| w[0] < w[1]),
             "stop list must stay sorted"
         );
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_LEN));
     }
 
     #[test]

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::IndexError;
 
-/// 2: the file table moved from `files.json` to `files.bin`.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// 2: the file table moved from `files.json` to `files.bin`; 3: outlines kept as bytes.
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 pub(crate) const FILES_TABLE: &str = "files.bin";
 
@@ -47,6 +47,40 @@ pub(crate) struct FileEntry {
     pub hash: String,
     pub language: String,
     pub chunks: Vec<u64>,
+    /// The file's [`Outline`], postcard-encoded: most readers of the table (every update and
+    /// filtered search) never look at outlines, so they stay bytes until asked for.
+    #[serde(with = "serde_bytes")]
+    outline: Vec<u8>,
+}
+
+impl FileEntry {
+    pub(crate) fn new(
+        size: u64,
+        mtime_ns: u128,
+        hash: String,
+        language: String,
+        outline: &Outline,
+    ) -> FileEntry {
+        FileEntry {
+            size,
+            mtime_ns,
+            hash,
+            language,
+            chunks: Vec::new(),
+            // Encoding plain structs and strings into a Vec cannot fail.
+            outline: postcard::to_stdvec(outline).unwrap_or_default(),
+        }
+    }
+
+    /// The decoded outline (empty when it cannot be decoded).
+    pub(crate) fn outline(&self) -> Outline {
+        postcard::from_bytes(&self.outline).unwrap_or_default()
+    }
+}
+
+/// A file's definitions and imports.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Outline {
     pub symbols: Vec<SymbolEntry>,
     pub imports: Vec<String>,
 }

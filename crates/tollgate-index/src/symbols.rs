@@ -1,10 +1,11 @@
 //! Questions answered from the extracted outlines (the file table): where a symbol is defined,
 //! which files import a module, and which files relate to a file through imports.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::IndexConfig;
 use crate::error::IndexError;
+use crate::store::{Outline, SymbolEntry};
 use crate::update::load_files;
 
 /// A definition site.
@@ -20,8 +21,33 @@ pub struct Definition {
     pub language: String,
 }
 
-fn files(config: &IndexConfig) -> Result<crate::store::Files, IndexError> {
-    load_files(&config.dir)?.ok_or_else(|| IndexError::NotIndexed(config.dir.clone()))
+/// A file's language and decoded outline.
+#[derive(Debug)]
+struct Outlined {
+    language: String,
+    outline: Outline,
+}
+
+fn decode(files: crate::store::Files) -> BTreeMap<String, Outlined> {
+    files
+        .into_iter()
+        .map(|(path, entry)| {
+            let outline = entry.outline();
+            (
+                path,
+                Outlined {
+                    language: entry.language,
+                    outline,
+                },
+            )
+        })
+        .collect()
+}
+
+fn files(config: &IndexConfig) -> Result<BTreeMap<String, Outlined>, IndexError> {
+    load_files(&config.dir)?
+        .map(decode)
+        .ok_or_else(|| IndexError::NotIndexed(config.dir.clone()))
 }
 
 fn in_scope(path: &str, language: &str, want_language: Option<&str>, under: Option<&str>) -> bool {
@@ -52,7 +78,7 @@ pub fn definitions(
             if !in_scope(path, &entry.language, language, under) {
                 continue;
             }
-            for s in &entry.symbols {
+            for s in &entry.outline.symbols {
                 let name_ok = if exact {
                     s.name == name
                 } else {
@@ -78,11 +104,7 @@ pub fn definitions(
     Ok(out)
 }
 
-fn definition(
-    path: &str,
-    entry: &crate::store::FileEntry,
-    s: &crate::store::SymbolEntry,
-) -> Definition {
+fn definition(path: &str, entry: &Outlined, s: &SymbolEntry) -> Definition {
     Definition {
         path: path.to_string(),
         line: s.line,
@@ -98,13 +120,15 @@ fn definition(
 /// its changed lines use).
 #[derive(Debug)]
 pub struct Outlines {
-    files: crate::store::Files,
+    files: BTreeMap<String, Outlined>,
 }
 
 impl Outlines {
     /// `None` when the index has no file table yet.
     pub fn load(config: &IndexConfig) -> Result<Option<Outlines>, IndexError> {
-        Ok(load_files(&config.dir)?.map(|files| Outlines { files }))
+        Ok(load_files(&config.dir)?.map(|files| Outlines {
+            files: decode(files),
+        }))
     }
 
     /// The language the index gave `path`, when it indexed it.
@@ -116,7 +140,7 @@ impl Outlines {
     pub fn definitions(&self, name: &str) -> Vec<Definition> {
         let mut out = Vec::new();
         for (path, entry) in &self.files {
-            for s in entry.symbols.iter().filter(|s| s.name == name) {
+            for s in entry.outline.symbols.iter().filter(|s| s.name == name) {
                 out.push(definition(path, entry, s));
             }
         }
@@ -148,7 +172,7 @@ pub fn importers(
         if !in_scope(path, &entry.language, language, under) {
             continue;
         }
-        for import in &entry.imports {
+        for import in &entry.outline.imports {
             let segs = segments(import);
             if !wanted.is_empty() && segs.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
                 out.push(Importer {
@@ -193,7 +217,7 @@ pub fn related(config: &IndexConfig, path: &str, limit: usize) -> Result<Vec<Str
         segs
     };
     if let Some(entry) = files.get(path) {
-        for import in &entry.imports {
+        for import in &entry.outline.imports {
             let segs = segments(import);
             // The longest suffix-prefix of the module path that names a file.
             let mut best: Option<(usize, &String)> = None;
@@ -226,6 +250,7 @@ pub fn related(config: &IndexConfig, path: &str, limit: usize) -> Result<Vec<Str
                 continue;
             }
             if entry
+                .outline
                 .imports
                 .iter()
                 .any(|i| segments(i).last() == Some(name))

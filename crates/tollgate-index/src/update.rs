@@ -16,7 +16,7 @@ use crate::chunk::chunk_file;
 use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::lexical::{Lexical, StoredChunk, document, path_term};
-use crate::store::{self, FORMAT_VERSION, FileEntry, Files, Meta, SymbolEntry, WriteLock};
+use crate::store::{self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, SymbolEntry, WriteLock};
 use crate::vectors::{Record, VectorStore, file_key};
 use crate::walk::{self, WalkedFile};
 use crate::{IndexConfig, history};
@@ -375,12 +375,7 @@ fn prepare(
             )
         })
         .collect();
-    let entry = FileEntry {
-        size: file.size,
-        mtime_ns: file.mtime_ns,
-        hash,
-        language,
-        chunks: Vec::new(),
+    let outline = Outline {
         symbols: chunked
             .symbols
             .into_iter()
@@ -394,6 +389,7 @@ fn prepare(
             .collect(),
         imports: chunked.imports,
     };
+    let entry = FileEntry::new(file.size, file.mtime_ns, hash, language, &outline);
     Ok(Outcome::Changed(Box::new(Prepared {
         path: file.path.clone(),
         entry,

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Whole-process timings of the code index (what a user waits for), on any checkout:
+
+    python3 crates/tollgate-index/benches/index_process.py <tollgate-binary> <dir> [cold-runs] [file-to-edit]
+
+Builds the index of <dir> cold `cold-runs` times (median), runs five queries 15 times each as
+`tollgate search` processes (p50, p99; the CLI's defaults, so test files are filtered out), then
+appends a line to one file and re-indexes 12 times (alternating edit and restore), and reports the
+index size. The in-process breakdown is `cargo run --release -p tollgate-index --example
+index_speed`. Not run in CI.
+"""
+import subprocess, time, statistics, sys, os, shutil
+def run(args, cwd):
+    t = time.perf_counter()
+    r = subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dt = time.perf_counter() - t
+    if r.returncode != 0:
+        print("FAILED", args, r.stderr.decode()[:500]); sys.exit(1)
+    return dt
+def pct(xs, p):
+    xs = sorted(xs); return xs[min(len(xs)-1, int(len(xs)*p/100))]
+TG = os.path.abspath(sys.argv[1])
+root = sys.argv[2]
+cold_runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+edited = sys.argv[4] if len(sys.argv) > 4 else "crates/ide/src/hover.rs"
+colds = []
+for _ in range(cold_runs):
+    shutil.rmtree(os.path.join(root, ".tollgate"), ignore_errors=True)
+    colds.append(run([TG, "index", "."], root))
+print(f"cold index: median {statistics.median(colds):.3f} s  runs {[round(c,3) for c in colds]}")
+qs = ["where is the config file parsed", "HashMap", "handle the error when the connection is closed", "fn main", "incremental reparse after an edit"]
+all_q = []
+for q in qs:
+    ts = [run([TG, "search", q], root) for _ in range(15)]
+    all_q += ts
+    print(f"query {q!r}: p50 {statistics.median(ts)*1e3:.1f} ms")
+print(f"warm query, all: p50 {statistics.median(all_q)*1e3:.1f} ms  p99 {pct(all_q,99)*1e3:.1f} ms  (n={len(all_q)})")
+target = os.path.join(root, edited)
+orig = open(target, "rb").read()
+ts = []
+for i in range(12):
+    open(target, "wb").write(orig + (b"\n// probe\n" if i % 2 == 0 else b""))
+    ts.append(run([TG, "index", "."], root))
+open(target, "wb").write(orig)
+run([TG, "index", "."], root)
+print(f"one-file re-index: p50 {statistics.median(ts)*1e3:.1f} ms  p99 {pct(ts,99)*1e3:.1f} ms")
+size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(root, ".tollgate")) for f in fs)
+print(f"index size: {size/1e6:.1f} MB")

@@ -380,6 +380,37 @@ mod tests {
     }
 
     #[test]
+    fn an_index_of_an_older_format_is_refused_with_the_fix_then_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.rs", "pub fn alpha_quota() {}\n");
+        let config = IndexConfig::new(dir.path());
+        update(&config, None, &HashedEmbedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        let meta_path = config.dir.join("meta.json");
+        let mut meta: store::Meta = store::read_json(&meta_path).unwrap().unwrap();
+        meta.version = 1;
+        store::write_json(&meta_path, &meta).unwrap();
+        let err = search(&config, &HashedEmbedder, &SearchQuery::new("alpha", 5)).unwrap_err();
+        assert_eq!(err.code(), "INDEX_CORRUPT");
+        assert!(err.to_string().contains("run `tollgate index`"), "{err}");
+        assert!(!status(&config).unwrap().healthy);
+        let report = update(&config, None, &HashedEmbedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert!(report.rebuilt.is_some(), "{report:?}");
+        let hits = search(
+            &config,
+            &HashedEmbedder,
+            &SearchQuery::new("alpha_quota", 5),
+        )
+        .unwrap();
+        assert_eq!(paths(&hits), ["a.rs"]);
+    }
+
+    #[test]
     fn a_stale_lock_from_a_dead_process_is_taken_over() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("write.lock"), "999999999").unwrap();

@@ -275,6 +275,19 @@ pub fn search(
     query: &SearchQuery,
 ) -> Result<SearchOutcome, IndexError> {
     let dir = &config.dir;
+    // An index of another format would answer filtered searches with nothing, silently.
+    if let Some(meta) = store::read_json::<Meta>(&dir.join("meta.json"))?
+        && meta.version != store::FORMAT_VERSION
+    {
+        return Err(IndexError::Corrupt {
+            dir: dir.clone(),
+            detail: format!(
+                "it has format {}, this Tollgate reads format {}",
+                meta.version,
+                store::FORMAT_VERSION
+            ),
+        });
+    }
     let Some(lexical) = Lexical::open(&dir.join("lexical"))? else {
         return Err(IndexError::NotIndexed(dir.clone()));
     };

@@ -4,17 +4,19 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
-use tantivy::collector::TopDocs;
+use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery, TermSetQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
+    FAST, Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
     TextOptions, Value,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::IndexError;
+use crate::store::file_key;
 use crate::tokenize::{CODE_TOKENIZER, CodeTokenizer, tokens};
 
 /// Boosts: a query word in a file's path or a definition's name says more than one in a body.
@@ -23,6 +25,13 @@ const SYMBOL_BOOST: f32 = 4.0;
 
 /// Below this much changed source, an update is indexed with a small writer.
 const SMALL_UPDATE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// The fast field holding each chunk's [`file_key`].
+const FILE_KEY_FIELD: &str = "file_key";
+
+/// The files a filtered search may return, as [`file_key`]s: a filter checks a chunk's key in
+/// this set while collecting, where a term set of paths cost an FST build per query.
+pub(crate) type AllowedKeys = Arc<HashSet<u64>>;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
@@ -36,6 +45,7 @@ pub(crate) struct Fields {
     pub language: Field,
     pub kind: Field,
     pub symbol: Field,
+    pub file_key: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -59,6 +69,8 @@ fn schema() -> (Schema, Fields) {
         language: builder.add_text_field("language", STORED),
         kind: builder.add_text_field("kind", STORED),
         symbol: builder.add_text_field("symbol", STORED),
+        // Last: an index of an older format keeps the ids of the fields before it.
+        file_key: builder.add_u64_field(FILE_KEY_FIELD, FAST),
     };
     (builder.build(), fields)
 }
@@ -154,6 +166,7 @@ pub(crate) fn document(
     doc.add_u64(fields.end_line, chunk.end_line as u64);
     doc.add_text(fields.language, &chunk.language);
     doc.add_text(fields.kind, &chunk.kind);
+    doc.add_u64(fields.file_key, file_key(path));
     doc
 }
 
@@ -180,13 +193,13 @@ impl Searcher {
         self.searcher.num_docs()
     }
 
-    /// BM25 top-`k` chunks for `text`, restricted to `allowed` paths when given (the filter is
-    /// part of the query, so it applies before the cut).
+    /// BM25 top-`k` chunks for `text`, restricted to `allowed` files when given (the filter
+    /// runs while collecting, so it applies before the cut).
     pub(crate) fn search(
         &self,
         text: &str,
         k: usize,
-        allowed: Option<&HashSet<String>>,
+        allowed: Option<&AllowedKeys>,
     ) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
         let mut words = tokens(text);
         words.sort();
@@ -212,23 +225,21 @@ impl Searcher {
                 ));
             }
         }
-        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
-        let query: Box<dyn Query> = match allowed {
-            Some(paths) => {
-                if paths.is_empty() {
-                    return Ok(Vec::new());
-                }
-                let set = TermSetQuery::new(paths.iter().map(|p| Term::from_field_text(f.key, p)));
-                Box::new(BooleanQuery::new(vec![
-                    (Occur::Must, text_query),
-                    (Occur::Must, Box::new(set)),
-                ]))
+        let query = BooleanQuery::new(should);
+        let top_docs = TopDocs::with_limit(k).order_by_score();
+        let top = match allowed {
+            Some(keys) if keys.is_empty() => return Ok(Vec::new()),
+            Some(keys) => {
+                let keys = Arc::clone(keys);
+                let filtered = FilterCollector::new(
+                    FILE_KEY_FIELD.to_string(),
+                    move |key: u64| keys.contains(&key),
+                    top_docs,
+                );
+                self.searcher.search(&query, &filtered)?
             }
-            None => text_query,
+            None => self.searcher.search(&query, &top_docs)?,
         };
-        let top = self
-            .searcher
-            .search(&query, &TopDocs::with_limit(k).order_by_score())?;
         let mut out = Vec::with_capacity(top.len());
         for (score, address) in top {
             let doc: TantivyDocument = self.searcher.doc(address)?;
@@ -273,6 +284,25 @@ impl Searcher {
 }
 
 impl Searcher {
+    /// The paths with chunks in the index (a path whose chunks were all deleted may linger
+    /// until segments merge: callers treat the list as candidates, never as proof).
+    pub(crate) fn paths(&self) -> Result<HashSet<String>, IndexError> {
+        let mut out = HashSet::new();
+        for segment in self.searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.key)?;
+            let mut stream = inverted
+                .terms()
+                .stream()
+                .map_err(|err| IndexError::Engine(err.to_string()))?;
+            while let Some((bytes, _)) = stream.next() {
+                if let Ok(path) = std::str::from_utf8(bytes) {
+                    out.insert(path.to_string());
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Every chunk of `path`, in line order.
     pub(crate) fn chunks_of(&self, path: &str) -> Result<Vec<StoredChunk>, IndexError> {
         let query = TermQuery::new(path_term(&self.fields, path), IndexRecordOption::Basic);

@@ -211,6 +211,7 @@ mod tests {
     use std::ops::ControlFlow;
 
     use super::*;
+    use crate::walk::Language;
 
     fn write(root: &Path, path: &str, text: &str) {
         let path = root.join(path);
@@ -260,6 +261,108 @@ mod tests {
         // The next update picks the file up: nothing of the cancelled one lingers.
         let report = update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         assert_eq!(report.files_changed, 1, "{report:?}");
+    }
+
+    #[test]
+    fn filters_apply_inside_each_channel_before_the_cut() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // Twenty Rust files match the query better than the one Markdown file does.
+        for i in 0..20 {
+            write(
+                root,
+                &format!("src/parser_{i}.rs"),
+                &format!(
+                    "/// Parse the config.\npub fn parse_config_{i}(config: &str) {{ parse(config) }}\n"
+                ),
+            );
+        }
+        write(
+            root,
+            "docs/guide.md",
+            "# Guide\n\nHow we parse the config file.\n",
+        );
+        write(
+            root,
+            "docs/tests/parse_config_test.py",
+            "def test_parse_config():\n    pass\n",
+        );
+        let config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+
+        let run = |filter: Filter, channel: Channel| {
+            let mut query = SearchQuery::new("parse config", 1);
+            query.filter = filter;
+            query.channels = vec![channel];
+            let outcome = search(&config, &embedder, &query).unwrap();
+            assert_eq!(outcome.channels, [channel]);
+            paths(&outcome)
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+        };
+        for channel in [Channel::Lexical, Channel::Vector] {
+            // Unfiltered, a Rust file wins: the filters below are what brings the others up.
+            assert!(
+                run(Filter::default(), channel)[0].starts_with("src/"),
+                "{channel:?}"
+            );
+            let markdown_only = [
+                Filter {
+                    extensions: vec!["md".into()],
+                    ..Filter::default()
+                },
+                Filter {
+                    languages: vec![Language::Markdown],
+                    ..Filter::default()
+                },
+                Filter {
+                    include: vec!["docs/*.md".into()],
+                    ..Filter::default()
+                },
+                Filter {
+                    under: Some("docs".into()),
+                    tests: Tests::Exclude,
+                    ..Filter::default()
+                },
+                Filter {
+                    exclude: vec!["src".into(), "**/*.py".into()],
+                    ..Filter::default()
+                },
+            ];
+            for filter in markdown_only {
+                assert_eq!(
+                    run(filter.clone(), channel),
+                    ["docs/guide.md"],
+                    "{channel:?} {filter:?}"
+                );
+            }
+            let tests_only = Filter {
+                tests: Tests::Only,
+                ..Filter::default()
+            };
+            assert_eq!(
+                run(tests_only, channel),
+                ["docs/tests/parse_config_test.py"],
+                "{channel:?}"
+            );
+            let nothing = Filter {
+                extensions: vec!["java".into()],
+                ..Filter::default()
+            };
+            assert!(run(nothing, channel).is_empty(), "{channel:?}");
+        }
+
+        // A deleted file is never served, even while its path lingers in the lexical terms.
+        std::fs::remove_file(root.join("docs/guide.md")).unwrap();
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let markdown = Filter {
+            extensions: vec!["md".into()],
+            ..Filter::default()
+        };
+        assert!(run(markdown.clone(), Channel::Lexical).is_empty());
+        assert!(run(markdown, Channel::Vector).is_empty());
     }
 
     #[test]

@@ -4,16 +4,17 @@
 //! its top-k cut.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::embed::Embedder;
 use crate::error::IndexError;
-use crate::lexical::{Lexical, Searcher, StoredChunk};
-use crate::store::{self, Meta};
+use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
+use crate::store::{self, Meta, file_key};
 use crate::tokenize::tokens;
-use crate::update::load_files;
-use crate::vectors::{VectorStore, file_key};
+use crate::vectors::VectorStore;
 use crate::walk::{Language, is_test_path};
 use crate::{IndexConfig, history};
 
@@ -300,19 +301,29 @@ pub fn search(
     let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
 
-    // Filters become an allowed path set, applied inside each channel.
-    let allowed: Option<HashSet<String>> = if query.filter.restricts() {
+    // Filters become a set of allowed file keys, applied inside each channel. The paths come
+    // from the lexical index itself (a file's language follows from its name), which is far
+    // cheaper than decoding the file table.
+    let allowed: Option<AllowedKeys> = if query.filter.restricts() {
         let compiled = query.filter.compile()?;
-        let files = load_files(dir)?.unwrap_or_default();
-        Some(
-            files
+        Some(Arc::new(
+            searcher
+                .paths()?
                 .iter()
-                .filter(|(path, e)| compiled.allows(path, &e.language))
-                .map(|(p, _)| p.clone())
+                .filter(|path| {
+                    let language = Language::detect(Path::new(path)).unwrap_or(Language::Other);
+                    compiled.allows(path, language.as_str())
+                })
+                .map(|path| file_key(path))
                 .collect(),
-        )
+        ))
     } else {
         None
+    };
+    let is_allowed = |path: &str| {
+        allowed
+            .as_ref()
+            .is_none_or(|keys| keys.contains(&file_key(path)))
     };
     let penalise_tests = query.filter.tests == Tests::Penalise;
 
@@ -375,7 +386,7 @@ pub fn search(
                 .into_iter()
                 .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
                 .map(|(path, _)| path)
-                .filter(|path| allowed.as_ref().is_none_or(|set| set.contains(path)))
+                .filter(|path| is_allowed(path))
                 .take(fetch)
                 .collect();
             arms.push((Channel::History, files));
@@ -441,7 +452,7 @@ pub fn search(
         let mut chunks = by_file.remove(&path).unwrap_or_default();
         if chunks.is_empty() {
             // Found by history only: show its best-matching chunk, else its first.
-            let only: HashSet<String> = [path.clone()].into_iter().collect();
+            let only: AllowedKeys = Arc::new([file_key(&path)].into_iter().collect());
             chunks = searcher
                 .search(&query.text, 1, Some(&only))?
                 .into_iter()
@@ -491,7 +502,7 @@ fn vector_arm(
     searcher: &Searcher,
     text: &str,
     k: usize,
-    allowed: Option<&HashSet<String>>,
+    allowed: Option<&AllowedKeys>,
 ) -> Result<Option<Vec<StoredChunk>>, IndexError> {
     let meta: Option<Meta> = store::read_json(&config.dir.join("meta.json"))?;
     if meta.is_some_and(|m| m.embedder != embedder.id()) {
@@ -505,14 +516,13 @@ fn vector_arm(
     if query.len() != loaded.dim {
         return Ok(None);
     }
-    let keys: Option<HashSet<u64>> = allowed.map(|set| set.iter().map(|p| file_key(p)).collect());
     let hits = crate::graph::search(&config.dir, &loaded, &query, k, &|_, key| {
-        keys.as_ref().is_none_or(|keys| keys.contains(&key))
+        allowed.is_none_or(|keys| keys.contains(&key))
     })?;
     let mut out = Vec::with_capacity(hits.len());
     for (id, _) in hits {
         if let Some(chunk) = searcher.chunk(id)?
-            && allowed.is_none_or(|set| set.contains(&chunk.path))
+            && allowed.is_none_or(|keys| keys.contains(&file_key(&chunk.path)))
         {
             out.push(chunk);
         }

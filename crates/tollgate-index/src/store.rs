@@ -23,8 +23,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::IndexError;
 
-/// 2: the file table moved from `files.json` to `files.bin`; 3: outlines kept as bytes.
-pub(crate) const FORMAT_VERSION: u32 = 3;
+/// 2: the file table moved from `files.json` to `files.bin`; 3: outlines kept as bytes;
+/// 4: chunks carry their file's key as a fast field (filters without the file table).
+pub(crate) const FORMAT_VERSION: u32 = 4;
+
+/// The stable key of a path (FNV-1a), in the vector store and the lexical index: filters
+/// compare keys, not strings.
+pub(crate) fn file_key(path: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for &b in path.as_bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
 
 pub(crate) const FILES_TABLE: &str = "files.bin";
 

@@ -16,8 +16,10 @@ use crate::chunk::chunk_file;
 use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::lexical::{Lexical, StoredChunk, document, path_term};
-use crate::store::{self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, SymbolEntry, WriteLock};
-use crate::vectors::{Record, VectorStore, file_key};
+use crate::store::{
+    self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, SymbolEntry, WriteLock, file_key,
+};
+use crate::vectors::{Record, VectorStore};
 use crate::walk::{self, WalkedFile};
 use crate::{IndexConfig, history};
 
@@ -82,10 +84,6 @@ pub fn update(
         Some(meta) if meta.version == FORMAT_VERSION => store::read_files(dir)?.unwrap_or_default(),
         _ => Files::new(),
     };
-    let lexical = Lexical::open_or_create(&dir.join("lexical"))?;
-    let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
-    let fields = lexical.fields();
-
     let rebuild_reason = match &meta {
         Some(meta) if meta.version != FORMAT_VERSION => {
             Some(format!("index format {} → {FORMAT_VERSION}", meta.version))
@@ -100,6 +98,14 @@ pub fn update(
         }
         _ => None,
     };
+    let lexical_dir = dir.join("lexical");
+    if meta.as_ref().is_some_and(|m| m.version != FORMAT_VERSION) && lexical_dir.exists() {
+        // Another format's schema cannot be opened with this one; it is rebuilt in full anyway.
+        std::fs::remove_dir_all(&lexical_dir).map_err(|err| IndexError::io(&lexical_dir, err))?;
+    }
+    let lexical = Lexical::open_or_create(&lexical_dir)?;
+    let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
+    let fields = lexical.fields();
     if let Some(reason) = rebuild_reason {
         vectors.clear()?;
         files.clear();

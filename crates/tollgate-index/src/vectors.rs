@@ -28,19 +28,9 @@ pub const HNSW_MIN_POINTS: usize = 50_000;
 #[derive(Debug, Clone)]
 pub(crate) struct Record {
     pub chunk_id: u64,
-    /// Hash of the file path ([`file_key`]), for filters.
+    /// Hash of the file path ([`crate::store::file_key`]), for filters.
     pub file_key: u64,
     pub vector: Vec<f32>,
-}
-
-/// The stable key of a path in the vector store.
-pub(crate) fn file_key(path: &str) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for &b in path.as_bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 #[derive(Debug)]
@@ -339,6 +329,7 @@ fn quantise(vector: &[f32]) -> (Vec<i8>, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::file_key;
 
     fn unit(dim: usize, hot: usize) -> Vec<f32> {
         let mut v = vec![0.0; dim];

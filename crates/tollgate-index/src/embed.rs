@@ -3,14 +3,13 @@
 //! `/v1/embeddings` endpoints (Ollama, TEI, vLLM, OpenAI). An index remembers its embedder's
 //! [`Embedder::id`]; a different one means a clear rebuild, never mixed vectors.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
 use crate::error::IndexError;
+use crate::hash::{HashKeyMap, fnv1a};
 use crate::tokenize::for_each_token;
 
 /// Something that maps texts to L2-normalised vectors of a fixed dimension.
@@ -31,7 +30,13 @@ pub struct HashedEmbedder;
 
 impl HashedEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
-        let mut counts: HashMap<u64, f32, BuildHasherDefault<PreHashed>> = HashMap::default();
+        Self::embed_with(text, &mut HashKeyMap::default())
+    }
+
+    /// Embeds `text` counting features in `counts` (emptied first), so a batch reuses one
+    /// table instead of growing a new one per chunk.
+    fn embed_with(text: &str, counts: &mut HashKeyMap<f32>) -> Vec<f32> {
+        counts.clear();
         let mut padded: Vec<u8> = Vec::with_capacity(80);
         for_each_token(text, |token, _, _| {
             *counts.entry(fnv1a(token.as_bytes())).or_default() += 1.0;
@@ -49,32 +54,13 @@ impl HashedEmbedder {
             }
         });
         let mut v = vec![0f32; HASHED_DIM];
-        for (hash, tf) in counts {
+        for (&hash, &tf) in counts.iter() {
             let bucket = (hash % HASHED_DIM as u64) as usize;
             let sign = if (hash >> 63) == 0 { 1.0 } else { -1.0 };
             v[bucket] += sign * (1.0 + tf.ln());
         }
         normalise(&mut v);
         v
-    }
-}
-
-/// The feature keys are FNV hashes already: hashing them again (SipHash) was a tenth of an
-/// index build.
-#[derive(Debug, Default)]
-struct PreHashed(u64);
-
-impl Hasher for PreHashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = fnv1a(bytes);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
@@ -88,17 +74,12 @@ impl Embedder for HashedEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, IndexError> {
-        Ok(texts.iter().map(|text| self.embed_one(text)).collect())
+        let mut counts = HashKeyMap::default();
+        Ok(texts
+            .iter()
+            .map(|text| Self::embed_with(text, &mut counts))
+            .collect())
     }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 pub(crate) fn normalise(v: &mut [f32]) {

@@ -2,7 +2,6 @@
 //! fields boosted. Queries are built from tokens, never parsed as query syntax, and are OR of
 //! all terms, so a long natural-language question still matches.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use tantivy::schema::{
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::IndexError;
+use crate::hash::HashKeySet;
 use crate::store::file_key;
 use crate::tokenize::{CODE_TOKENIZER, CodeTokenizer, tokens};
 
@@ -31,7 +31,7 @@ const FILE_KEY_FIELD: &str = "file_key";
 
 /// The files a filtered search may return, as [`file_key`]s: a filter checks a chunk's key in
 /// this set while collecting, where a term set of paths cost an FST build per query.
-pub(crate) type AllowedKeys = Arc<HashSet<u64>>;
+pub(crate) type AllowedKeys = Arc<HashKeySet>;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
@@ -284,10 +284,10 @@ impl Searcher {
 }
 
 impl Searcher {
-    /// The paths with chunks in the index (a path whose chunks were all deleted may linger
-    /// until segments merge: callers treat the list as candidates, never as proof).
-    pub(crate) fn paths(&self) -> Result<HashSet<String>, IndexError> {
-        let mut out = HashSet::new();
+    /// Calls `each` with the paths that have chunks in the index, once per segment holding
+    /// them (a path whose chunks were all deleted may linger until segments merge: callers
+    /// treat them as candidates, never as proof).
+    pub(crate) fn for_each_path(&self, mut each: impl FnMut(&str)) -> Result<(), IndexError> {
         for segment in self.searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.key)?;
             let mut stream = inverted
@@ -296,11 +296,11 @@ impl Searcher {
                 .map_err(|err| IndexError::Engine(err.to_string()))?;
             while let Some((bytes, _)) = stream.next() {
                 if let Ok(path) = std::str::from_utf8(bytes) {
-                    out.insert(path.to_string());
+                    each(path);
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Every chunk of `path`, in line order.

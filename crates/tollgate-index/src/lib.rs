@@ -20,6 +20,7 @@ mod embed;
 mod error;
 mod graph;
 pub mod grep;
+mod hash;
 mod history;
 mod lexical;
 mod search;

@@ -11,6 +11,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::embed::Embedder;
 use crate::error::IndexError;
+use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
 use crate::store::{self, Meta, file_key};
 use crate::tokenize::tokens;
@@ -306,17 +307,14 @@ pub fn search(
     // cheaper than decoding the file table.
     let allowed: Option<AllowedKeys> = if query.filter.restricts() {
         let compiled = query.filter.compile()?;
-        Some(Arc::new(
-            searcher
-                .paths()?
-                .iter()
-                .filter(|path| {
-                    let language = Language::detect(Path::new(path)).unwrap_or(Language::Other);
-                    compiled.allows(path, language.as_str())
-                })
-                .map(|path| file_key(path))
-                .collect(),
-        ))
+        let mut keys = HashKeySet::default();
+        searcher.for_each_path(|path| {
+            let language = Language::detect(Path::new(path)).unwrap_or(Language::Other);
+            if compiled.allows(path, language.as_str()) {
+                keys.insert(file_key(path));
+            }
+        })?;
+        Some(Arc::new(keys))
     } else {
         None
     };
@@ -452,7 +450,7 @@ pub fn search(
         let mut chunks = by_file.remove(&path).unwrap_or_default();
         if chunks.is_empty() {
             // Found by history only: show its best-matching chunk, else its first.
-            let only: AllowedKeys = Arc::new([file_key(&path)].into_iter().collect());
+            let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(&path)]));
             chunks = searcher
                 .search(&query.text, 1, Some(&only))?
                 .into_iter()

@@ -30,12 +30,7 @@ pub(crate) const FORMAT_VERSION: u32 = 4;
 /// The stable key of a path (FNV-1a), in the vector store and the lexical index: filters
 /// compare keys, not strings.
 pub(crate) fn file_key(path: &str) -> u64 {
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for &b in path.as_bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
+    crate::hash::fnv1a(path.as_bytes())
 }
 
 pub(crate) const FILES_TABLE: &str = "files.bin";

@@ -148,6 +148,9 @@ pub fn update(
         .collect();
     report.files_unchanged = walked.len() - candidates.len();
     let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
+    // With no chunks committed before, there is nothing to delete per file: skipping those
+    // deletes saves the commit from resolving a term query per file.
+    let starts_empty = report.rebuilt.is_some() || lexical.reader()?.num_docs() == 0;
     if report.rebuilt.is_some() {
         writer.delete_all_documents()?;
     }
@@ -254,7 +257,9 @@ pub fn update(
     report.files_removed = removed.len();
     let mut records: Vec<Record> = Vec::new();
     for mut p in prepared {
-        writer.delete_term(path_term(&fields, &p.path));
+        if !starts_empty {
+            writer.delete_term(path_term(&fields, &p.path));
+        }
         if let Some(old) = files.get(&p.path) {
             report.chunks_removed += old.chunks.len();
             dead.extend(old.chunks.iter().copied());

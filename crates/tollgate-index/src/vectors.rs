@@ -7,7 +7,6 @@
 //! and used instead of the exact pass (see [`crate::graph`]); the store stays the truth and the
 //! graph a cache that is rebuilt when stale.
 
-use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use tantivy::directory::error::OpenReadError;
 use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 
 use crate::error::IndexError;
+use crate::hash::HashKeySet;
 
 const MAGIC: &[u8; 8] = b"TGVEC001";
 pub(crate) const VECTORS_FILE: &str = "vectors.bin";
@@ -148,11 +148,13 @@ impl VectorStore {
         Ok(())
     }
 
-    fn tombstones(&self) -> Result<HashSet<u64>, IndexError> {
+    fn tombstones(&self) -> Result<HashKeySet, IndexError> {
         let path = self.dir.join(TOMBSTONES_FILE);
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(HashKeySet::default());
+            }
             Err(err) => return Err(IndexError::io(&path, err)),
         };
         Ok(bytes
@@ -285,6 +287,7 @@ impl Loaded {
         allowed: &dyn Fn(u64, u64) -> bool,
     ) -> Vec<(u64, f32)> {
         let (query_codes, query_scale) = quantise(query);
+        let query_codes: Vec<i16> = query_codes.into_iter().map(i16::from).collect();
         let mut scored: Vec<(u64, f32)> = Vec::new();
         for idx in 0..self.len() {
             let record = self.record(idx);
@@ -292,11 +295,7 @@ impl Loaded {
             if !allowed(id, le_u64(&record[8..16])) {
                 continue;
             }
-            let dot: i32 = record[20..]
-                .iter()
-                .zip(&query_codes)
-                .map(|(&c, &q)| i32::from(c as i8) * i32::from(q))
-                .sum();
+            let dot = dot_i8(&record[20..], &query_codes);
             scored.push((id, dot as f32 * self.scale(idx) * query_scale));
         }
         let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -307,6 +306,33 @@ impl Loaded {
         scored.sort_by(cmp);
         scored
     }
+}
+
+/// The dot product of stored codes (bytes of `i8`) and query codes widened to `i16`, in 32
+/// independent lanes over fixed-size blocks: that shape compiles to packed multiply-adds even
+/// on baseline x86-64, where a plain zip-sum stayed scalar (half of a query's time).
+fn dot_i8(codes: &[u8], query: &[i16]) -> i32 {
+    const LANES: usize = 32;
+    let mut acc = [0i32; LANES];
+    let blocks = codes.len().min(query.len()) / LANES;
+    for (c, q) in codes
+        .chunks_exact(LANES)
+        .zip(query.chunks_exact(LANES))
+        .take(blocks)
+    {
+        let (Ok(c), Ok(q)) = (<&[u8; LANES]>::try_from(c), <&[i16; LANES]>::try_from(q)) else {
+            continue; // Unreachable: `chunks_exact` yields exactly `LANES`.
+        };
+        for lane in 0..LANES {
+            acc[lane] += i32::from(c[lane] as i8) * i32::from(q[lane]);
+        }
+    }
+    let tail: i32 = codes[blocks * LANES..]
+        .iter()
+        .zip(&query[blocks * LANES..])
+        .map(|(&c, &q)| i32::from(c as i8) * i32::from(q))
+        .sum();
+    acc.iter().sum::<i32>() + tail
 }
 
 fn le_u64(bytes: &[u8]) -> u64 {
@@ -335,6 +361,25 @@ mod tests {
         let mut v = vec![0.0; dim];
         v[hot] = 1.0;
         v
+    }
+
+    #[test]
+    fn the_lane_dot_product_equals_the_plain_one() {
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as u8
+        };
+        for len in [0, 1, 31, 32, 33, 64, 100, 512, 1000] {
+            let codes: Vec<u8> = (0..len).map(|_| next()).collect();
+            let query: Vec<i16> = (0..len).map(|_| i16::from(next() as i8)).collect();
+            let plain: i32 = codes
+                .iter()
+                .zip(&query)
+                .map(|(&c, &q)| i32::from(c as i8) * i32::from(q))
+                .sum();
+            assert_eq!(dot_i8(&codes, &query), plain, "length {len}");
+        }
     }
 
     #[test]

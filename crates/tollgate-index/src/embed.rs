@@ -30,37 +30,72 @@ pub struct HashedEmbedder;
 
 impl HashedEmbedder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
-        Self::embed_with(text, &mut HashKeyMap::default())
+        Self::embed_with(text, &mut Scratch::default())
     }
 
-    /// Embeds `text` counting features in `counts` (emptied first), so a batch reuses one
-    /// table instead of growing a new one per chunk.
-    fn embed_with(text: &str, counts: &mut HashKeyMap<f32>) -> Vec<f32> {
-        counts.clear();
-        let mut padded: Vec<u8> = Vec::with_capacity(80);
+    /// Embeds `text` with `scratch`'s tables (emptied first), so a batch reuses them.
+    fn embed_with(text: &str, scratch: &mut Scratch) -> Vec<f32> {
+        scratch.clear();
+        // Distinct tokens with their counts first: identifiers repeat within a chunk, and each
+        // distinct one's 3-grams are then added once, weighted by its count (the same sums).
         for_each_token(text, |token, _, _| {
-            *counts.entry(fnv1a(token.as_bytes())).or_default() += 1.0;
+            let hash = fnv1a(token.as_bytes());
+            let index = *scratch.token_index.entry(hash).or_insert_with(|| {
+                let start = scratch.arena.len();
+                scratch.arena.push_str(token);
+                scratch
+                    .distinct
+                    .push((start, scratch.arena.len(), hash, 0.0));
+                scratch.distinct.len() - 1
+            });
+            scratch.distinct[index].3 += 1.0;
+        });
+        let features = &mut scratch.features;
+        let mut padded: Vec<u8> = Vec::with_capacity(80);
+        for &(start, end, hash, count) in &scratch.distinct {
+            *features.entry(hash).or_default() += count;
             // Character 3-grams bridge spelling variants (`parse`/`parser`/`parsing`).
             padded.clear();
             padded.push(b'^');
-            padded.extend_from_slice(token.as_bytes());
+            padded.extend_from_slice(&scratch.arena.as_bytes()[start..end]);
             padded.push(b'$');
             if padded.len() > 3 {
                 for gram in padded.windows(3) {
-                    *counts
+                    *features
                         .entry(fnv1a(&[0xff, gram[0], gram[1], gram[2]]))
-                        .or_default() += 0.5;
+                        .or_default() += 0.5 * count;
                 }
             }
-        });
+        }
         let mut v = vec![0f32; HASHED_DIM];
-        for (&hash, &tf) in counts.iter() {
+        for (&hash, &tf) in features.iter() {
             let bucket = (hash % HASHED_DIM as u64) as usize;
             let sign = if (hash >> 63) == 0 { 1.0 } else { -1.0 };
             v[bucket] += sign * (1.0 + tf.ln());
         }
         normalise(&mut v);
         v
+    }
+}
+
+/// Tables of one embedding, kept across a batch.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// Token hash → index in `distinct`.
+    token_index: HashKeyMap<usize>,
+    /// Per distinct token: its byte range in `arena`, its hash and its count.
+    distinct: Vec<(usize, usize, u64, f32)>,
+    arena: String,
+    /// Feature hash → weighted count.
+    features: HashKeyMap<f32>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.token_index.clear();
+        self.distinct.clear();
+        self.arena.clear();
+        self.features.clear();
     }
 }
 
@@ -74,10 +109,10 @@ impl Embedder for HashedEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, IndexError> {
-        let mut counts = HashKeyMap::default();
+        let mut scratch = Scratch::default();
         Ok(texts
             .iter()
-            .map(|text| Self::embed_with(text, &mut counts))
+            .map(|text| Self::embed_with(text, &mut scratch))
             .collect())
     }
 }
@@ -254,5 +289,46 @@ mod tests {
             cosine(&a, &c)
         );
         assert_eq!(a.len(), HASHED_DIM);
+    }
+
+    #[test]
+    fn counting_distinct_tokens_first_gives_the_per_occurrence_vector() {
+        // The definition, one occurrence at a time.
+        let reference = |text: &str| {
+            let mut counts: std::collections::HashMap<u64, f32> = Default::default();
+            for_each_token(text, |token, _, _| {
+                *counts.entry(fnv1a(token.as_bytes())).or_default() += 1.0;
+                let padded = format!("^{token}$");
+                if padded.len() > 3 {
+                    for gram in padded.as_bytes().windows(3) {
+                        *counts
+                            .entry(fnv1a(&[0xff, gram[0], gram[1], gram[2]]))
+                            .or_default() += 0.5;
+                    }
+                }
+            });
+            let mut v = vec![0f32; HASHED_DIM];
+            for (hash, tf) in counts {
+                let sign = if (hash >> 63) == 0 { 1.0 } else { -1.0 };
+                v[(hash % HASHED_DIM as u64) as usize] += sign * (1.0 + tf.ln());
+            }
+            normalise(&mut v);
+            v
+        };
+        let texts = [
+            "fn parse_config(config: &Config) -> Config { parse(config.path); parse(config) }",
+            "parserParser PARSER parser_2 x x x é élan Élan",
+            "",
+        ];
+        let batch = HashedEmbedder.embed(&texts).unwrap();
+        for (text, got) in texts.iter().zip(&batch) {
+            let want = reference(text);
+            let diff = got
+                .iter()
+                .zip(&want)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff < 1e-6, "{text:?}: differs by {diff}");
+        }
     }
 }

@@ -284,25 +284,6 @@ impl Searcher {
 }
 
 impl Searcher {
-    /// Calls `each` with the paths that have chunks in the index, once per segment holding
-    /// them (a path whose chunks were all deleted may linger until segments merge: callers
-    /// treat them as candidates, never as proof).
-    pub(crate) fn for_each_path(&self, mut each: impl FnMut(&str)) -> Result<(), IndexError> {
-        for segment in self.searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.key)?;
-            let mut stream = inverted
-                .terms()
-                .stream()
-                .map_err(|err| IndexError::Engine(err.to_string()))?;
-            while let Some((bytes, _)) = stream.next() {
-                if let Ok(path) = std::str::from_utf8(bytes) {
-                    each(path);
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Every chunk of `path`, in line order.
     pub(crate) fn chunks_of(&self, path: &str) -> Result<Vec<StoredChunk>, IndexError> {
         let query = TermQuery::new(path_term(&self.fields, path), IndexRecordOption::Basic);

@@ -151,6 +151,12 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
             .push(format!("the file table {} is missing", store::FILES_TABLE)),
         Err(err) => status.problems.push(err.to_string()),
     }
+    if !dir.join(store::PATHS_LIST).is_file() {
+        status.problems.push(format!(
+            "the paths list {} is missing (filtered searches fail)",
+            store::PATHS_LIST
+        ));
+    }
     match lexical::Lexical::open(&dir.join("lexical"))
         .and_then(|l| l.map(|l| l.reader()).transpose())
     {
@@ -355,7 +361,7 @@ mod tests {
             assert!(run(nothing, channel).is_empty(), "{channel:?}");
         }
 
-        // A deleted file is never served, even while its path lingers in the lexical terms.
+        // A deleted file is never served; a path with a tab and a newline is listed whole.
         std::fs::remove_file(root.join("docs/guide.md")).unwrap();
         update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
         let markdown = Filter {
@@ -363,7 +369,42 @@ mod tests {
             ..Filter::default()
         };
         assert!(run(markdown.clone(), Channel::Lexical).is_empty());
-        assert!(run(markdown, Channel::Vector).is_empty());
+        assert!(run(markdown.clone(), Channel::Vector).is_empty());
+        write(
+            root,
+            "docs/odd\tname\nhere.md",
+            "# Parse\n\nParse the config.\n",
+        );
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        for channel in [Channel::Lexical, Channel::Vector] {
+            assert_eq!(
+                run(markdown.clone(), channel),
+                ["docs/odd\tname\nhere.md"],
+                "{channel:?}"
+            );
+        }
+
+        // Without the paths list a filtered search says what is wrong and how to fix it; an
+        // unfiltered one still serves, and the next update writes the list again.
+        std::fs::remove_file(config.dir.join(store::PATHS_LIST)).unwrap();
+        let mut query = SearchQuery::new("parse config", 3);
+        query.filter = markdown;
+        let err = search(&config, &embedder, &query).unwrap_err();
+        assert_eq!(err.code(), "INDEX_CORRUPT", "{err}");
+        assert!(err.to_string().contains("paths.txt is missing"), "{err}");
+        let health = status(&config).unwrap();
+        assert!(
+            !health.healthy && health.problems[0].contains("paths.txt"),
+            "{health:?}"
+        );
+        assert!(err.to_string().contains("run `tollgate index`"), "{err}");
+        let unfiltered = search(&config, &embedder, &SearchQuery::new("parse config", 3)).unwrap();
+        assert!(!unfiltered.hits.is_empty());
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        assert_eq!(
+            paths(&search(&config, &embedder, &query).unwrap()),
+            ["docs/odd\tname\nhere.md"]
+        );
     }
 
     #[test]

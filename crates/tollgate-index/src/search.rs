@@ -4,7 +4,6 @@
 //! its top-k cut.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -13,7 +12,7 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
-use crate::store::{self, Meta, file_key};
+use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
 use crate::walk::{Language, is_test_path};
@@ -176,7 +175,12 @@ struct CompiledFilter {
 }
 
 impl CompiledFilter {
-    fn allows(&self, path: &str, language: &str) -> bool {
+    fn allows(&self, file: ListedFile<'_>) -> bool {
+        let ListedFile {
+            path,
+            language,
+            test,
+        } = file;
         let ext = path
             .rsplit('/')
             .next()
@@ -197,8 +201,8 @@ impl CompiledFilter {
             return false;
         }
         match self.tests {
-            Tests::Exclude if is_test_path(path) => return false,
-            Tests::Only if !is_test_path(path) => return false,
+            Tests::Exclude if test => return false,
+            Tests::Only if !test => return false,
             _ => {}
         }
         if !self.languages.is_empty() && !self.languages.iter().any(|l| l == language) {
@@ -302,18 +306,19 @@ pub fn search(
     let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
 
-    // Filters become a set of allowed file keys, applied inside each channel. The paths come
-    // from the lexical index itself (a file's language follows from its name), which is far
-    // cheaper than decoding the file table.
+    // Filters become a set of allowed file keys, applied inside each channel.
     let allowed: Option<AllowedKeys> = if query.filter.restricts() {
         let compiled = query.filter.compile()?;
-        let mut keys = HashKeySet::default();
-        searcher.for_each_path(|path| {
-            let language = Language::detect(Path::new(path)).unwrap_or(Language::Other);
-            if compiled.allows(path, language.as_str()) {
-                keys.insert(file_key(path));
-            }
-        })?;
+        let Some(list) = store::read_paths(dir)? else {
+            return Err(IndexError::Corrupt {
+                dir: dir.clone(),
+                detail: format!("{} is missing", store::PATHS_LIST),
+            });
+        };
+        let keys: HashKeySet = store::listed_files(&list)
+            .filter(|file| compiled.allows(*file))
+            .map(|file| file_key(file.path))
+            .collect();
         Some(Arc::new(keys))
     } else {
         None

@@ -151,6 +151,10 @@ pub(crate) fn write_files(dir: &Path, files: &Files) -> Result<(), IndexError> {
         let test = if is_test_path(path) { 'T' } else { '-' };
         list.push_str(&format!("{}\t{test}\t{path}\0", entry.language));
     }
+    // Most updates edit files without adding or removing any: spare them a write and an fsync.
+    if read_paths(dir)?.is_some_and(|old| old == list) {
+        return Ok(());
+    }
     write_atomic(&dir.join(PATHS_LIST), list.as_bytes())
 }
 

@@ -134,6 +134,16 @@ impl Lexical {
             .writer_with_num_threads(threads, 50_000_000 * threads)?)
     }
 
+    /// Live chunks in the last commit, from its metadata alone (no segment is opened).
+    pub(crate) fn committed_docs(&self) -> Result<u64, IndexError> {
+        Ok(self
+            .index
+            .searchable_segment_metas()?
+            .iter()
+            .map(|meta| u64::from(meta.num_docs()))
+            .sum())
+    }
+
     pub(crate) fn reader(&self) -> Result<Searcher, IndexError> {
         let reader: IndexReader = self
             .index

@@ -150,7 +150,7 @@ pub fn update(
     let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
     // With no chunks committed before, there is nothing to delete per file: skipping those
     // deletes saves the commit from resolving a term query per file.
-    let starts_empty = report.rebuilt.is_some() || lexical.reader()?.num_docs() == 0;
+    let starts_empty = report.rebuilt.is_some() || lexical.committed_docs()? == 0;
     if report.rebuilt.is_some() {
         writer.delete_all_documents()?;
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-process timings of the code index (what a user waits for), on any checkout:
 
-    python3 crates/tollgate-index/benches/index_process.py <tollgate-binary> <dir> [cold-runs] [file-to-edit]
+    python3 crates/tollgate-index/benches/index_process.py <tollgate-binary> <dir> [cold-runs] [file-to-edit] ["q1|q2|…"]
 
 Builds the index of <dir> cold `cold-runs` times (median), runs five queries 15 times each as
 `tollgate search` processes (p50, p99; the CLI's defaults, so test files are filtered out), then
@@ -36,7 +36,7 @@ m = re.search(r"indexed (\d+) files: (\d+) changed.*?(\d+) chunks added", last_o
 files, changed, chunks = (int(m.group(i)) for i in (1, 2, 3)) if m else (0, 0, 0)
 print(f"cold index: median {cold:.3f} s  runs {[round(c,3) for c in colds]}")
 print(f"  {changed} files indexed of {files} walked, {chunks} chunks: {changed/cold:.0f} files/s; peak RSS {peak_mb:.0f} MB")
-qs = ["where is the config file parsed", "HashMap", "handle the error when the connection is closed", "fn main", "incremental reparse after an edit"]
+qs = sys.argv[5].split("|") if len(sys.argv) > 5 else ["where is the config file parsed", "HashMap", "handle the error when the connection is closed", "fn main", "incremental reparse after an edit"]
 all_q = []
 for q in qs:
     ts = [run([TG, "search", q], root) for _ in range(15)]

@@ -3,17 +3,44 @@
 //! dead vectors are filtered during the walk, vectors added after the build are searched
 //! exactly, and the graph is rebuilt when either exceeds a fifth of it. Each build is dumped
 //! under a fresh name and `graph.json` is switched to it afterwards, so a reader never sees a
-//! half-written graph.
+//! half-written graph. A loaded graph is kept in the process, so a long-lived server (MCP)
+//! loads it once; a one-shot CLI search pays the load, which is why graphs start at
+//! [`crate::HNSW_MIN_POINTS`].
 
-use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use hnsw_rs::prelude::{AnnT, DistCosine, Hnsw, HnswIo};
 use serde::{Deserialize, Serialize};
 
 use crate::error::IndexError;
+use crate::hash::HashKeyMap;
 use crate::store;
 use crate::vectors::Loaded;
+
+type Graph = Hnsw<'static, f32, DistCosine>;
+
+/// The graph last loaded in this process, by its dump's path.
+static LOADED: Mutex<Option<(PathBuf, Arc<Graph>)>> = Mutex::new(None);
+
+/// The graph dumped as `basename` in `graph_dir`, from this process's cache when it holds it.
+fn load(graph_dir: &Path, basename: &str) -> Option<Arc<Graph>> {
+    let key = graph_dir.join(basename);
+    let mut cached = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((path, graph)) = cached.as_ref()
+        && *path == key
+    {
+        return Some(Arc::clone(graph));
+    }
+    // hnsw_rs ties a loaded graph to its loader; the loader (paths and options, not the graph)
+    // is leaked once per load so the graph can be kept.
+    let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(graph_dir, basename)));
+    let graph: Graph = io.load_hnsw().ok()?;
+    let graph = Arc::new(graph);
+    *cached = Some((key, Arc::clone(&graph)));
+    Some(graph)
+}
 
 const GRAPH_META: &str = "graph.json";
 
@@ -37,13 +64,10 @@ pub(crate) fn search(
     let Some(meta) = meta else {
         return Ok(loaded.search(query, k, allowed));
     };
-    let graph_dir = dir.join("graph");
-    let mut io = HnswIo::new(&graph_dir, &meta.basename);
-    let hnsw: Hnsw<f32, DistCosine> = match io.load_hnsw() {
-        Ok(hnsw) => hnsw,
-        Err(_) => return Ok(loaded.search(query, k, allowed)),
+    let Some(hnsw) = load(&dir.join("graph"), &meta.basename) else {
+        return Ok(loaded.search(query, k, allowed));
     };
-    let live: HashMap<u64, u64> = (0..loaded.len())
+    let live: HashKeyMap<u64> = (0..loaded.len())
         .map(|idx| (loaded.id(idx), loaded.file_key(idx)))
         .collect();
     let filter = |id: &usize| {
@@ -117,4 +141,56 @@ pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vectors::{Record, VectorStore};
+
+    #[test]
+    fn a_loaded_graph_is_kept_until_a_rebuild_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = VectorStore::new(dir.path(), "test/8", 8);
+        let record = |id: u64| Record {
+            chunk_id: id,
+            file_key: id % 3,
+            vector: (0..8)
+                .map(|d| ((id + 1) * (d + 3) * 2_654_435_761 % 1000) as f32 / 1000.0 - 0.5)
+                .collect(),
+        };
+        store
+            .append(&(0..40).map(record).collect::<Vec<_>>())
+            .unwrap();
+        let loaded = store.load().unwrap().unwrap();
+        assert!(refresh(dir.path(), &loaded, 10).unwrap());
+        let query = record(3).vector;
+        let first = search(dir.path(), &loaded, &query, 5, &|_, _| true).unwrap();
+        assert_eq!(first.len(), 5);
+        assert_eq!(first[0].0, 3, "{first:?}");
+        let meta: GraphMeta = store::read_json(&dir.path().join(GRAPH_META))
+            .unwrap()
+            .unwrap();
+        let graph_dir = dir.path().join("graph");
+        let cached = load(&graph_dir, &meta.basename).unwrap();
+        assert!(Arc::ptr_eq(
+            &cached,
+            &load(&graph_dir, &meta.basename).unwrap()
+        ));
+
+        // Enough new vectors make the graph stale: the rebuild is loaded afresh, and the
+        // filter still applies inside the walk.
+        store
+            .append(&(40..60).map(record).collect::<Vec<_>>())
+            .unwrap();
+        let loaded = store.load().unwrap().unwrap();
+        assert!(refresh(dir.path(), &loaded, 10).unwrap());
+        let meta: GraphMeta = store::read_json(&dir.path().join(GRAPH_META))
+            .unwrap()
+            .unwrap();
+        let rebuilt = load(&graph_dir, &meta.basename).unwrap();
+        assert!(!Arc::ptr_eq(&cached, &rebuilt));
+        let only_key_1 = search(dir.path(), &loaded, &query, 5, &|_, key| key == 1).unwrap();
+        assert!(!only_key_1.is_empty() && only_key_1.iter().all(|(id, _)| id % 3 == 1));
+    }
 }

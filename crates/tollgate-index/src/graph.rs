@@ -88,6 +88,11 @@ pub(crate) fn search(
     Ok(hits)
 }
 
+/// Whether a graph has been built (then a shrinking store must remove it).
+pub(crate) fn exists(dir: &Path) -> bool {
+    dir.join(GRAPH_META).is_file()
+}
+
 /// Rebuilds the graph when the store has at least `min_points` live vectors and the graph is
 /// missing or stale; removes it when the store shrank below. Returns whether it was rebuilt.
 pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<bool, IndexError> {

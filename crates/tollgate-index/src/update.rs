@@ -293,7 +293,10 @@ pub fn update(
     vectors.append(&records)?;
     vectors.tombstone(&dead)?;
     vectors.compact_if_stale()?;
-    if let Some(loaded) = vectors.load()? {
+    // A store too small for a graph, with none to remove, is not loaded at all.
+    if (vectors.stored_records()? >= config.hnsw_min_points || crate::graph::exists(dir))
+        && let Some(loaded) = vectors.load()?
+    {
         crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
     }
     report.index_ms = started.elapsed().as_millis() as u64 - report.walk_ms;

@@ -207,8 +207,36 @@ impl VectorStore {
         Ok(Some(loaded))
     }
 
+    /// Records in the store, live or dead, from its size alone (0 without a store).
+    pub(crate) fn stored_records(&self) -> Result<usize, IndexError> {
+        let path = self.vectors_path();
+        match fs::metadata(&path) {
+            Ok(meta) => {
+                Ok((meta.len() as usize).saturating_sub(self.header().len()) / self.record_len())
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(err) => Err(IndexError::io(&path, err)),
+        }
+    }
+
+    /// Tombstones written, from the file's size: at least the number of dead records.
+    fn tombstone_count(&self) -> Result<usize, IndexError> {
+        let path = self.dir.join(TOMBSTONES_FILE);
+        match fs::metadata(&path) {
+            Ok(meta) => Ok(meta.len() as usize / 8),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(err) => Err(IndexError::io(&path, err)),
+        }
+    }
+
     /// Rewrites the store without dead records when they exceed a fifth of it.
     pub(crate) fn compact_if_stale(&self) -> Result<bool, IndexError> {
+        // Sizes first: most updates are far from the threshold, and loading walks every
+        // record's id (the whole file's pages) to apply the tombstones.
+        let total = self.stored_records()?;
+        if total == 0 || self.tombstone_count()? * 5 < total {
+            return Ok(false);
+        }
         let Some(loaded) = self.load()? else {
             return Ok(false);
         };

@@ -384,11 +384,19 @@ mod tests {
             );
         }
 
-        // Without the paths list a filtered search says what is wrong and how to fix it; an
-        // unfiltered one still serves, and the next update writes the list again.
-        std::fs::remove_file(config.dir.join(store::PATHS_LIST)).unwrap();
+        // A damaged paths list is refused by name, never read as fewer files.
+        let list_path = config.dir.join(store::PATHS_LIST);
+        let list = std::fs::read_to_string(&list_path).unwrap();
+        std::fs::write(&list_path, format!("{list}markdown\tdocs/lost.md\0")).unwrap();
         let mut query = SearchQuery::new("parse config", 3);
         query.filter = markdown;
+        let err = search(&config, &embedder, &query).unwrap_err();
+        assert_eq!(err.code(), "INDEX_CORRUPT", "{err}");
+        assert!(err.to_string().contains("record"), "{err}");
+
+        // Without the paths list a filtered search says what is wrong and how to fix it; an
+        // unfiltered one still serves, and the next update writes the list again.
+        std::fs::remove_file(&list_path).unwrap();
         let err = search(&config, &embedder, &query).unwrap_err();
         assert_eq!(err.code(), "INDEX_CORRUPT", "{err}");
         assert!(err.to_string().contains("paths.txt is missing"), "{err}");

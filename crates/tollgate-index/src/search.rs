@@ -315,7 +315,12 @@ pub fn search(
                 detail: format!("{} is missing", store::PATHS_LIST),
             });
         };
-        let keys: HashKeySet = store::listed_files(&list)
+        let files = store::listed_files(&list).map_err(|detail| IndexError::Corrupt {
+            dir: dir.clone(),
+            detail,
+        })?;
+        let keys: HashKeySet = files
+            .into_iter()
             .filter(|file| compiled.allows(*file))
             .map(|file| file_key(file.path))
             .collect();

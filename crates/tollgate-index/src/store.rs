@@ -176,17 +176,25 @@ pub(crate) fn read_paths(dir: &Path) -> Result<Option<String>, IndexError> {
     }
 }
 
-/// The files of a paths list (malformed records are skipped).
-pub(crate) fn listed_files(text: &str) -> impl Iterator<Item = ListedFile<'_>> {
-    text.split_terminator('\0').filter_map(|record| {
-        let (language, rest) = record.split_once('\t')?;
-        let (test, path) = rest.split_once('\t')?;
-        Some(ListedFile {
-            path,
-            language,
-            test: test == "T",
+/// The files of a paths list; a malformed record is an error naming it (skipping it would
+/// silently leave its file out of every filtered search).
+pub(crate) fn listed_files(text: &str) -> Result<Vec<ListedFile<'_>>, String> {
+    text.split_terminator('\0')
+        .enumerate()
+        .map(|(n, record)| {
+            let malformed = || format!("{PATHS_LIST}: record {} is malformed", n + 1);
+            let (language, rest) = record.split_once('\t').ok_or_else(malformed)?;
+            let (test, path) = rest.split_once('\t').ok_or_else(malformed)?;
+            if path.is_empty() || !matches!(test, "T" | "-") {
+                return Err(malformed());
+            }
+            Ok(ListedFile {
+                path,
+                language,
+                test: test == "T",
+            })
         })
-    })
+        .collect()
 }
 
 /// Replaces `path` atomically.

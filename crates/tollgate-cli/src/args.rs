@@ -427,9 +427,11 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// The workspace (repository root): every path a client sends resolves inside it.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
+    /// The workspace (repository root): every path a client sends resolves inside it
+    /// [default: the current directory, unless that is a file-system root or holds the home
+    /// directory, which are served only when named here].
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
     /// Tool profiles to serve, comma-separated: review, plan, context, session, or all. The
     /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
     #[arg(long = "tools", value_name = "LIST", default_value = "review")]

@@ -4,7 +4,7 @@
 //! files each commit touched (max over commits), is one input of file ranking.
 
 use std::collections::HashMap;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::path::Path;
 
 use git2::{DiffOptions, Oid, Repository, Sort};
@@ -106,101 +106,150 @@ fn open(dir: &Path, create: bool) -> Result<Option<(Index, Fields)>, IndexError>
     Ok(Some((index, fields)))
 }
 
-/// What an update did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HistoryUpdate {
-    pub added: usize,
-    pub rebuilt: bool,
-    pub head: Option<String>,
+/// The commits an update will index, found before any is read: their number is the history
+/// phase's progress total.
+pub(crate) struct Pending {
+    repo: Repository,
+    head: Oid,
+    /// Newest first, at most `max_commits`.
+    commits: Vec<Oid>,
+    incremental: bool,
 }
 
-/// Brings the commit index at `dir` up to `HEAD` of the repository containing `root`; at most
-/// `max_commits` (newest first) on a rebuild. No repository or no commit: nothing to do.
-pub(crate) fn update(
+/// Plans bringing the commit index at `dir` up to `HEAD` of the repository containing `root`:
+/// the commits since the last indexed head, or at most `max_commits` (newest first) on a
+/// rebuild. `None` when there is nothing to do (no repository, no commit, already at `HEAD`).
+/// Reads only.
+pub(crate) fn plan(
     root: &Path,
     dir: &Path,
     max_commits: usize,
-) -> Result<HistoryUpdate, IndexError> {
+) -> Result<Option<Pending>, IndexError> {
     let Ok(repo) = Repository::discover(root) else {
-        return Ok(HistoryUpdate::default());
+        return Ok(None);
     };
-    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
-        return Ok(HistoryUpdate::default());
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()).map(|c| c.id()) else {
+        return Ok(None);
     };
-    let Some((index, f)) = open(dir, true)? else {
-        return Ok(HistoryUpdate::default());
+    let previous = match open(dir, false)? {
+        Some((index, _)) => index
+            .load_metas()?
+            .payload
+            .and_then(|p| Oid::from_str(&p).ok()),
+        None => None,
     };
-    let previous = index
-        .load_metas()?
-        .payload
-        .and_then(|p| Oid::from_str(&p).ok());
-    if previous == Some(head.id()) {
-        return Ok(HistoryUpdate {
-            head: Some(head.id().to_string()),
-            ..HistoryUpdate::default()
-        });
+    if previous == Some(head) {
+        return Ok(None);
     }
     let incremental = previous.is_some_and(|old| {
-        repo.find_commit(old).is_ok() && repo.graph_descendant_of(head.id(), old).unwrap_or(false)
+        repo.find_commit(old).is_ok() && repo.graph_descendant_of(head, old).unwrap_or(false)
     });
-    let mut walk = repo.revwalk()?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
-    walk.push(head.id())?;
-    if incremental && let Some(old) = previous {
-        walk.hide(old)?;
+    let commits = {
+        let mut walk = repo.revwalk()?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+        walk.push(head)?;
+        if incremental && let Some(old) = previous {
+            walk.hide(old)?;
+        }
+        walk.take(max_commits).collect::<Result<Vec<Oid>, _>>()?
+    };
+    Ok(Some(Pending {
+        repo,
+        head,
+        commits,
+        incremental,
+    }))
+}
+
+/// Commits indexed but not yet committed: [`Staged::commit`] makes them visible, dropping them
+/// discards them.
+pub(crate) struct Staged {
+    writer: tantivy::IndexWriter,
+    head: Oid,
+    added: usize,
+}
+
+impl Pending {
+    /// How many commits [`Pending::stage`] indexes.
+    pub(crate) fn len(&self) -> usize {
+        self.commits.len()
     }
-    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 30_000_000)?;
-    if !incremental {
-        writer.delete_all_documents()?;
+
+    /// Indexes the planned commits into an uncommitted writer, calling `on_commit` with the
+    /// number done after each; [`ControlFlow::Break`] stops it (`None`), nothing written.
+    pub(crate) fn stage(
+        self,
+        dir: &Path,
+        on_commit: &mut dyn FnMut(usize) -> ControlFlow<()>,
+    ) -> Result<Option<Staged>, IndexError> {
+        let Some((index, f)) = open(dir, true)? else {
+            return Ok(None);
+        };
+        let repo = &self.repo;
+        let writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 30_000_000)?;
+        if !self.incremental {
+            writer.delete_all_documents()?;
+        }
+        let mut added = 0;
+        let mut diff_options = DiffOptions::new();
+        diff_options.skip_binary_check(true);
+        for &oid in &self.commits {
+            let commit = repo.find_commit(oid)?;
+            let tree = commit.tree()?;
+            let parent_tree = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
+            let diff =
+                repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_options))?;
+            let mut files: Vec<String> = diff
+                .deltas()
+                .filter_map(|d| {
+                    d.new_file()
+                        .path()
+                        .or_else(|| d.old_file().path())
+                        .and_then(|p| p.to_str())
+                        .map(str::to_string)
+                })
+                .collect();
+            files.truncate(MAX_FILES_STORED);
+            let message = String::from_utf8_lossy(commit.message_bytes())
+                .trim()
+                .to_string();
+            let signature = commit.author();
+            let author = format!(
+                "{} <{}>",
+                String::from_utf8_lossy(signature.name_bytes()),
+                String::from_utf8_lossy(signature.email_bytes())
+            );
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.sha, oid_string(commit.id()));
+            doc.add_text(f.message, &message);
+            doc.add_text(f.paths_text, files.join("\n"));
+            doc.add_text(f.author, &author);
+            doc.add_i64(f.time, commit.time().seconds());
+            doc.add_text(f.files, files.join("\n"));
+            writer.add_document(doc)?;
+            added += 1;
+            if on_commit(added).is_break() {
+                // Dropped uncommitted: the index keeps its previous commits and head.
+                return Ok(None);
+            }
+        }
+        Ok(Some(Staged {
+            writer,
+            head: self.head,
+            added,
+        }))
     }
-    let mut added = 0;
-    let mut diff_options = DiffOptions::new();
-    diff_options.skip_binary_check(true);
-    for oid in walk.take(max_commits) {
-        let commit = repo.find_commit(oid?)?;
-        let tree = commit.tree()?;
-        let parent_tree = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
-        let diff =
-            repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_options))?;
-        let mut files: Vec<String> = diff
-            .deltas()
-            .filter_map(|d| {
-                d.new_file()
-                    .path()
-                    .or_else(|| d.old_file().path())
-                    .and_then(|p| p.to_str())
-                    .map(str::to_string)
-            })
-            .collect();
-        files.truncate(MAX_FILES_STORED);
-        let message = String::from_utf8_lossy(commit.message_bytes())
-            .trim()
-            .to_string();
-        let signature = commit.author();
-        let author = format!(
-            "{} <{}>",
-            String::from_utf8_lossy(signature.name_bytes()),
-            String::from_utf8_lossy(signature.email_bytes())
-        );
-        let mut doc = TantivyDocument::default();
-        doc.add_text(f.sha, oid_string(commit.id()));
-        doc.add_text(f.message, &message);
-        doc.add_text(f.paths_text, files.join("\n"));
-        doc.add_text(f.author, &author);
-        doc.add_i64(f.time, commit.time().seconds());
-        doc.add_text(f.files, files.join("\n"));
-        writer.add_document(doc)?;
-        added += 1;
+}
+
+impl Staged {
+    /// Commits the staged commits with their head; returns how many were added.
+    pub(crate) fn commit(mut self) -> Result<usize, IndexError> {
+        let mut prepared = self.writer.prepare_commit()?;
+        prepared.set_payload(&self.head.to_string());
+        prepared.commit()?;
+        self.writer.wait_merging_threads()?;
+        Ok(self.added)
     }
-    let mut prepared = writer.prepare_commit()?;
-    prepared.set_payload(&head.id().to_string());
-    prepared.commit()?;
-    writer.wait_merging_threads()?;
-    Ok(HistoryUpdate {
-        added,
-        rebuilt: !incremental,
-        head: Some(head.id().to_string()),
-    })
 }
 
 fn oid_string(oid: Oid) -> String {

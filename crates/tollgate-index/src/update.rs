@@ -1,7 +1,13 @@
 //! Building and updating an index: walk, detect changes (size + mtime, then content hash),
-//! chunk and embed changed files in parallel, replace their chunks in both channels, bring the
-//! commit index up to `HEAD`, then write the file table. Only one process updates an index at a
-//! time; readers are never blocked.
+//! chunk and embed changed files in parallel, index the commits since the last `HEAD`, then
+//! write it all (both channels, the commit index, the file table) and refresh the vector graph.
+//! Only one process updates an index at a time; readers are never blocked.
+//!
+//! Every phase hears the progress callback and stops when it answers
+//! [`ControlFlow::Break`]: the walk, each changed file, each commit, and the write. Nothing is
+//! written before the write, so a stopped update leaves the previous index as it was. Once the
+//! write has begun it finishes (a half-written index would serve stale chunks); only the graph
+//! refresh after it, a cache, is skipped.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
@@ -23,17 +29,24 @@ use crate::vectors::{Record, VectorStore};
 use crate::walk::{self, WalkedFile};
 use crate::{IndexConfig, history};
 
-/// Progress of an update, for progress bars.
+/// Progress of an update, for progress bars, in the order the phases run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// The walk found this many files.
-    Walked { files: usize },
+    /// The walk found `files` files, `changed` of which will be read, and `commits` commits
+    /// will be indexed.
+    Walked {
+        files: usize,
+        changed: usize,
+        commits: usize,
+    },
     /// Changed files processed so far, out of the changed total.
     Processed { done: usize, total: usize },
-    /// Writing the lexical index.
+    /// Commits indexed so far, out of the total (none when history is off or up to date).
+    History { done: usize, total: usize },
+    /// About to write the index: the last point at which stopping leaves the previous index.
     Committing,
-    /// Indexing commit history.
-    History,
+    /// Written; about to refresh the vector graph, which stopping skips.
+    Graph,
 }
 
 /// What an update did.
@@ -114,13 +127,6 @@ pub fn update(
 
     let walked = walk::walk(&config.root, under);
     report.walk_ms = started.elapsed().as_millis() as u64;
-    if progress(Progress::Walked {
-        files: walked.len(),
-    })
-    .is_break()
-    {
-        return Err(IndexError::Cancelled);
-    }
     report.files_total = walked.len();
 
     let scope = under
@@ -147,6 +153,22 @@ pub fn update(
         })
         .collect();
     report.files_unchanged = walked.len() - candidates.len();
+    // The commits to index, counted before any is read so that the history phase has a total.
+    let history = if config.history {
+        history::plan(&config.root, &dir.join("history"), config.max_commits)?
+    } else {
+        None
+    };
+    let n_commits = history.as_ref().map_or(0, history::Pending::len);
+    if progress(Progress::Walked {
+        files: walked.len(),
+        changed: candidates.len(),
+        commits: n_commits,
+    })
+    .is_break()
+    {
+        return Err(IndexError::Cancelled);
+    }
     let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
     // With no chunks committed before, there is nothing to delete per file: skipping those
     // deletes saves the commit from resolving a term query per file.
@@ -300,8 +322,28 @@ pub fn update(
         report.files_changed += 1;
         files.insert(p.path, p.entry);
     }
-    // The last point to stop: nothing is on disk yet (the writer is dropped uncommitted).
-    if stop.load(Ordering::Relaxed) || progress(Progress::Committing).is_break() {
+    if stop.load(Ordering::Relaxed) {
+        return Err(IndexError::Cancelled);
+    }
+    // Commit history before the write: it is often the longest phase, and staged commits are
+    // dropped uncommitted when the update stops.
+    let history = match history {
+        Some(pending) => {
+            let history_started = Instant::now();
+            let total = pending.len();
+            if progress(Progress::History { done: 0, total }).is_break() {
+                return Err(IndexError::Cancelled);
+            }
+            let staged = pending.stage(&dir.join("history"), &mut |done| {
+                progress(Progress::History { done, total })
+            })?;
+            report.history_ms = history_started.elapsed().as_millis() as u64;
+            Some(staged.ok_or(IndexError::Cancelled)?)
+        }
+        None => None,
+    };
+    // The last point to stop: nothing is on disk yet (the writers are dropped uncommitted).
+    if progress(Progress::Committing).is_break() {
         return Err(IndexError::Cancelled);
     }
     let mut prepared_commit = writer.prepare_commit()?;
@@ -313,21 +355,8 @@ pub fn update(
     vectors.append(&records)?;
     vectors.tombstone(&dead)?;
     vectors.compact_if_stale()?;
-    // A store too small for a graph, with none to remove, is not loaded at all.
-    if (vectors.stored_records()? >= config.hnsw_min_points || crate::graph::exists(dir))
-        && let Some(loaded) = vectors.load()?
-    {
-        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
-    }
-    report.index_ms = started.elapsed().as_millis() as u64 - report.walk_ms;
-
-    if config.history {
-        // Committed by now: history is brought up to date even if asked to stop.
-        let _ = progress(Progress::History);
-        let history_started = Instant::now();
-        let update = history::update(&config.root, &dir.join("history"), config.max_commits)?;
-        report.commits_added = update.added;
-        report.history_ms = history_started.elapsed().as_millis() as u64;
+    if let Some(staged) = history {
+        report.commits_added = staged.commit()?;
     }
 
     report.source_bytes = files.values().map(|f| f.size).sum();
@@ -348,6 +377,17 @@ pub fn update(
             source_bytes: report.source_bytes,
         },
     )?;
+    // The graph is a cache (vectors added after its build are searched exactly): a stopped
+    // update leaves it for the next one. A store too small for a graph, with none to remove,
+    // is not loaded at all.
+    if progress(Progress::Graph).is_continue()
+        && (vectors.stored_records()? >= config.hnsw_min_points || crate::graph::exists(dir))
+        && let Some(loaded) = vectors.load()?
+    {
+        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
+    }
+    report.index_ms =
+        (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms + report.history_ms);
     Ok(report)
 }
 
@@ -448,4 +488,122 @@ pub(crate) fn languages(files: &Files) -> BTreeMap<String, usize> {
         *out.entry(entry.language.clone()).or_insert(0) += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ops::ControlFlow;
+
+    use super::*;
+    use crate::HashedEmbedder;
+
+    /// Commits to the repository at `root` (created when missing) one file `f{i}.rs` per `i`.
+    fn commit_files(root: &Path, files: std::ops::Range<usize>) {
+        let repo = git2::Repository::init(root).unwrap();
+        let signature = git2::Signature::now("T", "t@example.com").unwrap();
+        let mut parent = repo.head().ok().and_then(|head| head.target());
+        for i in files {
+            let name = format!("f{i}.rs");
+            std::fs::write(root.join(&name), format!("pub fn f{i}() {{}}\n")).unwrap();
+            let mut index = repo.index().unwrap();
+            index.add_path(Path::new(&name)).unwrap();
+            index.write().unwrap();
+            let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+            let parents: Vec<git2::Commit> = parent
+                .map(|oid| repo.find_commit(oid).unwrap())
+                .into_iter()
+                .collect();
+            let parents: Vec<&git2::Commit> = parents.iter().collect();
+            let message = format!("add {name}");
+            parent = Some(
+                repo.commit(
+                    Some("HEAD"),
+                    &signature,
+                    &signature,
+                    &message,
+                    &tree,
+                    &parents,
+                )
+                .unwrap(),
+            );
+        }
+    }
+
+    /// Runs an update that stops at the first report `stop_at` accepts; returns what it saw.
+    fn update_until(
+        config: &IndexConfig,
+        stop_at: impl Fn(&Progress) -> bool,
+    ) -> (Result<UpdateReport, IndexError>, Vec<Progress>) {
+        let mut seen = Vec::new();
+        let result = update(config, None, &HashedEmbedder, &mut |progress| {
+            seen.push(progress);
+            if stop_at(&progress) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        (result, seen)
+    }
+
+    fn n_commits(config: &IndexConfig) -> u64 {
+        history::status(&config.dir.join("history"))
+            .unwrap()
+            .map_or(0, |(n, _)| n)
+    }
+
+    #[test]
+    fn every_phase_stops_when_asked_and_history_counts_toward_a_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        commit_files(root, 0..6);
+        let config = IndexConfig::new(root);
+
+        // Stopped in the commit history: nothing is written, history included.
+        let (result, seen) =
+            update_until(&config, |p| matches!(p, Progress::History { done: 2, .. }));
+        assert_eq!(result.unwrap_err().code(), "CANCELLED");
+        assert_eq!(
+            seen[0],
+            Progress::Walked {
+                files: 6,
+                changed: 6,
+                commits: 6
+            }
+        );
+        assert!(
+            seen.contains(&Progress::History { done: 0, total: 6 }),
+            "{seen:?}"
+        );
+        assert!(!seen.contains(&Progress::Committing), "{seen:?}");
+        assert!(!crate::exists(&config));
+        assert_eq!(n_commits(&config), 0);
+
+        // Stopped just before the write: still nothing.
+        let (result, _) = update_until(&config, |p| *p == Progress::Committing);
+        assert_eq!(result.unwrap_err().code(), "CANCELLED");
+        assert!(!crate::exists(&config));
+        assert_eq!(n_commits(&config), 0);
+
+        // Run through: every commit reported, one at a time, out of the total.
+        let (result, seen) = update_until(&config, |_| false);
+        let report = result.unwrap();
+        assert_eq!((report.files_changed, report.commits_added), (6, 6));
+        let history: Vec<usize> = seen
+            .iter()
+            .filter_map(|p| match p {
+                Progress::History { done, total: 6 } => Some(*done),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(history, (0..=6).collect::<Vec<_>>());
+        assert_eq!(n_commits(&config), 6);
+
+        // Stopped after the write, at the graph (a cache): the update stands.
+        commit_files(root, 6..7);
+        let (result, seen) = update_until(&config, |p| *p == Progress::Graph);
+        assert_eq!(result.unwrap().commits_added, 1);
+        assert_eq!(seen.last(), Some(&Progress::Graph));
+        assert_eq!(n_commits(&config), 7);
+    }
 }

@@ -14,9 +14,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,6 +29,15 @@ use serde_json::{Value, json};
 
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::server::Server;
+
+/// The request lacks the bearer token, or carries another.
+const UNAUTHORIZED: &str = "UNAUTHORIZED";
+/// The request's `Host` or `Origin` is not served.
+const FORBIDDEN: &str = "FORBIDDEN";
+/// The request body is over the limit.
+const PAYLOAD_TOO_LARGE: &str = "PAYLOAD_TOO_LARGE";
+/// No served tool has the name in the path.
+const TOOL_NOT_FOUND: &str = "TOOL_NOT_FOUND";
 
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -68,6 +78,19 @@ impl HttpOptions {
     /// 1,000,000 characters in any encoding.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
+    /// What is risky but allowed in these options, one sentence each, for the front end to
+    /// show at start-up.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.allow_remote && self.allowed_hosts.is_empty() {
+            warnings.push(format!(
+                "--allow-remote without --allowed-host: only requests whose Host is a loopback name or {} are served; pass --allowed-host with the name clients use",
+                self.bind.ip()
+            ));
+        }
+        warnings
+    }
+
     /// Loopback-style defaults for `bind`: no token, no extra hosts or origins.
     pub fn new(bind: SocketAddr) -> HttpOptions {
         HttpOptions {
@@ -85,11 +108,29 @@ impl HttpOptions {
 #[derive(Clone, PartialEq, Eq)]
 pub struct BearerToken(String);
 
+/// A token too short to resist guessing: refused when the server starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the bearer token is {len} bytes; at least {min} are required. Generate one with `openssl rand -hex 32`",
+    min = BearerToken::MIN_BYTES
+)]
+pub struct WeakToken {
+    /// The length of the refused token (never the token).
+    pub len: usize,
+}
+
 impl BearerToken {
-    /// `None` for an empty or blank token, which would protect nothing.
-    pub fn new(token: impl Into<String>) -> Option<BearerToken> {
-        let token = token.into();
-        (!token.trim().is_empty()).then_some(BearerToken(token))
+    /// 32 bytes: 128 bits or more of entropy from any usual generator (hex, base64), out of
+    /// reach of guessing over the network.
+    pub const MIN_BYTES: usize = 32;
+
+    /// Refuses a token shorter than [`Self::MIN_BYTES`] (blanks around it do not count).
+    pub fn new(token: impl Into<String>) -> Result<BearerToken, WeakToken> {
+        let token = token.into().trim().to_string();
+        if token.len() < Self::MIN_BYTES {
+            return Err(WeakToken { len: token.len() });
+        }
+        Ok(BearerToken(token))
     }
 
     /// Compares in time independent of where the first difference is.
@@ -153,6 +194,9 @@ impl HttpServer {
     /// Checks the options and binds the listener.
     pub async fn bind(server: Server, options: HttpOptions) -> Result<HttpServer, HttpError> {
         let addr = options.bind;
+        for warning in options.warnings() {
+            tracing::warn!("{warning}");
+        }
         if !addr.ip().is_loopback() {
             if !options.allow_remote {
                 return Err(HttpError::NotLoopback { addr });
@@ -184,10 +228,14 @@ impl HttpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_body_bytes);
         let cancel = config.cancellation_token.clone();
+        let max_body_bytes = options.max_body_bytes;
         let close_streams: Box<dyn FnOnce() + Send> = Box::new(move || cancel.cancel());
         let api = Router::new()
             .route("/tools/list", get(list_tools))
-            .route("/tools/{name}", post(call_tool))
+            .route(
+                "/tools/{name}",
+                post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
+            )
             .layer(DefaultBodyLimit::max(options.max_body_bytes))
             // rmcp guards `/mcp` itself; the JSON API gets the same Host and Origin checks.
             .layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -259,23 +307,30 @@ async fn require_token(token: &BearerToken, request: Request, next: Next) -> Res
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .is_some_and(|given| token.matches(given.trim()));
+        .and_then(bearer_credentials)
+        .is_some_and(|given| token.matches(given));
     if authorized {
         return next.run(request).await;
     }
-    let body = serde_json::json!({
-        "error": {
-            "code": "UNAUTHORIZED",
-            "message": "this server requires `Authorization: Bearer <token>` (the value of TOLLGATE_MCP_TOKEN where it was started)",
-        }
-    });
-    Response::builder()
-        .status(StatusCode::UNAUTHORIZED)
-        .header(header::WWW_AUTHENTICATE, "Bearer")
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
+    let err = ToolError::new(
+        UNAUTHORIZED,
+        "this server requires `Authorization: Bearer <token>` (the value of TOLLGATE_MCP_TOKEN where it was started)",
+    );
+    let mut response = error_response(&err);
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// The credentials of an `Authorization` header using the Bearer scheme, whose name is
+/// case-insensitive (RFC 9110, 11.1).
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.trim().split_once([' ', '\t'])?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim())
+        .filter(|credentials| !credentials.is_empty())
 }
 
 /// `GET /tools/list`: every served tool as `tools/list` describes it.
@@ -288,56 +343,95 @@ async fn list_tools(State(server): State<Server>) -> Response {
 }
 
 /// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}`, or the
-/// error shape with 400 (bad arguments), 404 (no such tool), 408 (timeout) or 500.
+/// error shape with the status [`status_for`] gives its code.
 async fn call_tool(
     State(server): State<Server>,
     Path(name): Path<String>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
+    max_body_bytes: usize,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let err = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ToolError::new(
+                    PAYLOAD_TOO_LARGE,
+                    format!(
+                        "the request body is over this server's limit of {max_body_bytes} bytes; send less (a smaller diff, fewer files)"
+                    ),
+                )
+            } else {
+                ToolError::new(
+                    INVALID_INPUT,
+                    format!("the request body could not be read: {rejection}"),
+                )
+            };
+            return error_response(&err);
+        }
+    };
     let arguments = if body.iter().all(u8::is_ascii_whitespace) {
         JsonObject::new()
     } else {
         match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Object(arguments)) => arguments,
             Ok(_) => {
-                let err = ToolError::new(
+                return error_response(&ToolError::new(
                     INVALID_INPUT,
                     "the body must be a JSON object of the tool's arguments",
-                );
-                return json_response(StatusCode::BAD_REQUEST, &err.to_json());
+                ));
             }
             Err(err) => {
-                let err = ToolError::new(INVALID_INPUT, format!("the body is not JSON: {err}"));
-                return json_response(StatusCode::BAD_REQUEST, &err.to_json());
+                return error_response(&ToolError::new(
+                    INVALID_INPUT,
+                    format!("the body is not JSON: {err}"),
+                ));
             }
         }
     };
     match server.call_plain(&name, arguments).await {
         Some(Ok(result)) => json_response(StatusCode::OK, &json!({ "result": result })),
-        Some(Err(err)) => json_response(status_for(err.code()), &err.to_json()),
+        Some(Err(err)) => error_response(&err),
         None => {
             let served: Vec<&str> = server
                 .definitions()
                 .map(|tool| tool.name.as_ref())
                 .collect();
-            let body = json!({ "error": {
-                "code": "TOOL_NOT_FOUND",
-                "message": format!("unknown tool `{name}`; this server serves: {}", served.join(", ")),
-            }});
-            json_response(StatusCode::NOT_FOUND, &body)
+            error_response(&ToolError::new(
+                TOOL_NOT_FOUND,
+                format!(
+                    "unknown tool `{name}`; this server serves: {}",
+                    served.join(", ")
+                ),
+            ))
         }
     }
 }
 
-/// The HTTP status of a failed call, by its code.
+/// The HTTP status of an error, by its code: the one mapping for every error this server
+/// answers over HTTP. Codes named `*_NOT_FOUND` are 404 and `*_NOT_CONFIGURED` 409 (the
+/// server's configuration, not the request, is what to change), so a new code of either kind
+/// needs no entry here.
 fn status_for(code: &str) -> StatusCode {
     match code {
-        "INVALID_INPUT" | "FILE_NOT_FOUND" | "PATH_OUTSIDE_WORKSPACE" => StatusCode::BAD_REQUEST,
+        "INVALID_INPUT" | "PATH_OUTSIDE_WORKSPACE" => StatusCode::BAD_REQUEST,
+        UNAUTHORIZED => StatusCode::UNAUTHORIZED,
+        FORBIDDEN => StatusCode::FORBIDDEN,
+        PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
         "TIMEOUT" => StatusCode::REQUEST_TIMEOUT,
-        "SESSION_NOT_FOUND" => StatusCode::NOT_FOUND,
-        "INVALID_STATE_TRANSITION" | "SESSION_BUSY" => StatusCode::CONFLICT,
+        "INVALID_STATE_TRANSITION" | "SESSION_BUSY" | "INDEX_BUSY" | "CONFLICT" => {
+            StatusCode::CONFLICT
+        }
+        "LLM_UNAVAILABLE" | "LLM_BAD_RESPONSE" | "LLM_INVALID_OUTPUT" => StatusCode::BAD_GATEWAY,
+        "CANCELLED" => StatusCode::SERVICE_UNAVAILABLE,
+        code if code.ends_with("_NOT_FOUND") => StatusCode::NOT_FOUND,
+        code if code.ends_with("_NOT_CONFIGURED") => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
+}
+
+/// An error in the JSON error shape, with its status from [`status_for`].
+fn error_response(err: &ToolError) -> Response {
+    json_response(status_for(err.code()), &err.to_json())
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -362,10 +456,7 @@ impl Guard {
     async fn check(&self, request: Request, next: Next) -> Response {
         match self.refusal(request.headers()) {
             None => next.run(request).await,
-            Some(message) => {
-                let body = json!({ "error": { "code": "FORBIDDEN", "message": message } });
-                json_response(StatusCode::FORBIDDEN, &body)
-            }
+            Some(message) => error_response(&ToolError::new(FORBIDDEN, message)),
         }
     }
 

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, Implementation, ListPromptsRequestMethod,
+    ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
+    ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -25,6 +27,10 @@ use crate::tools;
 pub struct ServerOptions {
     /// The workspace (repository root) every path argument resolves in.
     pub workspace: PathBuf,
+    /// The user named `workspace` (`--repo`) rather than taking the directory the server was
+    /// started in. Only then is a file-system root or a directory holding the home directory
+    /// served: clients often start stdio servers in `/` or `$HOME`.
+    pub workspace_named: bool,
     /// Which tool profiles to serve; the utilities are always served.
     pub profiles: Profiles,
     /// The environment the front end was started with: `TOLLGATE_*` variables configure reviews
@@ -52,6 +58,12 @@ pub enum ServerError {
     },
     #[error("the workspace {} is not a directory", path.display())]
     NotADirectory { path: PathBuf },
+    #[error(
+        "refusing to serve {}: it is {what}, so clients could read every file under it. Start the server with --repo naming the project (in client configuration: `--repo ${{workspaceFolder}}`), or pass --repo {} to serve it anyway",
+        path.display(),
+        path.display()
+    )]
+    TooBroad { path: PathBuf, what: &'static str },
     /// A tool's input type does not make a valid MCP input schema (a bug in Tollgate).
     #[error("invalid tool definition: {0}")]
     Definition(String),
@@ -91,6 +103,14 @@ impl Server {
                 })?;
         if !workspace.is_dir() {
             return Err(ServerError::NotADirectory { path: workspace });
+        }
+        if !options.workspace_named
+            && let Some(what) = too_broad(&workspace, &options.env)
+        {
+            return Err(ServerError::TooBroad {
+                path: workspace,
+                what,
+            });
         }
         let entries: BTreeMap<&'static str, Entry> = registry
             .iter()
@@ -139,9 +159,11 @@ impl Server {
         // Stops the core work at its next safe point however this call ends early.
         let _cancel_on_exit = CancelOnDrop(control.clone());
         // Progress only when asked for (the call behaves the same without): what the core work
-        // reports (done of total), or the elapsed time from a call that reports nothing.
+        // reports (done of total), and a heartbeat between reports.
         let progress_token = context.meta.get_progress_token();
+        let mut clock = ProgressClock::default();
         let mut last_report = 0u64;
+        let mut last_message = String::new();
         let started = Instant::now();
         let mut ticker =
             tokio::time::interval_at(tokio::time::Instant::now() + self.heartbeat, self.heartbeat);
@@ -158,34 +180,34 @@ impl Server {
                         .into_result();
                 }
                 _ = ticker.tick(), if progress_token.is_some() => {
-                    if let Some(token) = &progress_token {
-                        let progress = match control.latest() {
-                            // A report already sent is not repeated; the heartbeat below is.
-                            Some((seq, report)) if seq != last_report => {
-                                last_report = seq;
-                                let mut progress =
-                                    ProgressNotificationParam::new(token.clone(), report.done as f64)
-                                        .with_message(format!("{name}: {}", report.message));
-                                if let Some(total) = report.total {
-                                    progress = progress.with_total(total as f64);
-                                }
-                                progress
-                            }
-                            _ => {
-                                let elapsed = started.elapsed();
-                                ProgressNotificationParam::new(
-                                    token.clone(),
-                                    elapsed.as_millis() as f64,
-                                )
-                                .with_message(format!(
-                                    "{name}: running for {} s",
-                                    elapsed.as_secs()
-                                ))
-                            }
-                        };
-                        // A client that went away is noticed by the transport, not here.
-                        let _ = context.peer.notify_progress(progress).await;
+                    let Some(token) = &progress_token else { continue };
+                    let (value, message) = match control.latest() {
+                        // A new report: what the work says.
+                        Some((seq, report)) if seq != last_report => {
+                            last_report = seq;
+                            last_message = report.message.clone();
+                            (clock.report(report.done, report.total), report.message)
+                        }
+                        // A heartbeat: still working on what was last reported.
+                        _ => {
+                            let elapsed = started.elapsed().as_secs();
+                            let message = if last_message.is_empty() {
+                                format!("running for {elapsed} s")
+                            } else {
+                                format!("{last_message}, running for {elapsed} s")
+                            };
+                            (clock.heartbeat(), message)
+                        }
+                    };
+                    // Past the total there is nothing honest to send until the result.
+                    let Some(value) = value else { continue };
+                    let mut progress = ProgressNotificationParam::new(token.clone(), value)
+                        .with_message(format!("{name}: {message}"));
+                    if let Some(total) = clock.total {
+                        progress = progress.with_total(total as f64);
                     }
+                    // A client that went away is noticed by the transport, not here.
+                    let _ = context.peer.notify_progress(progress).await;
                 }
             }
         };
@@ -243,6 +265,71 @@ impl Server {
     ) -> tokio::task::JoinHandle<Result<serde_json::Value, ToolError>> {
         let ctx = self.ctx.for_call(control);
         tokio::task::spawn_blocking(move || entry.call(&ctx, arguments))
+    }
+}
+
+/// Why `workspace` is too broad to serve unless named: a file-system root, or the home
+/// directory (`HOME`, or `USERPROFILE` on Windows, from `env`) or a directory above it.
+fn too_broad(workspace: &Path, env: &[(String, String)]) -> Option<&'static str> {
+    if workspace.parent().is_none() {
+        return Some("a file-system root");
+    }
+    let homes = env
+        .iter()
+        .filter(|(key, value)| (key == "HOME" || key == "USERPROFILE") && !value.is_empty())
+        .filter_map(|(_, value)| Path::new(value).canonicalize().ok());
+    for home in homes {
+        if home == workspace {
+            return Some("the home directory");
+        }
+        if home.starts_with(workspace) {
+            return Some("a directory holding the home directory");
+        }
+    }
+    None
+}
+
+/// The progress values of one call, strictly increasing as MCP requires. A report's `done`
+/// is sent as it is when it moved on; a heartbeat, or a report that did not move (a new phase
+/// at the same count), is sent as a fraction of the way to the next unit (`done + n/(n+1)`
+/// after `n` of them), which stays below anything the work reports next.
+#[derive(Debug, Default)]
+struct ProgressClock {
+    /// The latest `done` the work reported.
+    done: u64,
+    /// The latest total the work reported.
+    total: Option<u64>,
+    /// Notifications sent since `done` last moved, or `None` before the first.
+    since_moved: Option<u32>,
+}
+
+impl ProgressClock {
+    /// The value for a report, which never goes back: a `done` below the last one counts as
+    /// the last one.
+    fn report(&mut self, done: u64, total: Option<u64>) -> Option<f64> {
+        if total.is_some() {
+            self.total = total;
+        }
+        if self.since_moved.is_none() || done > self.done {
+            self.done = done;
+            self.since_moved = Some(0);
+            return Some(done as f64);
+        }
+        self.heartbeat()
+    }
+
+    /// The value for a heartbeat; `None` once the work has reported reaching its total.
+    fn heartbeat(&mut self) -> Option<f64> {
+        let Some(sent) = self.since_moved else {
+            self.since_moved = Some(0);
+            return Some(0.0);
+        };
+        if self.total.is_some_and(|total| self.done >= total) {
+            return None;
+        }
+        let n = sent.saturating_add(1);
+        self.since_moved = Some(n);
+        Some(self.done as f64 + f64::from(n) / f64::from(n + 1))
     }
 }
 
@@ -327,6 +414,42 @@ impl ServerHandler for Server {
         self.definitions()
             .find(|definition| definition.name == name)
             .cloned()
+    }
+
+    // rmcp answers these with empty lists by default; a server that declares only `tools`
+    // must not answer them at all (clients would take the answer as a declaration).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListResourcesRequestMethod>())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            ListResourceTemplatesRequestMethod,
+        >())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(ErrorData::method_not_found::<CompleteRequestMethod>())
     }
 
     async fn call_tool(
@@ -506,23 +629,28 @@ mod tests {
         assert_eq!(finished.is_error, Some(false));
         assert_eq!(STEPS_ENDED.load(Ordering::SeqCst), 1);
         let seen = recorder.0.lock().unwrap().clone();
-        // A tick before the first report is a heartbeat; every other notification carries the
-        // work's own report.
-        let (reports, heartbeats): (Vec<_>, Vec<_>) =
-            seen.iter().partition(|(_, total, _)| total.is_some());
+        // Whole values are the work's own reports; a heartbeat between them is a fraction on,
+        // and every value is above the one before (MCP requires it).
+        let reports: Vec<_> = seen
+            .iter()
+            .filter(|(done, _, _)| done.fract() == 0.0)
+            .collect();
         assert!(!reports.is_empty(), "{seen:?}");
         assert!(
             reports
                 .iter()
                 .all(|(done, total, message)| *total == Some(10.0)
                     && (1.0..=10.0).contains(done)
-                    && message.starts_with("steps: step ")),
+                    && message == &format!("steps: step {done}")),
             "{seen:?}"
         );
         assert!(
-            heartbeats
-                .iter()
-                .all(|(_, _, message)| message.starts_with("steps: running for")),
+            seen.windows(2).all(|pair| pair[0].0 < pair[1].0),
+            "{seen:?}"
+        );
+        assert!(
+            seen.iter()
+                .all(|(done, total, _)| total.is_none_or(|total| *done <= total)),
             "{seen:?}"
         );
 
@@ -534,6 +662,36 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(STEPS_ENDED.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn progress_values_only_grow_through_phases_and_heartbeats() {
+        let mut clock = ProgressClock::default();
+        // A call that reports nothing: heartbeats alone, growing from 0.
+        let mut sent = vec![clock.heartbeat(), clock.heartbeat(), clock.heartbeat()];
+        // Then a phase at 0 (as the index walk reports), files, a phase change at the same
+        // count, a report that went back (a bug in the work, never a step back here), the end.
+        sent.push(clock.report(0, Some(5)));
+        sent.push(clock.report(2, Some(5)));
+        sent.push(clock.heartbeat());
+        sent.push(clock.report(2, Some(6)));
+        sent.push(clock.report(1, Some(6)));
+        sent.push(clock.report(6, Some(6)));
+        let sent: Vec<f64> = sent.into_iter().map(Option::unwrap).collect();
+        assert!(sent.windows(2).all(|pair| pair[0] < pair[1]), "{sent:?}");
+        assert_eq!(sent[4], 2.0);
+        assert_eq!(sent[8], 6.0);
+        assert!(sent.iter().all(|value| *value <= 6.0), "{sent:?}");
+        // At the total, a heartbeat has nothing to add.
+        assert_eq!(clock.heartbeat(), None);
+        // Many heartbeats on one count stay below the next count.
+        let mut clock = ProgressClock::default();
+        clock.report(1, None);
+        let last = (0..10_000)
+            .filter_map(|_| clock.heartbeat())
+            .last()
+            .unwrap();
+        assert!(last > 1.999 && last < 2.0, "{last}");
     }
 
     /// A client that records the progress values it is sent.
@@ -566,6 +724,7 @@ mod tests {
         let mut server = Server::with_entries(
             ServerOptions {
                 workspace: workspace.path().to_path_buf(),
+                workspace_named: true,
                 profiles: Profiles::default(),
                 env: Vec::new(),
                 call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
@@ -653,6 +812,7 @@ mod tests {
         let server = Server::with_entries(
             ServerOptions {
                 workspace: workspace.path().to_path_buf(),
+                workspace_named: true,
                 profiles: Profiles::default(),
                 env: Vec::new(),
                 call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
@@ -692,6 +852,42 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn only_the_declared_tools_capability_is_served() {
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let capabilities = server.get_info().capabilities;
+        assert!(capabilities.tools.is_some());
+        assert!(capabilities.prompts.is_none() && capabilities.resources.is_none());
+        assert!(capabilities.completions.is_none());
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let not_found = |result: Result<(), rmcp::ServiceError>, method: &str| match result {
+            Err(rmcp::ServiceError::McpError(error)) => {
+                assert_eq!(
+                    error.code,
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "{method}"
+                );
+            }
+            other => panic!("{method} answered: {other:?}"),
+        };
+        not_found(client.list_prompts(None).await.map(drop), "prompts/list");
+        not_found(
+            client.list_resources(None).await.map(drop),
+            "resources/list",
+        );
+        not_found(
+            client.list_resource_templates(None).await.map(drop),
+            "resources/templates/list",
+        );
+        assert!(!client.list_all_tools().await.unwrap().is_empty());
+    }
+
     #[test]
     fn a_workspace_that_is_not_a_directory_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -699,6 +895,7 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let options = |workspace: PathBuf| ServerOptions {
             workspace,
+            workspace_named: true,
             profiles: Profiles::default(),
             env: Vec::new(),
             call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
@@ -711,6 +908,38 @@ mod tests {
             Server::new(options(dir.path().join("missing"))),
             Err(ServerError::Workspace { .. })
         ));
+    }
+
+    #[test]
+    fn a_root_or_home_directory_is_served_only_when_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = home.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let env = vec![("HOME".to_string(), home.display().to_string())];
+        let start = |workspace: &Path, workspace_named: bool| {
+            Server::new(ServerOptions {
+                workspace: workspace.to_path_buf(),
+                workspace_named,
+                profiles: Profiles::default(),
+                env: env.clone(),
+                call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
+            })
+        };
+        for (workspace, what) in [
+            (Path::new("/"), "a file-system root"),
+            (home.as_path(), "the home directory"),
+            (dir.path(), "a directory holding the home directory"),
+        ] {
+            let err = start(workspace, false).unwrap_err();
+            assert!(
+                matches!(&err, ServerError::TooBroad { what: found, .. } if *found == what),
+                "{err}"
+            );
+            assert!(err.to_string().contains("--repo"), "{err}");
+            assert!(start(workspace, true).is_ok(), "{}", workspace.display());
+        }
+        assert!(start(&project, false).is_ok());
     }
 
     #[test]

@@ -160,6 +160,15 @@ impl ToolContext {
     pub(crate) fn control(&self) -> &tollgate::control::Control {
         &self.control
     }
+
+    /// The workspace for the context operations, with this call's control: the index build a
+    /// search starts when there is no index reports progress and stops when the call does.
+    pub(crate) fn open_workspace(&self) -> Result<tollgate::context::Workspace, ToolError> {
+        Ok(
+            tollgate::context::Workspace::open(self.workspace())?
+                .with_control(self.control.clone()),
+        )
+    }
 }
 
 /// What the server serves: its profiles and the definitions of its tools, sorted by name.

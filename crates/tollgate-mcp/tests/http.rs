@@ -27,9 +27,14 @@ impl Drop for Running {
 }
 
 fn server(workspace: &TempDir) -> Server {
+    server_of(workspace, Profiles::default())
+}
+
+fn server_of(workspace: &TempDir, profiles: Profiles) -> Server {
     Server::new(ServerOptions {
         workspace: workspace.path().to_path_buf(),
-        profiles: Profiles::default(),
+        workspace_named: true,
+        profiles,
         env: Vec::new(),
         call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
     })
@@ -37,10 +42,16 @@ fn server(workspace: &TempDir) -> Server {
 }
 
 async fn start(configure: impl FnOnce(&mut HttpOptions)) -> Running {
+    start_serving(Profiles::default(), configure).await
+}
+
+async fn start_serving(profiles: Profiles, configure: impl FnOnce(&mut HttpOptions)) -> Running {
     let workspace = tempfile::tempdir().unwrap();
     let mut options = HttpOptions::new("127.0.0.1:0".parse().unwrap());
     configure(&mut options);
-    let http = HttpServer::bind(server(&workspace), options).await.unwrap();
+    let http = HttpServer::bind(server_of(&workspace, profiles), options)
+        .await
+        .unwrap();
     let addr = http.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(http.run(async move {
@@ -155,6 +166,10 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
+/// A token of the shortest accepted length.
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+const AUTHORIZATION: &str = "Bearer 0123456789abcdef0123456789abcdef";
+
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
@@ -166,7 +181,7 @@ fn initialize() -> String {
 
 #[tokio::test]
 async fn health_answers_without_credentials() {
-    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let running = start(|options| options.bearer_token = BearerToken::new(TOKEN).ok()).await;
     let response = request(running.addr, "GET", "/health", &[], "").await;
     assert_eq!(response.status, 200);
     let body: Value = serde_json::from_str(&response.body).unwrap();
@@ -262,7 +277,7 @@ async fn foreign_hosts_and_origins_are_refused() {
 
 #[tokio::test]
 async fn a_bearer_token_guards_the_mcp_endpoint() {
-    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let running = start(|options| options.bearer_token = BearerToken::new(TOKEN).ok()).await;
     let anonymous = request(running.addr, "POST", "/mcp", &[ACCEPT, JSON], &initialize()).await;
     assert_eq!(anonymous.status, 401);
     assert_eq!(anonymous.header("www-authenticate"), Some("Bearer"));
@@ -272,7 +287,11 @@ async fn a_bearer_token_guards_the_mcp_endpoint() {
         running.addr,
         "POST",
         "/mcp",
-        &[ACCEPT, JSON, ("Authorization", "Bearer s3creT")],
+        &[
+            ACCEPT,
+            JSON,
+            ("Authorization", "Bearer 0123456789abcdef0123456789abcdeF"),
+        ],
         &initialize(),
     )
     .await;
@@ -281,11 +300,61 @@ async fn a_bearer_token_guards_the_mcp_endpoint() {
         running.addr,
         "POST",
         "/mcp",
-        &[ACCEPT, JSON, ("Authorization", "Bearer s3cret")],
+        &[ACCEPT, JSON, ("Authorization", AUTHORIZATION)],
         &initialize(),
     )
     .await;
     assert_eq!(right.status, 200, "{}", right.body);
+    // The scheme's name is case-insensitive; the token is not, and another scheme is refused.
+    for (authorization, status) in [
+        ("bearer 0123456789abcdef0123456789abcdef", 200),
+        ("BEARER  0123456789abcdef0123456789abcdef", 200),
+        ("Basic 0123456789abcdef0123456789abcdef", 401),
+        ("Bearer", 401),
+        ("Bearer ", 401),
+        ("0123456789abcdef0123456789abcdef", 401),
+    ] {
+        let response = request(
+            running.addr,
+            "POST",
+            "/mcp",
+            &[ACCEPT, JSON, ("Authorization", authorization)],
+            &initialize(),
+        )
+        .await;
+        assert_eq!(
+            response.status, status,
+            "{authorization}: {}",
+            response.body
+        );
+    }
+}
+
+#[test]
+fn short_tokens_are_refused_and_remote_serving_without_a_host_warns() {
+    let err = BearerToken::new("s3c").unwrap_err();
+    assert_eq!(err.len, 3);
+    assert!(err.to_string().contains("at least 32"), "{err}");
+    assert!(
+        BearerToken::new("  ").is_err(),
+        "a blank token protects nothing"
+    );
+    assert!(BearerToken::new(&TOKEN[1..]).is_err());
+    assert!(BearerToken::new(TOKEN).is_ok());
+    // Blanks around a token are not part of it.
+    assert_eq!(
+        BearerToken::new(format!(" {TOKEN}\n")).unwrap(),
+        BearerToken::new(TOKEN).unwrap()
+    );
+
+    let mut options = HttpOptions::new("0.0.0.0:8011".parse().unwrap());
+    assert!(options.warnings().is_empty(), "loopback-only until allowed");
+    options.allow_remote = true;
+    let warnings = options.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("--allowed-host"), "{warnings:?}");
+    options.allowed_hosts = vec!["tollgate.internal".to_string()];
+    assert!(options.warnings().is_empty());
 }
 
 #[tokio::test]
@@ -303,6 +372,62 @@ async fn oversized_bodies_are_refused() {
     )
     .await;
     assert_eq!(response.status, 413, "{}", response.body);
+
+    // The plain API answers in its JSON error shape.
+    let body = json!({"content": "x".repeat(4096)}).to_string();
+    let response = request(running.addr, "POST", "/tools/scrub_secrets", &[JSON], &body).await;
+    assert_eq!(response.status, 413, "{}", response.body);
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    let error: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(error["error"]["code"], "PAYLOAD_TOO_LARGE");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1024 bytes"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn the_plain_json_api_maps_not_found_and_not_configured_to_client_errors() {
+    let running = start_serving(Profiles::all(), |_| {}).await;
+    let diff = "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n";
+    let cases = [
+        (
+            "/tools/load_plan",
+            json!({"plan_id": "plan_missing"}),
+            404,
+            "PLAN_NOT_FOUND",
+        ),
+        (
+            "/tools/get_review_status",
+            json!({"session_id": "missing"}),
+            404,
+            "SESSION_NOT_FOUND",
+        ),
+        ("/tools/no_such_tool", json!({}), 404, "TOOL_NOT_FOUND"),
+        (
+            "/tools/review_changes",
+            json!({"diff": diff}),
+            409,
+            "LLM_NOT_CONFIGURED",
+        ),
+    ];
+    for (path, body, status, code) in cases {
+        let response = request(running.addr, "POST", path, &[JSON], &body.to_string()).await;
+        assert_eq!(response.status, status, "{path}: {}", response.body);
+        assert_eq!(response.header("content-type"), Some("application/json"));
+        let error: Value = serde_json::from_str(&response.body).unwrap();
+        assert_eq!(error["error"]["code"], code, "{path}: {error}");
+        if code == "LLM_NOT_CONFIGURED" {
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("TOLLGATE_LLM_PROVIDER"),
+                "the fix: {message}"
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -323,12 +448,8 @@ async fn only_loopback_binds_unless_allowed_and_guarded() {
     assert!(matches!(err, HttpError::TokenRequired { .. }), "{err}");
     assert!(err.to_string().contains("TOLLGATE_MCP_TOKEN"), "{err}");
 
-    assert!(
-        BearerToken::new("  ").is_none(),
-        "a blank token protects nothing"
-    );
     assert_eq!(
-        format!("{:?}", BearerToken::new("s3cret").unwrap()),
+        format!("{:?}", BearerToken::new(TOKEN).unwrap()),
         "BearerToken(****)"
     );
 }
@@ -382,10 +503,10 @@ async fn the_plain_json_api_lists_and_calls_tools() {
 
 #[tokio::test]
 async fn the_plain_json_api_has_the_same_guards() {
-    let running = start(|options| options.bearer_token = BearerToken::new("s3cret")).await;
+    let running = start(|options| options.bearer_token = BearerToken::new(TOKEN).ok()).await;
     let anonymous = request(running.addr, "GET", "/tools/list", &[], "").await;
     assert_eq!(anonymous.status, 401);
-    let token = ("Authorization", "Bearer s3cret");
+    let token = ("Authorization", AUTHORIZATION);
     let rebinding = request(
         running.addr,
         "GET",

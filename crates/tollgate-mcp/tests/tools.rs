@@ -88,6 +88,7 @@ async fn connect_with_options(
 ) -> Session {
     let server = Server::new(ServerOptions {
         workspace: workspace.path().to_path_buf(),
+        workspace_named: true,
         profiles: profiles.parse::<Profiles>().unwrap(),
         env,
         call_timeout,
@@ -349,14 +350,10 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         );
         let input = Value::Object(tool.input_schema.as_ref().clone());
         assert_eq!(input["type"], "object", "{name}");
-        // run_static_analysis takes the analyzers' own request type, which tolerates extra
-        // fields; every other tool refuses unknown arguments.
-        if name != "run_static_analysis" {
-            assert_eq!(
-                input["additionalProperties"], false,
-                "{name}: unknown arguments are refused"
-            );
-        }
+        assert_eq!(
+            input["additionalProperties"], false,
+            "{name}: unknown arguments are refused"
+        );
         for (field, schema) in input["properties"].as_object().unwrap() {
             assert!(
                 schema["description"].is_string(),

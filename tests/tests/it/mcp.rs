@@ -346,6 +346,74 @@ fn http_refuses_a_non_loopback_bind_without_the_flag_and_a_token() {
     assert!(stderr.contains("TOLLGATE_MCP_TOKEN"), "{stderr}");
 }
 
+#[test]
+fn a_server_started_in_a_root_or_home_directory_needs_it_named() {
+    let home = tempfile::tempdir().unwrap();
+    // Without --repo (served when named: see the server's unit tests).
+    let run = |dir: &Path| {
+        Command::new(tollgate_bin())
+            .arg("mcp")
+            .current_dir(dir)
+            .env("HOME", home.path())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (dir, what) in [
+        (Path::new("/"), "a file-system root"),
+        (home.path(), "the home directory"),
+    ] {
+        let output = run(dir);
+        assert_eq!(output.status.code(), Some(2), "{}", dir.display());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(what), "{stderr}");
+        assert!(stderr.contains("--repo"), "{stderr}");
+    }
+}
+
+#[test]
+fn http_refuses_a_short_token_and_warns_of_a_remote_bind_without_hosts() {
+    let (repo, _) = repo_with_change();
+    let output = Command::new(tollgate_bin())
+        .args(["mcp", "--http", "127.0.0.1:0", "--repo"])
+        .arg(repo.path())
+        .env("TOLLGATE_MCP_TOKEN", "abc")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("TOLLGATE_MCP_TOKEN"), "{stderr}");
+    assert!(stderr.contains("at least 32"), "{stderr}");
+    assert!(
+        !stderr.contains("abc"),
+        "the token is never shown: {stderr}"
+    );
+
+    let mut command = Command::new(tollgate_bin());
+    command
+        .args(["mcp", "--http", "0.0.0.0:0", "--allow-remote", "--repo"])
+        .arg(repo.path())
+        .env("TOLLGATE_MCP_TOKEN", "0123456789abcdef0123456789abcdef")
+        .env("NO_COLOR", "1")
+        .env_remove("TOLLGATE_LOG")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut process = McpProcess {
+        child: command.spawn().unwrap(),
+    };
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+    let seen: Vec<String> = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
+        .take_while(|line| !line.contains("listening on"))
+        .collect();
+    assert!(
+        seen.iter()
+            .any(|line| line.contains("WARN") && line.contains("--allowed-host")),
+        "{seen:?}"
+    );
+}
+
 /// The Python interpreter with PyPI's `mcp` client: `.ci/run` installs it and sets
 /// `TOLLGATE_MCP_PYTHON`. Without it the test says so and returns, except under CI, where a
 /// missing client is a failure.

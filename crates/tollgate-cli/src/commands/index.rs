@@ -96,9 +96,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
     } else {
         ProgressBar::hidden()
     };
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
-    {
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
         bar.set_style(style.progress_chars("=> "));
     }
     let mut on_progress = |p: Progress| {
@@ -138,14 +136,19 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
 /// Shows an indexing step on the progress bar.
 fn show_progress(bar: &ProgressBar, progress: Progress) {
     match progress {
-        Progress::Walked { files } => {
-            bar.set_message(format!("found {files} files; indexing changes"))
+        Progress::Walked { files, .. } => {
+            bar.set_message(format!("found {files} files; indexing changed files"))
         }
         Progress::Processed { done, total } => {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
-        Progress::Committing => bar.set_message("writing the index".to_string()),
-        Progress::History => bar.set_message("indexing commit history".to_string()),
+        Progress::History { done, total } => {
+            bar.set_message("indexing commits");
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+        Progress::Committing => bar.set_message("writing the index"),
+        Progress::Graph => bar.set_message("refreshing the vector graph"),
     }
 }

@@ -12,7 +12,8 @@ const TOKEN_VAR: &str = "TOLLGATE_MCP_TOKEN";
 
 pub fn run(args: McpArgs) -> anyhow::Result<ExitStatus> {
     let server = Server::new(ServerOptions {
-        workspace: args.repo.clone(),
+        workspace: args.repo.clone().unwrap_or_else(|| ".".into()),
+        workspace_named: args.repo.is_some(),
         profiles: args.tools.clone(),
         env: std::env::vars().collect(),
         call_timeout: std::time::Duration::from_secs(args.call_timeout_secs),
@@ -25,9 +26,16 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitStatus> {
     match args.http {
         None => tollgate_mcp::run_stdio(server).context("the MCP server stopped")?,
         Some(bind) => {
+            // A token that is set is used or refused, never ignored.
+            let bearer_token = match std::env::var(TOKEN_VAR) {
+                Ok(token) => Some(
+                    BearerToken::new(token).with_context(|| format!("{TOKEN_VAR} is refused"))?,
+                ),
+                Err(_) => None,
+            };
             let options = HttpOptions {
                 allow_remote: args.allow_remote,
-                bearer_token: std::env::var(TOKEN_VAR).ok().and_then(BearerToken::new),
+                bearer_token,
                 allowed_hosts: args.allowed_hosts,
                 allowed_origins: args.allowed_origins,
                 ..HttpOptions::new(bind)

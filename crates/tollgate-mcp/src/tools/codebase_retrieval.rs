@@ -1,7 +1,7 @@
 //! `codebase_retrieval`: a context tool (upstream's name and parameters).
 
+use tollgate::context::codebase_retrieval;
 use tollgate::context::request::{CodebaseRetrievalRequest, SearchResponse};
-use tollgate::context::{Workspace, codebase_retrieval};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,7 +24,7 @@ impl Tool for CodebaseRetrieval {
         ctx: &ToolContext,
         input: CodebaseRetrievalRequest,
     ) -> Result<SearchResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(codebase_retrieval(&ws, &input)?)
     }
 }

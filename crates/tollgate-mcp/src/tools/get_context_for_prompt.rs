@@ -1,7 +1,7 @@
 //! `get_context_for_prompt`: a context tool (upstream's name and parameters).
 
+use tollgate::context::get_context_for_prompt;
 use tollgate::context::request::{ContextBundle, GetContextRequest};
-use tollgate::context::{Workspace, get_context_for_prompt};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -21,7 +21,7 @@ impl Tool for GetContextForPrompt {
     type Output = ContextBundle;
 
     fn call(ctx: &ToolContext, input: GetContextRequest) -> Result<ContextBundle, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(get_context_for_prompt(&ws, &input)?)
     }
 }

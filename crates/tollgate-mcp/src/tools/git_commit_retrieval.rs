@@ -1,7 +1,7 @@
 //! `git_commit_retrieval`: a context tool (upstream's name and parameters).
 
+use tollgate::context::git_commit_retrieval;
 use tollgate::context::request::{CommitResponse, GitCommitRetrievalRequest};
-use tollgate::context::{Workspace, git_commit_retrieval};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,7 +24,7 @@ impl Tool for GitCommitRetrieval {
         ctx: &ToolContext,
         input: GitCommitRetrievalRequest,
     ) -> Result<CommitResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(git_commit_retrieval(&ws, &input)?)
     }
 }

@@ -1,10 +1,7 @@
 //! `index_workspace`: a context tool (upstream's name and parameters).
 
-use std::ops::ControlFlow;
-
-use tollgate::context::Progress;
 use tollgate::context::request::{IndexReport, IndexWorkspaceRequest};
-use tollgate::context::{Workspace, index_workspace};
+use tollgate::context::{index_progress, index_workspace};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -29,26 +26,13 @@ impl Tool for IndexWorkspace {
     type Output = IndexReport;
 
     fn call(ctx: &ToolContext, input: IndexWorkspaceRequest) -> Result<IndexReport, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
-        let control = ctx.control();
-        // Progress as files done of the changed total; a cancelled call stops before it commits.
-        let mut on_progress = |progress: Progress| {
-            match progress {
-                Progress::Walked { files } => {
-                    control.report(0, None, format!("found {files} files"));
-                }
-                Progress::Processed { done, total } => {
-                    control.report(done as u64, Some(total as u64), "indexing changed files");
-                }
-                Progress::Committing => control.report(0, None, "writing the index"),
-                Progress::History => control.report(0, None, "indexing commit history"),
-            }
-            if control.is_cancelled() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        };
-        Ok(index_workspace(&ws, &input, &mut on_progress)?)
+        let ws = ctx.open_workspace()?;
+        // Progress as one growing count over every phase; a cancelled call stops at its next
+        // file or commit, before it writes.
+        Ok(index_workspace(
+            &ws,
+            &input,
+            &mut index_progress(ctx.control()),
+        )?)
     }
 }

@@ -156,7 +156,157 @@ fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::ALL;
+    use crate::error::INVALID_INPUT;
+    use crate::profile::Profiles;
+    use crate::tool::{Catalog, ToolContext};
+
+    /// The field no input type has.
+    const UNKNOWN: &str = "tollgate_unknown_field";
+
+    /// One step from an input down to a nested object: a property, or an array's item.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Field(String),
+        Item,
+    }
+
+    /// An object found in a schema: the steps to it, the constant fields it needs, its schema.
+    type Found = (Vec<Step>, serde_json::Map<String, Value>, Value);
+
+    /// Every object an input schema describes (the input itself first), as the steps that lead
+    /// to it and the constant fields it needs (an enum variant's tag). Maps (objects whose
+    /// `additionalProperties` is a schema) take any key and are not listed.
+    fn objects(
+        schema: &Value,
+        defs: &Value,
+        path: &[Step],
+        seen_refs: &mut Vec<String>,
+        out: &mut Vec<Found>,
+    ) {
+        if let Some(reference) = schema["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/$defs/").to_string();
+            if seen_refs.contains(&name) {
+                return;
+            }
+            seen_refs.push(name.clone());
+            objects(&defs[&name], defs, path, seen_refs, out);
+            seen_refs.pop();
+            return;
+        }
+        for combinator in ["anyOf", "oneOf", "allOf"] {
+            for alternative in schema[combinator].as_array().into_iter().flatten() {
+                objects(alternative, defs, path, seen_refs, out);
+            }
+        }
+        let types: Vec<&str> = match &schema["type"] {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(properties) = schema["properties"].as_object() {
+            let tags: serde_json::Map<String, Value> = properties
+                .iter()
+                .filter_map(|(name, property)| {
+                    let constant = property.get("const").cloned().or_else(|| {
+                        property["enum"]
+                            .as_array()
+                            .filter(|values| values.len() == 1)
+                            .map(|values| values[0].clone())
+                    })?;
+                    Some((name.clone(), constant))
+                })
+                .collect();
+            out.push((path.to_vec(), tags, schema.clone()));
+            for (name, property) in properties {
+                let mut next = path.to_vec();
+                next.push(Step::Field(name.clone()));
+                objects(property, defs, &next, seen_refs, out);
+            }
+        }
+        if types.contains(&"array") {
+            let mut next = path.to_vec();
+            next.push(Step::Item);
+            objects(&schema["items"], defs, &next, seen_refs, out);
+        }
+    }
+
+    /// Arguments holding an unknown field in the object at `path` and nothing else.
+    fn with_unknown_at(path: &[Step], tags: &serde_json::Map<String, Value>) -> Value {
+        let mut value = Value::Object(tags.clone());
+        value[UNKNOWN] = json!(true);
+        for step in path.iter().rev() {
+            value = match step {
+                Step::Field(name) => json!({ name: value }),
+                Step::Item => json!([value]),
+            };
+        }
+        value
+    }
+
+    /// Generated from the schemas, so a new tool or a new nested option is covered without
+    /// being listed here: every object of every input schema declares
+    /// `additionalProperties: false`, and the input type refuses an unknown field there with
+    /// `INVALID_INPUT` naming it.
+    #[test]
+    fn every_input_refuses_unknown_fields_at_every_level() {
+        let workspace = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(
+            workspace.path().to_path_buf(),
+            Vec::new(),
+            Catalog {
+                profiles: Profiles::all(),
+                tools: Vec::new(),
+            },
+        );
+        let mut problems = Vec::new();
+        let mut covered = Vec::new();
+        for entry in ALL {
+            let definition = entry.definition().unwrap();
+            let schema = Value::Object(definition.input_schema.as_ref().clone());
+            let mut found = Vec::new();
+            objects(&schema, &schema["$defs"], &[], &mut Vec::new(), &mut found);
+            assert!(
+                found.first().is_some_and(|(path, _, _)| path.is_empty()),
+                "{}: the input is an object",
+                entry.name
+            );
+            for (path, tags, object) in found {
+                let at = format!("{}{path:?}", entry.name);
+                covered.push(at.clone());
+                if object["additionalProperties"] != json!(false) {
+                    problems.push(format!("{at}: schema lacks additionalProperties: false"));
+                }
+                let arguments = with_unknown_at(&path, &tags);
+                let Value::Object(arguments) = arguments else {
+                    unreachable!("the input is an object")
+                };
+                match entry.call(&ctx, arguments.clone()) {
+                    Err(err)
+                        if err.code() == INVALID_INPUT
+                            && err
+                                .to_json()
+                                .to_string()
+                                .contains(&format!("unknown field `{UNKNOWN}`")) => {}
+                    Err(err) => problems.push(format!("{at}: {}", err.to_json())),
+                    Ok(_) => problems.push(format!("{at}: accepted {}", Value::Object(arguments))),
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        // The walk reaches nested objects (the issue's case among them).
+        for nested in [
+            r#"run_static_analysis[Field("options")]"#,
+            r#"review_diff[Field("options")]"#,
+        ] {
+            assert!(
+                covered.iter().any(|at| at == nested),
+                "{nested}: {covered:?}"
+            );
+        }
+    }
 
     #[test]
     fn tool_names_are_unique_and_valid_and_their_schemas_build() {

@@ -1,7 +1,7 @@
 //! `search_callers_for`: a context tool (upstream's name and parameters).
 
 use tollgate::context::request::{SearchCallersRequest, SymbolGraphResponse};
-use tollgate::context::{Workspace, search_callers_for};
+use tollgate::context::search_callers_for;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,7 +24,7 @@ impl Tool for SearchCallersFor {
         ctx: &ToolContext,
         input: SearchCallersRequest,
     ) -> Result<SymbolGraphResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(search_callers_for(&ws, &input)?)
     }
 }

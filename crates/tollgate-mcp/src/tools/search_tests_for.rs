@@ -1,7 +1,7 @@
 //! `search_tests_for`: a context tool (upstream's name and parameters).
 
 use tollgate::context::request::{SearchResponse, SearchTestsRequest};
-use tollgate::context::{Workspace, search_tests_for};
+use tollgate::context::search_tests_for;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -21,7 +21,7 @@ impl Tool for SearchTestsFor {
     type Output = SearchResponse;
 
     fn call(ctx: &ToolContext, input: SearchTestsRequest) -> Result<SearchResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(search_tests_for(&ws, &input)?)
     }
 }

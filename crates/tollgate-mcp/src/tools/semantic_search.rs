@@ -1,7 +1,7 @@
 //! `semantic_search`: a context tool (upstream's name and parameters).
 
 use tollgate::context::request::{SearchResponse, SemanticSearchRequest};
-use tollgate::context::{Workspace, semantic_search};
+use tollgate::context::semantic_search;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -21,7 +21,7 @@ impl Tool for SemanticSearch {
     type Output = SearchResponse;
 
     fn call(ctx: &ToolContext, input: SemanticSearchRequest) -> Result<SearchResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(semantic_search(&ws, &input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `symbol_graph`: a context tool (upstream's name and parameters).
 
 use tollgate::context::request::{SymbolGraphRequest, SymbolGraphResponse};
-use tollgate::context::{Workspace, symbol_graph};
+use tollgate::context::symbol_graph;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,7 +24,7 @@ impl Tool for SymbolGraph {
         ctx: &ToolContext,
         input: SymbolGraphRequest,
     ) -> Result<SymbolGraphResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(symbol_graph(&ws, &input)?)
     }
 }

@@ -23,8 +23,10 @@ use crate::findings::{
 };
 
 /// Input of `run_static_analysis`: upstream's `{changed_files, options}` plus an optional diff
-/// that scopes findings to changed lines.
+/// that scopes findings to changed lines. Unknown fields are refused at every level, so a
+/// misspelt option never silently falls back to a default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StaticAnalysisRequest {
     /// Repository-relative paths to analyse. With `diff`, only these of its files count; without
     /// either, the whole project is checked (tsc) and semgrep is skipped.
@@ -41,6 +43,7 @@ pub struct StaticAnalysisRequest {
 
 /// Options of `run_static_analysis`; unset ones come from the `[analyzers]` configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StaticAnalysisOptions {
     /// Which analyzers run [default: the configured ones, else `["tsc"]`].
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,11 +17,13 @@ use std::path::{Path, PathBuf};
 
 pub use files::get_file;
 pub use ops::{
-    codebase_retrieval, get_context_for_prompt, git_commit_retrieval, index_status,
+    codebase_retrieval, get_context_for_prompt, git_commit_retrieval, index_progress, index_status,
     index_workspace, regex_search, search_callers_for, search_tests_for, semantic_search,
     symbol_graph,
 };
 use tollgate_index::IndexConfig;
+
+use crate::control::Control;
 pub use tollgate_index::{Embedder, HashedEmbedder, HttpEmbedder, IndexError, Progress};
 
 /// A context operation failed.
@@ -76,6 +78,8 @@ pub struct Workspace {
     root: PathBuf,
     index: IndexConfig,
     embedder: Box<dyn Embedder>,
+    /// Watches and stops the index build a search starts when there is no index yet.
+    control: Control,
 }
 
 impl Workspace {
@@ -93,7 +97,15 @@ impl Workspace {
             root,
             index,
             embedder: Box::new(HashedEmbedder),
+            control: Control::default(),
         })
+    }
+
+    /// Reports the index build a search may start (see the module docs) to `control`, and
+    /// stops it when `control` is cancelled.
+    pub fn with_control(mut self, control: Control) -> Workspace {
+        self.control = control;
+        self
     }
 
     /// Keeps the index somewhere else.

@@ -2,6 +2,7 @@
 //! answer (relevance normalised, snippets read from the working tree with secrets masked).
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use time::format_description::well_known::Rfc3339;
@@ -12,6 +13,7 @@ use tollgate_index::{CommitFilter, Filter, Hit, Mode, SearchQuery, Tests, symbol
 use super::files::resolve;
 use super::request::*;
 use super::{ContextError, Workspace};
+use crate::control::Control;
 use crate::secrets::scrub;
 
 const SNIPPET_LINES: usize = 40;
@@ -46,9 +48,12 @@ fn ensure_index(ws: &Workspace) -> Result<bool, ContextError> {
     if tollgate_index::exists(ws.index_config()) {
         return Ok(false);
     }
-    tollgate_index::update(ws.index_config(), None, ws.embedder(), &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    })?;
+    tollgate_index::update(
+        ws.index_config(),
+        None,
+        ws.embedder(),
+        &mut index_progress(&ws.control),
+    )?;
     Ok(true)
 }
 
@@ -683,11 +688,57 @@ pub fn search_callers_for(
     )
 }
 
+/// An index update's progress for `control`: one count that only grows (changed files read,
+/// then commits indexed, then the write), whose total is known once the walk has counted both;
+/// the update stops at its next phase or file or commit once `control` is cancelled.
+pub fn index_progress(
+    control: &Control,
+) -> impl FnMut(tollgate_index::Progress) -> ControlFlow<()> + '_ {
+    use tollgate_index::Progress;
+    // Changed files and commits, known from the walk on.
+    let mut planned: Option<(u64, u64)> = None;
+    move |progress| {
+        let (files, commits) = planned.unwrap_or((0, 0));
+        let total = planned.map(|(files, commits)| files + commits + 1);
+        match progress {
+            Progress::Walked {
+                files: walked,
+                changed,
+                commits,
+            } => {
+                planned = Some((changed as u64, commits as u64));
+                control.report(
+                    0,
+                    Some(changed as u64 + commits as u64 + 1),
+                    format!("found {walked} files, {changed} to index, and {commits} commits"),
+                );
+            }
+            Progress::Processed { done, .. } => {
+                control.report(done as u64, total, "indexing changed files");
+            }
+            Progress::History { done, .. } => {
+                control.report(files + done as u64, total, "indexing commit history");
+            }
+            Progress::Committing => {
+                control.report(files + commits, total, "writing the index");
+            }
+            Progress::Graph => {
+                control.report(files + commits, total, "rebuilding the vector graph");
+            }
+        }
+        if control.is_cancelled() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
 /// `index_workspace`: brings the index up to date (only `path` when given).
 pub fn index_workspace(
     ws: &Workspace,
     request: &IndexWorkspaceRequest,
-    progress: &mut dyn FnMut(tollgate_index::Progress) -> std::ops::ControlFlow<()>,
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
 ) -> Result<IndexReport, ContextError> {
     let under = match request
         .path
@@ -753,6 +804,76 @@ pub fn index_status(ws: &Workspace) -> Result<IndexStatusResponse, ContextError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A repository at `root` with one commit per file.
+    fn commit_each(root: &std::path::Path, files: &[&str]) {
+        let repo = git2::Repository::init(root).unwrap();
+        let signature = git2::Signature::now("T", "t@example.com").unwrap();
+        let mut parent: Option<git2::Oid> = None;
+        for name in files {
+            std::fs::write(root.join(name), format!("pub fn {}() {{}}\n", &name[..2])).unwrap();
+            let mut index = repo.index().unwrap();
+            index.add_path(std::path::Path::new(name)).unwrap();
+            index.write().unwrap();
+            let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+            let parents: Vec<git2::Commit> = parent
+                .map(|oid| repo.find_commit(oid).unwrap())
+                .into_iter()
+                .collect();
+            let parents: Vec<&git2::Commit> = parents.iter().collect();
+            parent = Some(
+                repo.commit(Some("HEAD"), &signature, &signature, name, &tree, &parents)
+                    .unwrap(),
+            );
+        }
+    }
+
+    #[test]
+    fn index_progress_only_grows_across_phases_and_stops_in_any() {
+        let dir = tempfile::tempdir().unwrap();
+        commit_each(dir.path(), &["aa.rs", "bb.rs", "cc.rs", "dd.rs"]);
+        let ws = Workspace::open(dir.path()).unwrap();
+        let request = IndexWorkspaceRequest { path: None };
+
+        // Cancelled while commits are indexed: the update stops there and writes nothing.
+        let control = Control::new();
+        let mut reported = index_progress(&control);
+        let err = index_workspace(&ws, &request, &mut |progress| {
+            if matches!(progress, tollgate_index::Progress::History { done: 1, .. }) {
+                control.cancel();
+            }
+            reported(progress)
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), "CANCELLED");
+        assert!(!tollgate_index::exists(ws.index_config()));
+
+        // Run through: one count over files, commits and the write, never going back.
+        let control = Control::new();
+        let mut reported = index_progress(&control);
+        let mut seen = Vec::new();
+        index_workspace(&ws, &request, &mut |progress| {
+            let flow = reported(progress);
+            seen.push(control.latest().unwrap().1);
+            flow
+        })
+        .unwrap();
+        assert!(
+            seen.windows(2).all(|pair| pair[0].done <= pair[1].done),
+            "{seen:?}"
+        );
+        // Four files, four commits and the write.
+        assert!(seen.iter().all(|p| p.total == Some(9)), "{seen:?}");
+        assert!(
+            seen.iter()
+                .any(|p| p.done == 8 && p.message == "writing the index")
+        );
+        assert!(
+            seen.iter()
+                .any(|p| p.done == 6 && p.message == "indexing commit history"),
+            "{seen:?}"
+        );
+    }
 
     #[test]
     fn since_accepts_iso_and_relative_dates() {

@@ -12,6 +12,7 @@
 //! front ends pass those in.
 
 pub mod analyzers;
+pub mod ci_log;
 pub mod config;
 pub mod context;
 pub mod control;

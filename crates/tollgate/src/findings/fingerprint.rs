@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
-use super::Finding;
+use crate::findings::Finding;
+use crate::findings::redact::redact_secrets;
 
 /// Collapses runs of whitespace and trims, so re-indentation keeps a finding's identity.
 pub fn normalize_anchor(text: &str) -> String {
@@ -23,8 +24,10 @@ pub fn normalize_anchor(text: &str) -> String {
     out
 }
 
-/// Fills `fingerprint` and `id` of every finding. Findings reported twice at the same position
-/// (by two passes, say) get the same fingerprint and can be merged by [`dedupe_by_fingerprint`].
+/// Fills `fingerprint` and `id` of every finding, then masks every secret in its texts
+/// ([`redact_secrets`]): every producer passes here, so this is where secrets are hidden. Findings
+/// reported twice at the same position (by two passes, say) get the same fingerprint and can be
+/// merged by [`dedupe_by_fingerprint`].
 pub fn assign_identities(findings: &mut [Finding]) {
     // (rule, path, normalised anchor) -> distinct positions, ranked in line order.
     type Key = (String, String, String);
@@ -58,6 +61,7 @@ pub fn assign_identities(findings: &mut [Finding]) {
         let fingerprint = compute(&key.0, &key.1, &key.2, occurrence);
         finding.id = format!("{}@{}", finding.rule_id, &fingerprint[..12]);
         finding.fingerprint = fingerprint;
+        redact_secrets(finding);
     }
 }
 

@@ -4,17 +4,21 @@
 //! Every producer (preflight checks, invariants, analyzers, model passes) emits findings with an
 //! `anchor_text` (the content of the line it points at). [`assign_identities`] then gives each one a
 //! stable `fingerprint` (rule id + path + normalised anchor text + occurrence index) and a unique
-//! `id`. Dedupe, baselines, allowlists and SARIF `partialFingerprints` all key on the fingerprint,
-//! never on the rule id alone.
+//! `id`, and masks every secret in the finding's texts ([`redact_secrets`]), so whatever produced
+//! a finding, no report, MCP answer or stored session shows a secret. Dedupe, baselines,
+//! allowlists and SARIF `partialFingerprints` all key on the fingerprint, never on the rule id
+//! alone.
 
 mod analysis;
 mod fingerprint;
+mod redact;
 mod result;
 
 pub use analysis::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, StaticAnalysisSummary, ToolOrigin,
 };
 pub use fingerprint::{assign_identities, dedupe_by_fingerprint, normalize_anchor};
+pub use redact::redact_secrets;
 pub use result::{
     Classification, LlmReviewSummary, ReviewMetadata, ReviewResult, ReviewStats, RiskFactor,
     RuleInfo, Signals, Timings,

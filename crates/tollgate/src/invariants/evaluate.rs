@@ -428,7 +428,10 @@ impl Target<'_, '_> {
 
 /// A line as evidence: trimmed and cut to [`EVIDENCE_CHARS`] characters.
 fn evidence_of(text: &str) -> String {
-    let trimmed = text.trim();
+    // Masked before cutting, so a cut can never leave a secret too short to detect (every
+    // finding's texts are masked again when it gets its identity).
+    let redacted = crate::secrets::redact_line(text);
+    let trimmed = redacted.trim();
     match trimmed.char_indices().nth(EVIDENCE_CHARS) {
         Some((cut, _)) => format!("{}…", &trimmed[..cut]),
         None => trimmed.to_string(),

@@ -59,7 +59,11 @@ mod limit;
 mod openai;
 mod prompt;
 
-pub use prompt::{FENCE_BEGIN, FENCE_END, UNTRUSTED_DATA_RULE, estimate_tokens, fence};
+#[cfg(test)]
+pub(crate) use prompt::outside_fences;
+pub use prompt::{
+    FENCE_BEGIN, FENCE_END, FILE_LINE, UNTRUSTED_DATA_RULE, estimate_tokens, fence, fence_file,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::control::Control;
-use crate::llm::{JsonRequest, LlmClient, UNTRUSTED_DATA_RULE, Usage, estimate_tokens, fence};
+use crate::llm::{
+    JsonRequest, LlmClient, UNTRUSTED_DATA_RULE, Usage, estimate_tokens, fence, fence_file,
+};
 use crate::plan::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
 use crate::plan::graph::{StepGraph, StepOutcomes};
 use crate::plan::library::{
@@ -741,9 +743,11 @@ impl Run<'_> {
                 Ok(proposal)
             }
             Err(reason) => {
+                // The reason quotes the answer's paths: fenced like the answer.
                 let repair = format!(
-                    "{user}\nYour previous answer was refused: {reason}. Answer again with that \
-                     fixed.\n\n{}",
+                    "{user}\nYour previous answer was refused for the reason in the block below. \
+                     Answer again with that fixed.\n\n{}{}",
+                    fence("refusal", &reason),
                     fence("previous answer", &answer.value.to_string())
                 );
                 let answer = ask(self, &repair)?;
@@ -844,16 +848,19 @@ impl Run<'_> {
         if !paths.is_empty() {
             user.push_str("\nCurrent contents of the files the step names:\n");
         }
+        // Paths come from the plan, so they are untrusted: each goes inside a fence, the shown
+        // files' as their `File:` line, the others' in one fenced list.
+        let mut not_shown = String::new();
         for path in paths {
+            let shown_path = path.escape_debug();
             match apply::read_workspace_file(self.workspace, path, MAX_SHOWN_FILE_BYTES) {
                 Ok(Some(ReadFile::Text(text))) => {
-                    let block = fence(path, &text);
+                    let block = fence_file("file", path, &text);
                     let cost = estimate_tokens(&block);
                     if used + cost > FILE_TOKEN_BUDGET {
                         let _ = writeln!(
-                            user,
-                            "- `{path}` exists but is not shown (over the prompt budget): do not \
-                             modify it."
+                            not_shown,
+                            "- {shown_path}: exists, not shown (over the prompt budget)"
                         );
                         continue;
                     }
@@ -862,21 +869,28 @@ impl Run<'_> {
                     shown.insert(path.to_string(), text);
                 }
                 Ok(Some(ReadFile::Binary)) => {
-                    let _ = writeln!(user, "- `{path}` is a binary file: do not modify it.");
+                    let _ = writeln!(not_shown, "- {shown_path}: a binary file");
                 }
                 Ok(Some(ReadFile::TooLarge { bytes })) => {
                     let _ = writeln!(
-                        user,
-                        "- `{path}` is too large to show ({bytes} bytes): do not modify it."
+                        not_shown,
+                        "- {shown_path}: too large to show ({bytes} bytes)"
                     );
                 }
                 Ok(None) => {
-                    let _ = writeln!(user, "- `{path}` does not exist yet.");
+                    let _ = writeln!(not_shown, "- {shown_path}: does not exist yet");
                 }
                 Err(err) => {
-                    let _ = writeln!(user, "- `{path}` cannot be used: {err}");
+                    let _ = writeln!(not_shown, "- {shown_path}: cannot be used ({err})");
                 }
             }
+        }
+        if !not_shown.is_empty() {
+            user.push_str(
+                "\nFiles the step names that are not shown, each with the reason. Do not modify \
+                 a file listed here, except to create one that does not exist yet:\n",
+            );
+            user.push_str(&fence("files not shown", &not_shown));
         }
         if !self.additional_context.trim().is_empty() {
             user.push_str("\nAdditional context from the caller:\n");

@@ -16,7 +16,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::llm::{JsonRequest, LlmClient, LlmError, estimate_tokens, fence};
+use crate::llm::{
+    JsonRequest, LlmClient, LlmError, UNTRUSTED_DATA_RULE, estimate_tokens, fence, fence_file,
+};
 use crate::plan::graph::{GraphError, link_steps};
 use crate::plan::markdown;
 use crate::plan::mermaid::{self, DiagramType};
@@ -684,7 +686,7 @@ fn generate_with_model(
     let mut used = estimate_tokens(&user);
     let mut context_files = Vec::new();
     for file in &scan.files {
-        let block = fence(&file.path, &file.content);
+        let block = fence_file("repository file", &file.path, &file.content);
         let cost = estimate_tokens(&block);
         if used + cost > budget {
             continue;
@@ -730,19 +732,22 @@ pub(crate) fn model_plan(
         serde_json::from_value::<Plan>(value)
             .map_err(|err| invalid("plan", format!("the model's plan does not parse: {err}")))
     };
-    let answer = client.complete_json(&JsonRequest::new(SYSTEM_PROMPT, user, "plan", &schema))?;
+    let system = format!("{SYSTEM_PROMPT} {UNTRUSTED_DATA_RULE}");
+    let answer = client.complete_json(&JsonRequest::new(&system, user, "plan", &schema))?;
     let mut plan = parse(answer.value.clone())?;
     prepare(&mut plan);
     match finish(&mut plan, provenance(&answer.model), options, new) {
         Ok(()) => Ok(plan),
         Err(PlanError::Graph(err)) => {
+            // The error quotes the plan's own text (titles, paths): fenced like the plan.
             let repair = format!(
-                "{user}\n\nYour previous plan was rejected: {err}. Return the whole plan again \
-                 with that fixed.\n\n{}",
+                "{user}\n\nYour previous plan was rejected for the reason in the block below. \
+                 Return the whole plan again with that fixed.\n\n{}{}",
+                fence("rejection", &err.to_string()),
                 fence("previous plan", &answer.value.to_string())
             );
             let answer =
-                client.complete_json(&JsonRequest::new(SYSTEM_PROMPT, &repair, "plan", &schema))?;
+                client.complete_json(&JsonRequest::new(&system, &repair, "plan", &schema))?;
             let mut plan = parse(answer.value)?;
             prepare(&mut plan);
             finish(&mut plan, provenance(&answer.model), options, new)?;

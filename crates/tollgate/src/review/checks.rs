@@ -281,7 +281,9 @@ fn public_api(facts: &[FileFacts<'_>], rule: &BuiltinRule, out: &mut Vec<Finding
         .on_changed_line(first.added);
         for api in f.public_api_lines.iter().take(5) {
             let sign = if api.added { '+' } else { '-' };
-            finding = finding.with_evidence(format!("{sign} {}", truncate(api.text.trim(), 200)));
+            // Masked before cutting, so a cut can never leave a secret too short to detect.
+            let text = secrets::redact_line(api.text.trim());
+            finding = finding.with_evidence(format!("{sign} {}", truncate(&text, 200)));
         }
         out.push(finding);
     }

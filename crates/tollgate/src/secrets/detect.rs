@@ -12,6 +12,7 @@
 //! confident first.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
@@ -68,6 +69,8 @@ fn scan(text: &str, run: impl Fn(usize) -> bool) -> Vec<SecretMatch> {
             Rule::PrivateKey => scan_private_keys(regex, text, &mut candidates),
             Rule::UrlCredentials => scan_url_credentials(regex, text, &mut candidates),
             Rule::Assignment => scan_assignments(regex, text, &mut candidates),
+            Rule::CurlUser => scan_curl_users(regex, text, &mut candidates),
+            Rule::SqlInsert => scan_sql_inserts(regex, text, &mut candidates),
         }
     }
     resolve_overlaps(candidates)
@@ -109,7 +112,39 @@ enum Rule {
     UrlCredentials,
     /// `name = value` where the name sounds secret; the value must look random.
     Assignment,
+    /// `curl -u user:password`; the password is the secret.
+    CurlUser,
+    /// A value in an SQL `INSERT` whose column sounds secret, judged like an assignment.
+    SqlInsert,
 }
+
+/// Names that make the value assigned to them suspect (the assignment and SQL detectors share
+/// them). Password labels in a few other languages sit with `pass…`; each has a literal in the
+/// assignment detector's prefilter (or contains `pass`).
+macro_rules! secret_names {
+    () => {
+        concat!(
+            r"pass(?:word|wort|wd|phrase)|kennwort|contrase(?:ñ|n)a|senha|wachtwoord",
+            r"|mot[ _.\-]?de[ _.\-]?passe|l(?:ö|o)senord|salasana",
+            r"|secret(?:[_.\-]?key)?|token|api[_.\-]?key",
+            r"|access[_.\-]?key|auth(?:orization)?|credentials?",
+            r"|(?:private|signing|encryption|master)[_.\-]?key",
+        )
+    };
+}
+
+/// Words in [`secret_names`] that name a password rather than a token or key.
+const PASSWORD_NAME_PREFIXES: &[&str] = &[
+    "pass",
+    "kennwort",
+    "contrase",
+    "senha",
+    "wachtwoord",
+    "mot",
+    "lösenord",
+    "losenord",
+    "salasana",
+];
 
 /// High-confidence provider formats, then the context-dependent detectors.
 ///
@@ -194,6 +229,18 @@ const DETECTORS: &[Detector] = &[
             kind: SecretKind::StripeKey,
             confidence: 0.95,
             min_alnum_classes: 1,
+        },
+    },
+    // Test-mode keys reach the account's test data and its settings; the suffix must mix
+    // classes so that `sk_test_` + a lowercase test name is not taken for one.
+    Detector {
+        pattern: r"(?-u:\b)(?P<secret>[sr]k_test_[A-Za-z0-9]{20,247})(?-u:\b)",
+        literals: &["sk_test_", "rk_test_"],
+        case: Case::Sensitive,
+        rule: Rule::Token {
+            kind: SecretKind::StripeKey,
+            confidence: 0.9,
+            min_alnum_classes: 2,
         },
     },
     Detector {
@@ -407,9 +454,9 @@ const DETECTORS: &[Detector] = &[
     // bare value stops at `&` so `?api_key=…&page=2` yields only the key.
     Detector {
         pattern: concat!(
-            r"(?i:(?P<key>pass(?:word|wd|phrase)|secret(?:[_.\-]?key)?|token|api[_.\-]?key",
-            r"|access[_.\-]?key|auth(?:orization)?|credentials?",
-            r"|(?:private|signing|encryption|master)[_.\-]?key))",
+            r"(?i:(?P<key>",
+            secret_names!(),
+            r"))",
             r#"["'`]?\]?[ \t]*(?:=>|:=|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
             r#"(?:[bBrRuUfF]{0,2}"(?P<dq>[^"\r\n]*)""#,
             r#"|[bBrRuUfF]{0,2}'(?P<sq>[^'\r\n]*)'"#,
@@ -428,9 +475,34 @@ const DETECTORS: &[Detector] = &[
             "signing",
             "encryption",
             "master",
+            "kennwort",
+            "contrase",
+            "senha",
+            "wachtwoord",
+            "senord",
+            "salasana",
         ],
         case: Case::Insensitive,
         rule: Rule::Assignment,
+    },
+    // `curl -u user:password` / `--user user:password`: the part after the first `:` is the
+    // password (curl asks for it when there is none).
+    Detector {
+        pattern: concat!(
+            r"(?i-u:curl)(?-u:\b)[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)",
+            r#"(?:"(?P<dq>[^"\r\n]*)"|'(?P<sq>[^'\r\n]*)'|(?P<bare>[^\s"'`;|&]+))"#,
+        ),
+        literals: &["curl"],
+        case: Case::Insensitive,
+        rule: Rule::CurlUser,
+    },
+    // `INSERT INTO t (…, client_secret, …) VALUES (…, '…', …)`: a value is judged like an
+    // assignment to its column's name. The value tuples are read by hand after the header.
+    Detector {
+        pattern: r"(?i-u:insert)[ \t\r\n]+(?i-u:into)[ \t\r\n]+[^\s(]{1,128}[ \t\r\n]*\((?P<columns>[^()]{1,2048})\)[ \t\r\n]*(?i-u:values)[ \t\r\n]*",
+        literals: &["insert"],
+        case: Case::Insensitive,
+        rule: Rule::SqlInsert,
     },
 ];
 
@@ -696,6 +768,199 @@ fn scan_assignments(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
     }
 }
 
+fn scan_curl_users(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    const MIN_PASSWORD_CHARS: usize = 6;
+    for caps in regex.captures_iter(text) {
+        let Some(credentials) = caps
+            .name("dq")
+            .or_else(|| caps.name("sq"))
+            .or_else(|| caps.name("bare"))
+        else {
+            continue;
+        };
+        let Some((user, password)) = credentials.as_str().split_once(':') else {
+            continue;
+        };
+        if password.chars().count() < MIN_PASSWORD_CHARS
+            || password == user
+            || password.chars().any(char::is_whitespace)
+            || is_placeholder(password)
+            || is_indirection(password)
+            || CharClasses::of(password).n_all() < 2
+        {
+            continue;
+        }
+        let start = credentials.start() + user.len() + 1;
+        out.push(SecretMatch {
+            kind: SecretKind::Password,
+            range: start..credentials.end(),
+            confidence: 0.6,
+        });
+    }
+}
+
+/// Longest stretch after an `INSERT … VALUES` header that its value tuples are read from, so a
+/// text of many headers is still scanned in linear time.
+const MAX_SQL_VALUES_BYTES: usize = 64 * 1024;
+
+fn scan_sql_inserts(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
+    static SECRET_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(r"(?i:", secret_names!(), r")$")).expect("column pattern compiles")
+    });
+    let mut from = 0;
+    while let Some(caps) = regex.captures_at(text, from) {
+        let (Some(header), Some(columns)) = (caps.get(0), caps.name("columns")) else {
+            break;
+        };
+        // Which columns are secret-like, and the name part that says so.
+        let names: Vec<Option<&str>> = columns
+            .as_str()
+            .split(',')
+            .map(|column| {
+                let column = column.trim().trim_matches(['`', '"', '[', ']']);
+                SECRET_COLUMN.find(column).map(|m| m.as_str())
+            })
+            .collect();
+        let end = header
+            .end()
+            .saturating_add(MAX_SQL_VALUES_BYTES)
+            .min(text.len());
+        let end = (end..=text.len())
+            .find(|&at| text.is_char_boundary(at))
+            .unwrap_or(text.len());
+        let values = SqlValues::new(text, header.end(), end);
+        let mut read_to = header.end();
+        for (column_idx, range, is_quoted) in values {
+            read_to = range.end;
+            let (Some(Some(name)), Some(value)) = (names.get(column_idx), text.get(range.clone()))
+            else {
+                continue;
+            };
+            if let Some((kind, confidence)) = judge_assignment(name, value, is_quoted, None) {
+                out.push(SecretMatch {
+                    kind,
+                    range,
+                    confidence,
+                });
+            }
+        }
+        from = read_to.max(header.end()).max(from + 1);
+        while from < text.len() && !text.is_char_boundary(from) {
+            from += 1;
+        }
+        if from >= text.len() {
+            break;
+        }
+    }
+}
+
+/// The values of `(…), (…)` tuples starting at `start`: column index, byte range of the value
+/// (inside its quotes when quoted) and whether it was quoted. Stops at the first thing that is
+/// not a tuple, or at `end`.
+struct SqlValues<'t> {
+    bytes: &'t [u8],
+    at: usize,
+    end: usize,
+    column_idx: usize,
+    in_tuple: bool,
+    done: bool,
+}
+
+impl<'t> SqlValues<'t> {
+    fn new(text: &'t str, start: usize, end: usize) -> SqlValues<'t> {
+        SqlValues {
+            bytes: text.as_bytes(),
+            at: start,
+            end,
+            column_idx: 0,
+            in_tuple: false,
+            done: false,
+        }
+    }
+
+    fn skip_whitespace(&mut self) {
+        while self.at < self.end && self.bytes[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        (self.at < self.end).then(|| self.bytes[self.at])
+    }
+}
+
+impl Iterator for SqlValues<'_> {
+    type Item = (usize, Range<usize>, bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        self.skip_whitespace();
+        if !self.in_tuple {
+            if self.peek() != Some(b'(') {
+                self.done = true;
+                return None;
+            }
+            self.at += 1;
+            self.in_tuple = true;
+            self.column_idx = 0;
+            self.skip_whitespace();
+        }
+        let column_idx = self.column_idx;
+        let (range, is_quoted) = if self.peek() == Some(b'\'') {
+            // A quoted string; `''` is an escaped quote inside it.
+            let start = self.at + 1;
+            let mut pos = start;
+            loop {
+                if pos >= self.end {
+                    self.done = true;
+                    return None;
+                }
+                if self.bytes[pos] == b'\'' {
+                    if self.bytes.get(pos + 1) == Some(&b'\'') && pos + 1 < self.end {
+                        pos += 2;
+                        continue;
+                    }
+                    break;
+                }
+                pos += 1;
+            }
+            self.at = pos + 1;
+            (start..pos, true)
+        } else {
+            let start = self.at;
+            while self.at < self.end && !matches!(self.bytes[self.at], b',' | b')' | b'(' | b';') {
+                self.at += 1;
+            }
+            let mut stop = self.at;
+            while stop > start && self.bytes[stop - 1].is_ascii_whitespace() {
+                stop -= 1;
+            }
+            (start..stop, false)
+        };
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b',') => {
+                self.at += 1;
+                self.column_idx += 1;
+            }
+            Some(b')') => {
+                self.at += 1;
+                self.in_tuple = false;
+                self.skip_whitespace();
+                if self.peek() == Some(b',') {
+                    self.at += 1;
+                } else {
+                    self.done = true;
+                }
+            }
+            _ => self.done = true,
+        }
+        Some((column_idx, range, is_quoted))
+    }
+}
+
 /// Decides whether `value`, assigned to the secret-like name `key`, is a secret.
 fn judge_assignment(
     key: &str,
@@ -716,7 +981,10 @@ fn judge_assignment(
     let classes = CharClasses::of(value);
     let entropy = shannon_entropy(value);
     let is_hex = value.chars().all(|ch| ch.is_ascii_hexdigit());
-    let is_password = key.to_ascii_lowercase().starts_with("pass");
+    let key = key.to_lowercase();
+    let is_password = PASSWORD_NAME_PREFIXES
+        .iter()
+        .any(|prefix| key.starts_with(prefix));
     let kind = if is_password {
         SecretKind::Password
     } else {

@@ -123,7 +123,7 @@ fn public_prefix_len(kind: SecretKind, value: &str) -> usize {
             "https://hooks.slack.com/triggers/",
             "http://hooks.slack.com/services/",
         ],
-        SecretKind::StripeKey => &["sk_live_", "rk_live_"],
+        SecretKind::StripeKey => &["sk_live_", "rk_live_", "sk_test_", "rk_test_"],
         SecretKind::GoogleApiKey => &["AIza"],
         SecretKind::OpenaiApiKey => &["sk-proj-", "sk-svcacct-", "sk-admin-", "sk-"],
         SecretKind::AnthropicApiKey => &["sk-ant-"],

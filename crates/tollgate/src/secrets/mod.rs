@@ -156,7 +156,7 @@ impl SecretKind {
             SecretKind::GitlabToken => "GitLab token",
             SecretKind::SlackToken => "Slack token",
             SecretKind::SlackWebhook => "Slack webhook URL",
-            SecretKind::StripeKey => "Stripe live key",
+            SecretKind::StripeKey => "Stripe secret key",
             SecretKind::GoogleApiKey => "Google API key",
             SecretKind::OpenaiApiKey => "OpenAI API key",
             SecretKind::AnthropicApiKey => "Anthropic API key",

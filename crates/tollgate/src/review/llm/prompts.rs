@@ -63,7 +63,8 @@ pub(crate) fn system_prompt(pass: Pass, custom: Option<&str>) -> String {
          hunks (the left column is the line number in the NEW file; removed lines have none), \
          optionally with surrounding code from the repository.\n\n{}\n\nReport only real, \
          specific problems introduced or exposed by this change, each pointing at the NEW-file \
-         line numbers shown (`file` exactly as shown after `File:`). Do not report style \
+         line numbers shown (`file` exactly as written after `File:` on the first line \
+         inside each fenced block). Do not report style \
          preferences as bugs, do not invent code you were not shown, and return an empty list \
          when the change is fine. Confidence is your probability (0–1) that the finding is \
          real.\n\n{}",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::used_definitions::UsedDefinitions;
 use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
-use crate::llm::{estimate_tokens, fence};
+use crate::llm::{estimate_tokens, fence, fence_file};
 
 /// Lines of surrounding code shown on each side of a changed line (upstream's ±16).
 const CONTEXT_RADIUS: u32 = 16;
@@ -223,10 +223,10 @@ fn section(
         FileStatus::Copied => "copied",
         _ => "modified",
     };
-    // The path is untrusted too; it is shown escaped, on one line.
-    let shown = path.escape_debug().to_string();
-    let mut out = format!("\n### File: {shown} ({status})\n");
-    out.push_str(&fence(&format!("diff {shown}"), &hunks.concat()));
+    // The path is as untrusted as the code: it goes inside each fence (`File: …`), never into
+    // the headers or the fence labels.
+    let mut out = format!("\n### Changed file ({status})\n");
+    out.push_str(&fence_file("diff", path, &hunks.concat()));
     if let Some(n) = omitted_hunks.filter(|n| *n > 0) {
         let _ = writeln!(
             out,
@@ -234,15 +234,15 @@ fn section(
         );
     }
     if let Some(code) = context.surrounding {
-        let _ = writeln!(out, "Surrounding code of {shown} (new version, numbered):");
-        out.push_str(&fence(&format!("context {shown}"), code));
+        out.push_str("Surrounding code of the same file (new version, numbered):\n");
+        out.push_str(&fence_file("context", path, code));
     }
     if let Some(code) = context.used {
-        let _ = writeln!(
-            out,
-            "Definitions in other files that the changes to {shown} use (from the code index, numbered):"
+        out.push_str(
+            "Definitions in other files that the changes to this file use (from the code index, \
+             numbered):\n",
         );
-        out.push_str(&fence(&format!("definitions used by {shown}"), code));
+        out.push_str(&fence("definitions", code));
     }
     out
 }

@@ -212,7 +212,8 @@ fn an_apply_killed_midway_is_rolled_back_by_the_next_command_and_undo_restores()
         "{:?}",
         temp_files(repo.path())
     );
-    let step = &progress.json()["steps"][0];
+    let report = progress.json();
+    let step = &report["steps"][0];
     assert_eq!(step["status"], "ready", "{step}");
     assert!(
         step["error"].as_str().unwrap().contains("rolled back"),

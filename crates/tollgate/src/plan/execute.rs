@@ -11,13 +11,13 @@
 //! - **Preview** (the default) writes nothing: no file and no step state. In `all_ready` and
 //!   `full_plan` a previewed step counts as done only for choosing the next steps of the same
 //!   call, and every diff is against the files as they are now.
-//! - **Apply** writes each step's operations with [`apply::apply_changes`]' machinery (all or
-//!   nothing, inside the workspace, atomic, with backups) and records the step's lifecycle in the
-//!   store: started, then completed with the files changed, or failed with the reason. Start and
-//!   end are the transactions that open and close the step's journal entry
-//!   ([`crate::plan::journal`]), so a run killed in between is rolled back by the next call. The next call
-//!   therefore continues with the steps that became ready; a failed step stays failed until
-//!   `fail_step` retries or skips it.
+//! - **Apply** writes each step's operations as [`apply::apply_changes`] does (all or nothing,
+//!   inside the workspace, atomic, with backups) and records the step's lifecycle in the store:
+//!   started, then completed with the files changed, or failed with the reason. Start and end are
+//!   the transactions that open and close the step's journal entry ([`crate::plan::journal`]),
+//!   so a run killed in between is rolled back by the next call. The next call therefore
+//!   continues with the steps that became ready; a failed step stays failed until `fail_step`
+//!   retries or skips it.
 //! - A plan passed inline is saved before changes are applied (a new plan, or the next version of
 //!   the saved plan with its id when the content differs), because step states belong to a saved
 //!   plan; `saved` in the response says so. Previewing an inline plan saves nothing.

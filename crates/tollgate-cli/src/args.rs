@@ -558,6 +558,18 @@ pub enum PlanCommand {
         #[arg(long = "context", value_name = "TEXT")]
         context: Option<String>,
     },
+    /// Undo a step's applied changes: restore its files from their backups (refused when a
+    /// file was edited since, unless --force) and put the step back to pending.
+    Undo {
+        #[arg(value_name = "PLAN_ID")]
+        plan_id: String,
+        /// The step [default: the step whose changes were applied last].
+        #[arg(long = "step", value_name = "N")]
+        step: Option<u32>,
+        /// Restore the backups even over files edited since the step wrote them.
+        #[arg(long)]
+        force: bool,
+    },
     /// List saved plans, most recently updated first.
     List {
         /// Only plans with this status: ready, approved, executing, completed, failed.

@@ -257,6 +257,7 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "scrub_secrets",
             "start_step",
             "tool_manifest",
+            "undo_step",
             "validate_content",
             "view_history",
             "view_progress",
@@ -324,10 +325,11 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
 }
 
 /// The plan tools that change the store.
-const PLAN_WRITES: [&str; 8] = [
+const PLAN_WRITES: [&str; 9] = [
     "save_plan",
     "delete_plan",
     "rollback_plan",
+    "undo_step",
     "request_approval",
     "respond_approval",
     "start_step",
@@ -405,6 +407,7 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
             "delete_plan",
             "rollback_plan",
             "execute_plan",
+            "undo_step",
         ]
         .contains(&name.as_ref());
         assert_eq!(

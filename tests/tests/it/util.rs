@@ -142,6 +142,16 @@ impl Tollgate {
         self
     }
 
+    /// Starts the command without waiting (output discarded), for tests that stop it midway.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("tollgate starts")
+    }
+
     pub fn run(mut self) -> Run {
         use std::io::Write;
         self.command

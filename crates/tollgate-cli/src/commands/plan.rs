@@ -1,6 +1,7 @@
 //! `tollgate plan …`: writing plans (create, refine, show, visualize: `plan_authoring.rs`) and
 //! the plan store (list, save, load, history, approvals, steps: `plan_store.rs`), and carrying
-//! a plan out with the model (execute: `plan_execute.rs`).
+//! a plan out with the model (execute, undo: `plan_execute.rs`). Every plan command first rolls
+//! back a step run a killed process left half done.
 //! Each subcommand builds the core request, calls one `tollgate::plan` operation, and prints
 //! the response as text or (`--json`) as JSON. Errors go to stderr with their code; exit 2.
 
@@ -13,6 +14,16 @@ use super::plan_store;
 use crate::args::{PlanArgs, PlanCommand};
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
+    plan_execute::recover(&args.repo);
+    if let PlanCommand::Undo {
+        plan_id,
+        step,
+        force,
+    } = args.command
+    {
+        let author = args.author.unwrap_or_else(plan_store::default_author);
+        return plan_execute::undo(&args.repo, plan_id, step, force, author, args.json);
+    }
     let authoring = matches!(
         args.command,
         PlanCommand::Create { .. }

@@ -1,13 +1,17 @@
 //! `tollgate plan execute`: carry out steps of a plan with the configured model. Prints each
 //! step's diffs as Markdown (or `--json`); `--apply` writes them and records the steps.
 //! Exit 0 when every step that ran succeeded, 1 when one failed, 2 on an error.
+//! `tollgate plan undo` puts a step's files back from its backups; [`recover`] rolls back a
+//! run a killed process left half done, before any plan command.
 
 use std::path::Path;
 
 use anyhow::Context;
 use tollgate::control::Control;
 use tollgate::plan::execute::{ExecuteMode, ExecutePlanRequest, StepRunStatus, execute_plan};
-use tollgate::store::Store;
+use tollgate::plan::journal::recover_interrupted;
+use tollgate::plan::undo::{UndoStepRequest, undo_step};
+use tollgate::store::{DEFAULT_STORE_PATH, Store};
 
 use super::ExitStatus;
 use super::plan_authoring::{planning_model, read_json};
@@ -72,4 +76,61 @@ pub fn run(repo: &Path, options: ExecuteOptions, json: bool) -> anyhow::Result<E
     } else {
         ExitStatus::Pass
     })
+}
+
+/// Rolls back interrupted step runs of the workspace's store, saying so on stderr. A workspace
+/// without a store has none; a store that cannot be opened is the command's own error to report.
+pub fn recover(repo: &Path) {
+    if !repo.join(DEFAULT_STORE_PATH).is_file() {
+        return;
+    }
+    let Ok(store) = Store::open_in_workspace(repo) else {
+        return;
+    };
+    match recover_interrupted(&store, repo) {
+        Ok(recovered) => {
+            for run in recovered {
+                eprintln!("note: {}", run.message);
+            }
+        }
+        Err(err) => eprintln!(
+            "warning [{}]: an interrupted step run could not be rolled back: {err}",
+            err.code()
+        ),
+    }
+}
+
+/// `plan undo`.
+pub fn undo(
+    repo: &Path,
+    plan_id: String,
+    step_number: Option<u32>,
+    force: bool,
+    author: String,
+    json: bool,
+) -> anyhow::Result<ExitStatus> {
+    let store = Store::open_in_workspace(repo)
+        .with_context(|| format!("opening the plan store of {}", repo.display()))?;
+    let request = UndoStepRequest {
+        plan_id,
+        step_number,
+        force,
+        author: Some(author),
+    };
+    let response = match undo_step(&store, repo, &request) {
+        Ok(response) => response,
+        Err(err) => {
+            eprintln!("error [{}]: {err}", err.code());
+            return Ok(ExitStatus::Error);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&response)?);
+    } else {
+        println!("{}", response.message);
+        for path in &response.files_restored {
+            println!("  restored {path}");
+        }
+    }
+    Ok(ExitStatus::Pass)
 }

@@ -86,8 +86,9 @@ fn dispatch(
         | PlanCommand::Refine { .. }
         | PlanCommand::Show { .. }
         | PlanCommand::Visualize { .. }
-        | PlanCommand::Execute { .. } => {
-            unreachable!("authoring and execute commands are not store commands")
+        | PlanCommand::Execute { .. }
+        | PlanCommand::Undo { .. } => {
+            unreachable!("authoring, execute and undo commands are not store commands")
         }
         PlanCommand::List {
             status,

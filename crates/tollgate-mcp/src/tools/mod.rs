@@ -42,12 +42,14 @@ mod session_common;
 mod start_step;
 mod symbol_graph;
 mod tool_manifest;
+mod undo_step;
 mod validate_content;
 mod view_history;
 mod view_progress;
 mod visualize_plan;
 
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::plan::journal::recover_interrupted;
 use tollgate::store::Store;
 
 use crate::error::{INVALID_INPUT, ToolError};
@@ -99,6 +101,7 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<fail_step::FailStep>(),
     Entry::of::<view_progress::ViewProgress>(),
     Entry::of::<execute_plan::ExecutePlan>(),
+    Entry::of::<undo_step::UndoStep>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
@@ -148,10 +151,23 @@ const PLAN_DESTRUCTIVE: Hints = Hints {
 };
 
 /// The workspace's plan store (`.tollgate/tollgate.db`), opened per call: another process (the
-/// CLI) may be using it too, and SQLite serialises the writers.
+/// CLI) may be using it too, and SQLite serialises the writers. A step run a killed process left
+/// half done is rolled back first, so no plan tool sees its step stuck in progress.
 fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
-    Store::open_in_workspace(ctx.workspace())
-        .map_err(|err| ToolError::new(err.code(), err.to_string()))
+    let store = Store::open_in_workspace(ctx.workspace())
+        .map_err(|err| ToolError::new(err.code(), err.to_string()))?;
+    match recover_interrupted(&store, ctx.workspace()) {
+        Ok(recovered) => {
+            for run in recovered {
+                tracing::warn!(plan = %run.plan_id, step = run.step_number, "{}", run.message);
+            }
+        }
+        Err(err) => tracing::warn!(
+            code = err.code(),
+            "an interrupted step run could not be rolled back: {err}"
+        ),
+    }
+    Ok(store)
 }
 
 #[cfg(test)]

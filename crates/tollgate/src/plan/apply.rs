@@ -8,8 +8,10 @@
 //!    itself a symlink is refused (a write would land wherever the link points). The
 //!    preconditions are checked too (a create finds nothing there, a modify finds a file).
 //! 2. The previous content of every file touched is copied to `.tollgate/backups/<batch>/`, and
-//!    the batch is recorded in the store (`plan_applied_changes`) before the first write, so a
-//!    crash mid-batch still leaves the way back on record.
+//!    the batch is recorded in the store (`plan_applied_changes`), with the temporary files its
+//!    writes may leave, in one transaction before the first write, under an entry of the apply
+//!    journal ([`crate::plan::journal`]): a crash mid-batch is rolled back by the next plan
+//!    command ([`roll_back_rows`] from the backups, [`remove_temp_files`]).
 //! 3. Each file is written to a temporary file beside it and renamed over the target (atomic on
 //!    one file system); a failure midway restores what was already written.
 //!
@@ -24,6 +26,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::plan::journal::{self, OpenJournal};
+use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans::{self as sql, AppliedChangeRow};
 use crate::store::{Store, StoreError, now_rfc3339};
 
@@ -466,6 +470,13 @@ fn diff_of(prepared: &Prepared) -> FileDiff {
     }
 }
 
+/// The temporary file [`write_atomic`] writes `path` through: beside it, named after this
+/// process, so a journal can name it before the write and remove it after a crash.
+fn temp_path(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_string_lossy();
+    Some(path.with_file_name(format!(".{name}.tollgate-{}.tmp", std::process::id())))
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
 /// renamed over the target. Keeps the permissions of `like` when given.
 fn write_atomic(path: &Path, bytes: &[u8], like: Option<&Path>) -> std::io::Result<()> {
@@ -473,11 +484,7 @@ fn write_atomic(path: &Path, bytes: &[u8], like: Option<&Path>) -> std::io::Resu
         .parent()
         .ok_or_else(|| std::io::Error::other("no parent directory"))?;
     std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tollgate-{}.tmp", std::process::id()));
+    let tmp = temp_path(path).ok_or_else(|| std::io::Error::other("no file name"))?;
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(bytes)?;
@@ -496,7 +503,9 @@ fn write_atomic(path: &Path, bytes: &[u8], like: Option<&Path>) -> std::io::Resu
 }
 
 /// Applies `operations` for step `step_number` of plan `plan_id`, all or nothing (see the module
-/// docs). The plan must exist in `store`.
+/// docs), under its own journal entry, closed when this returns. The plan must exist in `store`.
+/// Recording nothing about the step, it suits callers that keep no step state; `execute_plan`
+/// opens the entry with the step's start and closes it with its completion instead.
 pub fn apply_changes(
     store: &Store,
     workspace: &Path,
@@ -504,9 +513,37 @@ pub fn apply_changes(
     step_number: u32,
     operations: &[FileOperation],
 ) -> Result<AppliedBatch, ApplyError> {
+    let journal = journal::begin(store, workspace, plan_id, step_number, |_| {
+        Ok::<_, ApplyError>(())
+    })?;
+    let applied = apply_journaled(store, workspace, &journal, operations);
+    let closing = match &applied {
+        Ok(_) => Some(journal_state::COMPLETED),
+        // Half applied: the entry stays open, so the next plan command finishes the rollback.
+        Err(ApplyError::RestoreFailed { .. }) => None,
+        Err(_) => Some(journal_state::FAILED),
+    };
+    if let Some(closing) = closing {
+        store.write(|tx| journal.close(tx, closing, None))?;
+        journal.release();
+    }
+    applied
+}
+
+/// [`apply_changes`] under `journal`, an entry the caller opened and closes in the transaction
+/// that records the step's outcome. Before the first write, one transaction records every
+/// operation with its backup and the temporary files the writes may leave.
+pub(crate) fn apply_journaled(
+    store: &Store,
+    workspace: &Path,
+    journal: &OpenJournal,
+    operations: &[FileOperation],
+) -> Result<AppliedBatch, ApplyError> {
     let root = canonical_root(workspace)?;
     let prepared = prepare(&root, operations)?;
-    let batch_id = store.write(|tx| sql::new_id(tx, "batch"))?;
+    let plan_id = journal.plan_id();
+    let step_number = journal.step_number();
+    let batch_id = journal.batch_id().to_string();
     let backup_rel = format!("{BACKUP_DIR}/{batch_id}");
 
     // Backups first, then the record, then the writes: whatever happens after this point, the
@@ -543,14 +580,36 @@ pub fn apply_changes(
             undone_at: None,
         });
     }
+    // A write and a revert both go through the temporary file beside the path they write.
+    let temp_files: Vec<String> = prepared
+        .iter()
+        .flat_map(|item| std::iter::once(&item.from).chain(item.to.as_ref()))
+        .filter_map(|target| temp_path(&target.abs))
+        .filter_map(|tmp| {
+            tmp.strip_prefix(&root)
+                .ok()
+                .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+        })
+        .collect();
     store.write(|tx| {
         for row in &rows {
             sql::insert_applied_change(tx, plan_id, row)?;
         }
-        Ok::<_, StoreError>(())
+        journal_sql::set_temp_files(tx, &batch_id, &temp_files)
     })?;
 
     for (done, item) in prepared.iter().enumerate() {
+        #[cfg(test)]
+        if CRASH_AT.with(std::cell::Cell::get) == Some(done) {
+            // As if killed here: a temporary file half written, nothing reverted or recorded.
+            if let Some(tmp) = temp_path(&item.to.as_ref().unwrap_or(&item.from).abs) {
+                let _ = std::fs::write(tmp, b"half");
+            }
+            return Err(ApplyError::Io {
+                path: item.from.rel.clone(),
+                source: std::io::Error::other("simulated crash"),
+            });
+        }
         if let Err(source) = apply_nth(done, item) {
             let path = item.from.rel.clone();
             let restore_errors: Vec<String> = prepared[..done]
@@ -587,6 +646,12 @@ pub fn apply_changes(
         files_applied,
         backups_created,
     })
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The index of the operation before which [`apply_journaled`] stops as if killed.
+    pub(crate) static CRASH_AT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// The content the target has after the operation (`None` when it is gone).
@@ -657,6 +722,174 @@ fn remove_if_present(path: &Path) -> std::io::Result<()> {
         Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
         _ => Ok(()),
     }
+}
+
+/// How [`roll_back_rows`] treats a file whose content is neither what the batch wrote nor what
+/// was there before (edited since).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RollBackMode {
+    /// Recovery: put back every file that can be, leave edited files alone.
+    BestEffort,
+    /// Undo: write nothing when any file was edited since.
+    AllOrNothing,
+    /// Undo with force: put back edited files too.
+    Force,
+}
+
+/// What [`roll_back_rows`] did.
+#[derive(Debug, Default)]
+pub(crate) struct RolledBack {
+    /// Workspace-relative paths put back as they were before the batch (rewritten or removed).
+    pub(crate) restored: Vec<String>,
+    /// Files edited since the batch wrote them, each with why (left as they are, except under
+    /// `Force`, where they are in `restored` too).
+    pub(crate) conflicts: Vec<String>,
+    /// Files that cannot be restored (backup missing or not matching its record, path refused),
+    /// each with why; left as they are.
+    pub(crate) unusable: Vec<String>,
+    /// Files whose restore failed, each with why.
+    pub(crate) failed: Vec<String>,
+    /// Nothing was written: `AllOrNothing` found conflicts, or an undo found unusable files.
+    pub(crate) refused: bool,
+}
+
+/// One file a batch changed: what it held before, and the hashes before and after.
+struct Touched {
+    target: Target,
+    before: Option<Vec<u8>>,
+    backup: Option<PathBuf>,
+    before_sha: Option<String>,
+    after_sha: Option<String>,
+}
+
+/// The files `row` changed (a rename changes two), with the verified backup.
+fn touched_files(root: &Path, row: &AppliedChangeRow) -> Result<Vec<Touched>, String> {
+    let backup = match &row.backup_path {
+        Some(rel) => {
+            // The store is ours, but a path from it still stays under the backup directory.
+            if !rel.starts_with(&format!("{BACKUP_DIR}/")) || rel.split('/').any(|p| p == "..") {
+                return Err(format!("its backup path `{rel}` is not under {BACKUP_DIR}"));
+            }
+            let abs = root.join(rel);
+            let bytes = std::fs::read(&abs).map_err(|err| format!("backup {rel}: {err}"))?;
+            if Some(sha256_hex(&bytes)) != row.before_sha256 {
+                return Err(format!("the backup {rel} does not match its record"));
+            }
+            Some((bytes, abs))
+        }
+        None if row.before_sha256.is_some() => return Err("its backup is not recorded".into()),
+        None => None,
+    };
+    let (before, backup) = backup.unzip();
+    let original = resolve(root, &row.path).map_err(|err| err.to_string())?;
+    Ok(match &row.new_path {
+        Some(new_path) => vec![
+            Touched {
+                target: resolve(root, new_path).map_err(|err| err.to_string())?,
+                before: None,
+                backup: None,
+                before_sha: None,
+                after_sha: row.after_sha256.clone(),
+            },
+            Touched {
+                target: original,
+                before,
+                backup,
+                before_sha: row.before_sha256.clone(),
+                after_sha: None,
+            },
+        ],
+        None => vec![Touched {
+            target: original,
+            before,
+            backup,
+            before_sha: row.before_sha256.clone(),
+            after_sha: row.after_sha256.clone(),
+        }],
+    })
+}
+
+/// Puts the files of `rows` (one batch, in order) back as they were before it, last operation
+/// first. A file already as it was is left alone; one that holds neither the batch's content nor
+/// the previous one was edited since, and `mode` decides. Everything is checked before the
+/// first write; an undo (not `BestEffort`) writes nothing when a file cannot be restored.
+pub(crate) fn roll_back_rows(
+    root: &Path,
+    rows: &[AppliedChangeRow],
+    mode: RollBackMode,
+) -> RolledBack {
+    let mut result = RolledBack::default();
+    let mut work = Vec::new();
+    for row in rows.iter().rev() {
+        let files = match touched_files(root, row) {
+            Ok(files) => files,
+            Err(reason) => {
+                result
+                    .unusable
+                    .push(format!("`{}` cannot be restored: {reason}", row.path));
+                continue;
+            }
+        };
+        for touched in files {
+            let now = std::fs::read(&touched.target.abs).ok();
+            let now_sha = now.as_deref().map(sha256_hex);
+            if now_sha == touched.before_sha {
+                continue;
+            }
+            if now_sha != touched.after_sha {
+                result.conflicts.push(format!(
+                    "`{}` changed after the batch wrote it",
+                    touched.target.rel
+                ));
+                if mode != RollBackMode::Force {
+                    continue;
+                }
+            }
+            work.push(touched);
+        }
+    }
+    if (mode == RollBackMode::AllOrNothing && !result.conflicts.is_empty())
+        || (mode != RollBackMode::BestEffort && !result.unusable.is_empty())
+    {
+        result.refused = true;
+        return result;
+    }
+    for touched in work {
+        let written = match &touched.before {
+            Some(bytes) => write_atomic(&touched.target.abs, bytes, touched.backup.as_deref()),
+            None => remove_if_present(&touched.target.abs),
+        };
+        match written {
+            Ok(()) => result.restored.push(touched.target.rel),
+            Err(err) => result.failed.push(format!(
+                "`{}` could not be restored: {err}",
+                touched.target.rel
+            )),
+        }
+    }
+    result
+}
+
+/// Removes the temporary files a journal named (workspace-relative), each checked like any
+/// path a plan writes; returns those removed.
+pub(crate) fn remove_temp_files(root: &Path, temp_files: &[String]) -> Vec<String> {
+    let mut removed = Vec::new();
+    for rel in temp_files {
+        let is_temp = rel.ends_with(".tmp")
+            && Path::new(rel)
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with('.'));
+        if !is_temp {
+            continue;
+        }
+        if let Ok(target) = resolve(root, rel)
+            && target.abs.symlink_metadata().is_ok()
+            && std::fs::remove_file(&target.abs).is_ok()
+        {
+            removed.push(target.rel);
+        }
+    }
+    removed
 }
 
 /// Reverses batch `batch_id` from its backups, last operation first. Refuses (and changes

@@ -11,11 +11,13 @@
 //! - **Preview** (the default) writes nothing: no file and no step state. In `all_ready` and
 //!   `full_plan` a previewed step counts as done only for choosing the next steps of the same
 //!   call, and every diff is against the files as they are now.
-//! - **Apply** writes each step's operations with [`apply::apply_changes`] (all or nothing,
+//! - **Apply** writes each step's operations as [`apply::apply_changes`] does (all or nothing,
 //!   inside the workspace, atomic, with backups) and records the step's lifecycle in the store:
-//!   started, then completed with the files changed, or failed with the reason. The next call
-//!   therefore continues with the steps that became ready; a failed step stays failed until
-//!   `fail_step` retries or skips it.
+//!   started, then completed with the files changed, or failed with the reason. Start and end are
+//!   the transactions that open and close the step's journal entry ([`crate::plan::journal`]),
+//!   so a run killed in between is rolled back by the next call. The next call therefore
+//!   continues with the steps that became ready; a failed step stays failed until `fail_step`
+//!   retries or skips it.
 //! - A plan passed inline is saved before changes are applied (a new plan, or the next version of
 //!   the saved plan with its id when the content differs), because step states belong to a saved
 //!   plan; `saved` in the response says so. Previewing an inline plan saves nothing.
@@ -37,14 +39,14 @@ use crate::llm::{
 };
 use crate::plan::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
 use crate::plan::graph::{StepGraph, StepOutcomes};
+use crate::plan::journal;
 use crate::plan::library::{
     self, PlanStoreError, SavePlanRequest, SavePlanResponse, author_of, parse_plan_arg,
 };
 use crate::plan::model::{Plan, Step, StepNumber};
-use crate::plan::progress::{
-    self, CompleteStepRequest, FailStepRequest, PlanState, StartStepRequest,
-};
+use crate::plan::progress::{self, CompleteStepRequest, FailStepRequest, PlanState};
 use crate::store::Store;
+use crate::store::apply_journal::state as journal_state;
 
 /// How many steps one call runs when `max_steps` is not given (upstream's default).
 pub const DEFAULT_MAX_STEPS: usize = 5;
@@ -275,6 +277,14 @@ pub fn execute_plan(
     let llm = llm.ok_or(ExecuteError::NoModel)?;
 
     let mut notes = Vec::new();
+    // A run killed mid-step is rolled back before its step's state decides anything here.
+    match journal::recover_interrupted(store, workspace) {
+        Ok(recovered) => notes.extend(recovered.into_iter().map(|r| r.message)),
+        Err(err) => notes.push(format!(
+            "An interrupted step run could not be rolled back yet: [{}] {err}",
+            err.code()
+        )),
+    }
     let mut saved = None;
     let (plan, plan_id) = match source {
         PlanSource::Saved(id) => {
@@ -634,39 +644,48 @@ impl Run<'_> {
             (true, Some(id)) => Some(id),
             _ => None,
         };
-        if let Some(plan_id) = recording {
-            let started = progress::start_step(
-                self.store,
-                &StartStepRequest {
-                    plan_id: plan_id.to_string(),
-                    step_number: number,
-                    author: Some(self.author.to_string()),
-                },
-            );
-            if let Err(err) = started {
-                // Another caller got there first, or the step is not ready any more.
-                result.error = Some(err.to_string());
-                self.refresh_outcomes()?;
-                return Ok(result);
+        // The step starts in the transaction that opens its journal entry, and completes or
+        // fails in the one that closes it: a killed run is found and rolled back.
+        let journal = match recording {
+            Some(plan_id) => {
+                let started = journal::begin(self.store, self.workspace, plan_id, number, |tx| {
+                    PlanState::load(tx, plan_id)?.start(tx, number, self.author)
+                });
+                match started {
+                    Ok(journal) => Some(journal),
+                    Err(err) => {
+                        // Another caller got there first, or the step is not ready any more.
+                        result.error = Some(err.to_string());
+                        self.refresh_outcomes()?;
+                        return Ok(result);
+                    }
+                }
             }
-        }
+            None => None,
+        };
 
+        let mut half_applied = false;
         let outcome = self.propose(&step).and_then(|proposal| {
             result.summary = proposal.summary.clone();
             result.files = proposal.diffs.clone();
             result.model = Some(proposal.model.clone());
-            match recording {
+            match &journal {
                 // A step that needs no file change (research, review) completes with none.
                 Some(_) if proposal.operations.is_empty() => Ok(Done::Applied(None)),
-                Some(plan_id) => apply::apply_changes(
-                    self.store,
-                    self.workspace,
-                    plan_id,
-                    number,
-                    &proposal.operations,
-                )
-                .map(|batch| Done::Applied(Some(batch)))
-                .map_err(|err| format!("the changes could not be written: {err}")),
+                Some(journal) => {
+                    apply::apply_journaled(
+                        self.store,
+                        self.workspace,
+                        journal,
+                        &proposal.operations,
+                    )
+                    .map(|batch| Done::Applied(Some(batch)))
+                    .map_err(|err| {
+                        // Half applied: the entry stays open for the rollback to finish.
+                        half_applied = matches!(err, ApplyError::RestoreFailed { .. });
+                        format!("the changes could not be written: {err}")
+                    })
+                }
                 None => Ok(Done::Previewed),
             }
         });
@@ -684,16 +703,23 @@ impl Run<'_> {
                 } else {
                     cut(&result.summary)
                 };
-                progress::complete_step(
-                    self.store,
-                    &CompleteStepRequest {
-                        plan_id: recording.unwrap_or_default().to_string(),
-                        step_number: number,
-                        notes: Some(notes),
-                        files_modified: result.files_applied.clone(),
-                        author: Some(self.author.to_string()),
-                    },
-                )?;
+                let request = CompleteStepRequest {
+                    plan_id: recording.unwrap_or_default().to_string(),
+                    step_number: number,
+                    notes: Some(notes),
+                    files_modified: result.files_applied.clone(),
+                    author: Some(self.author.to_string()),
+                };
+                self.store.write(|tx| {
+                    progress::complete_step_in(tx, &request)?;
+                    if let Some(journal) = &journal {
+                        journal.close(tx, journal_state::COMPLETED, None)?;
+                    }
+                    Ok::<_, PlanStoreError>(())
+                })?;
+                if let Some(journal) = journal {
+                    journal.release();
+                }
             }
             Ok(Done::Previewed) => {
                 result.status = StepRunStatus::Previewed;
@@ -701,18 +727,25 @@ impl Run<'_> {
             }
             Err(error) => {
                 if let Some(plan_id) = recording {
-                    progress::fail_step(
-                        self.store,
-                        &FailStepRequest {
-                            plan_id: plan_id.to_string(),
-                            step_number: number,
-                            error: cut(&error),
-                            retry: false,
-                            skip: false,
-                            skip_dependents: false,
-                            author: Some(self.author.to_string()),
-                        },
-                    )?;
+                    let request = FailStepRequest {
+                        plan_id: plan_id.to_string(),
+                        step_number: number,
+                        error: cut(&error),
+                        retry: false,
+                        skip: false,
+                        skip_dependents: false,
+                        author: Some(self.author.to_string()),
+                    };
+                    self.store.write(|tx| {
+                        progress::fail_step_in(tx, &request)?;
+                        if let Some(journal) = journal.as_ref().filter(|_| !half_applied) {
+                            journal.close(tx, journal_state::FAILED, Some(&request.error))?;
+                        }
+                        Ok::<_, PlanStoreError>(())
+                    })?;
+                    if let Some(journal) = journal.filter(|_| !half_applied) {
+                        journal.release();
+                    }
                 } else {
                     self.outcomes.failed.insert(number);
                 }

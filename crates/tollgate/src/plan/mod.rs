@@ -28,6 +28,7 @@ pub mod execute;
 mod generate;
 mod graph;
 pub mod history;
+pub mod journal;
 pub mod library;
 mod markdown;
 mod mermaid;
@@ -37,6 +38,7 @@ mod refine;
 mod scan;
 #[cfg(test)]
 mod tests;
+pub mod undo;
 mod visualize;
 
 /// The configured model client for planning, or `None` when no provider is configured (plans

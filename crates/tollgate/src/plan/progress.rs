@@ -289,7 +289,7 @@ impl PlanState {
         }
     }
 
-    fn step_progress(&self, number: StepNumber) -> StepProgress {
+    pub(crate) fn step_progress(&self, number: StepNumber) -> StepProgress {
         self.report()
             .steps
             .into_iter()
@@ -297,7 +297,7 @@ impl PlanState {
             .expect("a step of the plan")
     }
 
-    fn check_step(&self, number: StepNumber) -> Result<(), PlanStoreError> {
+    pub(crate) fn check_step(&self, number: StepNumber) -> Result<(), PlanStoreError> {
         if self
             .plan
             .steps
@@ -520,6 +520,30 @@ impl PlanState {
     }
 }
 
+impl PlanState {
+    /// Puts a completed step back to pending once its changes were undone.
+    pub(crate) fn reopen(
+        &mut self,
+        conn: &rusqlite::Connection,
+        number: StepNumber,
+        note: &str,
+        author: &str,
+    ) -> Result<(), PlanStoreError> {
+        self.check_step(number)?;
+        let now = now_rfc3339();
+        let mut state = self.state_or_new(number);
+        state.status = step_status::PENDING.to_string();
+        state.notes = note.to_string();
+        state.files_changed.clear();
+        state.error = None;
+        state.finished_at = None;
+        state.updated_at = now;
+        self.put(conn, state)?;
+        sql::log_event(conn, &self.row.id, Some(number), "undone", note, author)?;
+        self.settle_plan_status(conn, author)
+    }
+}
+
 /// What `fail_step` does besides recording the error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailOption {
@@ -577,41 +601,55 @@ pub fn complete_step(
     store: &Store,
     request: &CompleteStepRequest,
 ) -> Result<StepUpdate, PlanStoreError> {
+    store.write(|tx| complete_step_in(tx, request))
+}
+
+/// [`complete_step`] inside the caller's transaction.
+pub(crate) fn complete_step_in(
+    tx: &rusqlite::Connection,
+    request: &CompleteStepRequest,
+) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     let notes = request.notes.as_deref().unwrap_or_default();
     check_text("notes", notes)?;
     for file in &request.files_modified {
         check_text("files_modified", file)?;
     }
-    store.write(|tx| {
-        let mut state = PlanState::load(tx, &request.plan_id)?;
-        state.complete(
-            tx,
-            request.step_number,
-            notes,
-            &request.files_modified,
-            &author,
-        )?;
-        let ready = state.report().next_ready_steps;
-        let message = format!(
-            "Step {} completed; ready now: {}",
-            request.step_number,
-            if ready.is_empty() {
-                "none".to_string()
-            } else {
-                ready
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        );
-        Ok(update(&state, request.step_number, Vec::new(), message))
-    })
+    let mut state = PlanState::load(tx, &request.plan_id)?;
+    state.complete(
+        tx,
+        request.step_number,
+        notes,
+        &request.files_modified,
+        &author,
+    )?;
+    let ready = state.report().next_ready_steps;
+    let message = format!(
+        "Step {} completed; ready now: {}",
+        request.step_number,
+        if ready.is_empty() {
+            "none".to_string()
+        } else {
+            ready
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
+    Ok(update(&state, request.step_number, Vec::new(), message))
 }
 
 /// Fails a step (see [`FailStepRequest`]).
 pub fn fail_step(store: &Store, request: &FailStepRequest) -> Result<StepUpdate, PlanStoreError> {
+    store.write(|tx| fail_step_in(tx, request))
+}
+
+/// [`fail_step`] inside the caller's transaction.
+pub(crate) fn fail_step_in(
+    tx: &rusqlite::Connection,
+    request: &FailStepRequest,
+) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     if request.error.trim().is_empty() {
         return Err(invalid("error", "say what went wrong"));
@@ -629,12 +667,10 @@ pub fn fail_step(store: &Store, request: &FailStepRequest) -> Result<StepUpdate,
             ));
         }
     };
-    store.write(|tx| {
-        let mut state = PlanState::load(tx, &request.plan_id)?;
-        let (skipped, message) =
-            state.fail(tx, request.step_number, &request.error, option, &author)?;
-        Ok(update(&state, request.step_number, skipped, message))
-    })
+    let mut state = PlanState::load(tx, &request.plan_id)?;
+    let (skipped, message) =
+        state.fail(tx, request.step_number, &request.error, option, &author)?;
+    Ok(update(&state, request.step_number, skipped, message))
 }
 
 fn update(

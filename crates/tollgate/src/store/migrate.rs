@@ -30,6 +30,10 @@ const MIGRATIONS: &[Migration] = &[
         id: "0200_sessions",
         sql: include_str!("migrations/0200_sessions.sql"),
     },
+    Migration {
+        id: "0300_plan_apply_journal",
+        sql: include_str!("migrations/0300_plan_apply_journal.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -9,6 +9,7 @@
 //! a busy timeout instead of failing on first contention. Every change is one transaction, so a
 //! process killed mid-write leaves the previous state, never half of the new one.
 
+pub(crate) mod apply_journal;
 mod llm_cache;
 mod migrate;
 pub(crate) mod plans;
@@ -58,6 +59,12 @@ pub enum StoreError {
         "The store at {path} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store path"
     )]
     NewerSchema { path: PathBuf, id: String },
+    #[error("Cannot lock {path} (the apply journal's liveness lock): {source}")]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("Store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("Stored data is invalid ({what}): {reason}")]
@@ -68,7 +75,9 @@ impl StoreError {
     /// Stable machine code.
     pub fn code(&self) -> &'static str {
         match self {
-            StoreError::Open { .. } | StoreError::CreateDir { .. } => "STORE_UNAVAILABLE",
+            StoreError::Open { .. } | StoreError::CreateDir { .. } | StoreError::Lock { .. } => {
+                "STORE_UNAVAILABLE"
+            }
             StoreError::NewerSchema { .. } => "STORE_VERSION_MISMATCH",
             StoreError::Migration { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. } => {
                 "STORE_ERROR"

@@ -130,14 +130,17 @@ pub fn new_id(conn: &Connection, prefix: &str) -> Result<String, StoreError> {
     Ok(format!("{prefix}_{ms}_{random}"))
 }
 
-fn json_list<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<Vec<T>, StoreError> {
+pub(super) fn json_list<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: &str,
+) -> Result<Vec<T>, StoreError> {
     serde_json::from_str(text).map_err(|err| StoreError::Corrupt {
         what: what.to_string(),
         reason: err.to_string(),
     })
 }
 
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "[]".to_string())
 }
 
@@ -623,6 +626,36 @@ pub fn applied_changes(
     })?
     .collect::<Result<_, _>>()
     .map_err(StoreError::from)
+}
+
+/// The applied changes of one batch, in application order.
+pub fn applied_changes_of_batch(
+    conn: &Connection,
+    batch_id: &str,
+) -> Result<Vec<AppliedChangeRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT batch_id, seq, step_number, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at, undone_at
+         FROM plan_applied_changes WHERE batch_id = ?1 ORDER BY seq",
+    )?;
+    stmt.query_map([batch_id], applied_change_row)?
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::from)
+}
+
+fn applied_change_row(row: &Row<'_>) -> rusqlite::Result<AppliedChangeRow> {
+    Ok(AppliedChangeRow {
+        batch_id: row.get(0)?,
+        seq: u32_of(row.get(1)?),
+        step_number: u32_of(row.get(2)?),
+        operation: row.get(3)?,
+        path: row.get(4)?,
+        new_path: row.get(5)?,
+        backup_path: row.get(6)?,
+        before_sha256: row.get(7)?,
+        after_sha256: row.get(8)?,
+        applied_at: row.get(9)?,
+        undone_at: row.get(10)?,
+    })
 }
 
 pub fn mark_batch_undone(conn: &Connection, batch_id: &str) -> Result<(), StoreError> {

@@ -224,7 +224,8 @@ fn load_config(
     gate_files: &GateFiles,
     options: &ReviewOptions,
 ) -> anyhow::Result<ReviewConfig> {
-    let file_layer = match gate_files.read(workspace, CONFIG_FILE_NAME)? {
+    let config_limit = tollgate::input::Limit::fixed(tollgate::input::MAX_CONFIG_BYTES);
+    let file_layer = match gate_files.read(workspace, CONFIG_FILE_NAME, "config file", config_limit)? {
         Some(bytes) => RawConfig::from_toml(
             &String::from_utf8_lossy(&bytes),
             &gate_files.label(CONFIG_FILE_NAME),

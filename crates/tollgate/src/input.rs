@@ -240,20 +240,28 @@ mod tests {
         let missing = read_file(&dir.path().join("nope"), "baseline", Limit::fixed(9));
         assert_eq!(missing.unwrap_err().code(), "FILE_NOT_FOUND");
         let err = read_file(dir.path(), "baseline", Limit::fixed(9)).unwrap_err();
-        assert!(err.to_string().contains("is a directory, not a regular file"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("is a directory, not a regular file"),
+            "{err}"
+        );
     }
 
     #[cfg(unix)]
     #[test]
     fn devices_and_fifos_are_refused_without_reading() {
-        let err = read_file(Path::new("/dev/zero"), "SARIF file", Limit::fixed(1 << 30)).unwrap_err();
+        let err =
+            read_file(Path::new("/dev/zero"), "SARIF file", Limit::fixed(1 << 30)).unwrap_err();
         assert_eq!(
             err.to_string(),
             "SARIF file /dev/zero is a device, not a regular file; only regular files are read (a pipe or device may block or never end)"
         );
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(made.success());
         // No writer ever opens it: a blocking open would hang this test.
         let err = read_file(&fifo, "diff", Limit::fixed(10)).unwrap_err();
@@ -263,7 +271,10 @@ mod tests {
     #[test]
     fn endless_streams_stop_one_byte_past_the_limit() {
         let err = read_stream(io::repeat(b'x'), "diff", "stdin", Limit::fixed(1000)).unwrap_err();
-        assert_eq!(err.to_string(), "diff stdin is larger than the limit of 1000 bytes");
+        assert_eq!(
+            err.to_string(),
+            "diff stdin is larger than the limit of 1000 bytes"
+        );
         let read = read_stream(&b"abc"[..], "diff", "stdin", Limit::fixed(3)).unwrap();
         assert_eq!(read, b"abc");
     }

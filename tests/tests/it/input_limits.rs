@@ -21,7 +21,8 @@ fn devices_named_as_inputs_are_refused_without_reading_them() {
         let run = tollgate(&all).run();
         run.assert_code(2);
         assert!(
-            run.stderr.contains("/dev/zero is a device, not a regular file"),
+            run.stderr
+                .contains("/dev/zero is a device, not a regular file"),
             "{args:?}: {}",
             run.stderr
         );
@@ -41,7 +42,11 @@ fn a_fifo_without_a_writer_is_refused_instead_of_blocking() {
     // Nobody ever writes to it: a blocking open would hang this test.
     let run = tollgate(&["review", "--diff", fifo.to_str().unwrap()]).run();
     run.assert_code(2);
-    assert!(run.stderr.contains("is a FIFO, not a regular file"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is a FIFO, not a regular file"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -64,26 +69,39 @@ fn oversized_diffs_name_the_limit_and_how_to_raise_it() {
         .run();
     from_env.assert_code(2);
     assert!(
-        from_env.stderr.contains(&format!("{} is larger than the limit of {limit} bytes", sample())),
+        from_env.stderr.contains(&format!(
+            "{} is larger than the limit of {limit} bytes",
+            sample()
+        )),
         "{}",
         from_env.stderr
     );
-    tollgate(&["review", "--diff", "-", "--max-input-bytes", &diff.len().to_string()])
-        .stdin(diff)
-        .run()
-        .assert_code(0);
+    tollgate(&[
+        "review",
+        "--diff",
+        "-",
+        "--max-input-bytes",
+        &diff.len().to_string(),
+    ])
+    .stdin(diff)
+    .run()
+    .assert_code(0);
 }
 
 #[test]
 fn deeply_nested_invariants_and_config_are_refused_up_front() {
     let repo = TestRepo::new();
-    repo.write(".review-invariants.yml", &format!("a: {}", "[".repeat(200_000)));
+    repo.write(
+        ".review-invariants.yml",
+        &format!("a: {}", "[".repeat(200_000)),
+    );
     let run = tollgate(&["review", "--diff", &sample()])
         .current_dir(repo.path())
         .run();
     run.assert_code(2);
     assert!(
-        run.stderr.contains("the document nests deeper than 64 levels"),
+        run.stderr
+            .contains("the document nests deeper than 64 levels"),
         "{}",
         run.stderr
     );

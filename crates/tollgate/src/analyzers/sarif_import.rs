@@ -18,16 +18,16 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::Instant;
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::orchestrate::ToolRun;
 use super::workspace::Workspace;
-use crate::input::{self, InputError, Limit};
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::input::{self, InputError, Limit};
 
 /// Results kept from one file; the rest are skipped unparsed and counted in a warning, so a
 /// valid file with millions of results cannot blow memory up (~30× the file size as a tree).
@@ -929,7 +929,11 @@ mod tests {
                 vec![result; n].join(",")
             )
         };
-        let text = format!(r#"{{"version": "2.1.0", "runs": [{}, {}]}}"#, run(3), run(4));
+        let text = format!(
+            r#"{{"version": "2.1.0", "runs": [{}, {}]}}"#,
+            run(3),
+            run(4)
+        );
         let imported = convert(text.as_bytes(), "in.sarif", &workspace, 5).unwrap();
         assert_eq!(imported.n_reported, 5);
         assert_eq!(

@@ -390,6 +390,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn deeply_nested_toml_is_refused_by_the_parser_s_own_depth_limit() {
+        // `toml` stops arrays, inline tables and dotted keys at depth 80 (and a config file is
+        // at most 1 MiB): pinned here so an upgrade that drops the guard fails loudly.
+        for text in [
+            format!("a = {}", "[".repeat(200_000)),
+            format!("a = {}", "{b = ".repeat(100_000)),
+            format!("{} = 1", vec!["k"; 100_000].join(".")),
+        ] {
+            let err = RawConfig::from_toml(&text, "tollgate.toml").unwrap_err();
+            assert!(matches!(err, ConfigError::Parse { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn limits_and_the_time_budget_layer_like_other_settings() {
+        let file = RawConfig::from_toml(
+            "[review]\nmax_input_bytes = 10\ntime_budget_ms = 5000\n",
+            "t",
+        )
+        .unwrap();
+        let env = RawConfig::from_env([("TOLLGATE_MAX_INPUT_BYTES", "20")]).unwrap();
+        let config = file.overlay(env).resolve().unwrap();
+        assert_eq!(config.max_input_bytes, 20);
+        assert_eq!(config.analyzers.max_import_bytes, 20);
+        assert_eq!(config.time_budget, Some(Duration::from_secs(5)));
+        let defaults = RawConfig::default().resolve().unwrap();
+        assert_eq!(defaults.max_input_bytes, DEFAULT_MAX_INPUT_BYTES);
+        assert_eq!(defaults.time_budget, None);
+        let zero = RawConfig::from_env([("TOLLGATE_MAX_INPUT_BYTES", "0")]).unwrap();
+        assert!(
+            zero.resolve()
+                .unwrap_err()
+                .to_string()
+                .contains("review.max_input_bytes")
+        );
+    }
+
+    #[test]
     fn flags_override_env_which_overrides_file() {
         let file = RawConfig::from_toml(
             "[review]\nfail_on_severity = \"LOW\"\nmax_findings = 5\nconfidence_threshold = 0.1\n",

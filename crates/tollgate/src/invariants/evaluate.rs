@@ -460,7 +460,12 @@ impl Target<'_, '_> {
 
     /// Says so when a multi-line search stopped at its work budget: the lines from there on
     /// were not checked, and the run must not look as if they were.
-    fn warn_if_stopped(&self, pattern: &Pattern, stopped_at: Option<usize>, evaluation: &mut Evaluation) {
+    fn warn_if_stopped(
+        &self,
+        pattern: &Pattern,
+        stopped_at: Option<usize>,
+        evaluation: &mut Evaluation,
+    ) {
         let Some(line_idx) = stopped_at else {
             return;
         };
@@ -955,7 +960,8 @@ rename to src/a.rs
 
     /// `n_lines` added lines of `line` in `a.rs`.
     fn added_lines_diff(line: &str, n_lines: usize) -> Diff {
-        let mut text = format!("diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -0,0 +1,{n_lines} @@\n");
+        let mut text =
+            format!("diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -0,0 +1,{n_lines} @@\n");
         for _ in 0..n_lines {
             text.push('+');
             text.push_str(line);
@@ -989,7 +995,10 @@ rename to src/a.rs
             line.len()
         );
         let evaluation = set.evaluate(&diff);
-        assert_eq!(lines_of(&evaluation.findings), [("a.rs".into(), 1, Some(1), Some(200_001))]);
+        assert_eq!(
+            lines_of(&evaluation.findings),
+            [("a.rs".into(), 1, Some(1), Some(200_001))]
+        );
         assert!(evaluation.warnings.is_empty(), "{:?}", evaluation.warnings);
     }
 
@@ -1017,8 +1026,17 @@ rename to src/a.rs
         assert_eq!(evaluation.findings.len(), stopped_at);
         assert_eq!(evaluation.warnings.len(), 1, "{:?}", evaluation.warnings);
         let warning = &evaluation.warnings[0];
-        assert!(warning.contains("Invariant r1: pattern /.*X|a/s stopped at line"), "{warning}");
-        assert!(warning.contains(&format!("{} changed lines from there on were not checked", n_lines - stopped_at)), "{warning}");
+        assert!(
+            warning.contains("Invariant r1: pattern /.*X|a/s stopped at line"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(&format!(
+                "{} changed lines from there on were not checked",
+                n_lines - stopped_at
+            )),
+            "{warning}"
+        );
     }
 
     #[test]

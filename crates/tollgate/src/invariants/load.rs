@@ -140,22 +140,23 @@ impl InvariantSet {
 
 /// Reads a file of at most [`MAX_FILE_BYTES`] as UTF-8.
 fn read_capped(path: &Path) -> Result<String, InvariantsError> {
-    let bytes = input::read_file(path, "invariants file", Limit::fixed(MAX_FILE_BYTES)).map_err(
-        |err| match err {
-            InputError::NotFound { .. } => InvariantsError::NotFound {
-                path: path.to_path_buf(),
-            },
-            InputError::TooLarge { limit, .. } => InvariantsError::TooLarge {
-                path: path.to_path_buf(),
-                size: std::fs::metadata(path).map_or(limit + 1, |m| m.len()),
-                limit,
-            },
-            other => InvariantsError::Read {
-                path: path.to_path_buf(),
-                source: io::Error::other(other),
-            },
-        },
-    )?;
+    let bytes =
+        input::read_file(path, "invariants file", Limit::fixed(MAX_FILE_BYTES)).map_err(|err| {
+            match err {
+                InputError::NotFound { .. } => InvariantsError::NotFound {
+                    path: path.to_path_buf(),
+                },
+                InputError::TooLarge { limit, .. } => InvariantsError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: std::fs::metadata(path).map_or(limit + 1, |m| m.len()),
+                    limit,
+                },
+                other => InvariantsError::Read {
+                    path: path.to_path_buf(),
+                    source: io::Error::other(other),
+                },
+            }
+        })?;
     String::from_utf8(bytes).map_err(|err| {
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;

@@ -150,10 +150,7 @@ impl BoundedSearch<'_> {
             return Ok(Some(start..end));
         }
         // The reverse pass reads at most `end - start` bytes, never more than the forward one.
-        self.left = self
-            .left
-            .checked_sub(end - start)
-            .ok_or(BudgetExhausted)?;
+        self.left = self.left.checked_sub(end - start).ok_or(BudgetExhausted)?;
         self.read += end - start;
         let reverse = input.span(start..end).anchored(Anchored::Yes);
         let found = self

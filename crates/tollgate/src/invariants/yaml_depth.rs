@@ -145,7 +145,11 @@ sec:
     fn deep_flow_nesting_is_refused_at_the_bracket_past_the_limit() {
         let yaml = format!("a: {}", "[".repeat(200_000));
         assert_eq!(too_deep(&yaml), Some((1, 4 + MAX_NESTING - 1)));
-        let ok = format!("a: {}1{}", "[".repeat(MAX_NESTING - 1), "]".repeat(MAX_NESTING - 1));
+        let ok = format!(
+            "a: {}1{}",
+            "[".repeat(MAX_NESTING - 1),
+            "]".repeat(MAX_NESTING - 1)
+        );
         assert_eq!(too_deep(&ok), None);
     }
 
@@ -157,6 +161,9 @@ sec:
         for level in 0..=MAX_NESTING {
             indented.push_str(&format!("{}k{level}:\n", " ".repeat(level)));
         }
-        assert_eq!(too_deep(&indented).map(|(line, _)| line), Some(MAX_NESTING + 1));
+        assert_eq!(
+            too_deep(&indented).map(|(line, _)| line),
+            Some(MAX_NESTING + 1)
+        );
     }
 }

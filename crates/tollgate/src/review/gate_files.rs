@@ -68,13 +68,14 @@ impl GateFiles {
                 }
             }
             GateFiles::Commit(rev) => {
-                let read = diff::read_file_at_commit(workspace, rev, relative).map_err(|source| {
-                    GateFileError::Git {
-                        path: relative.to_string(),
-                        rev: rev.clone(),
-                        source,
-                    }
-                })?;
+                let read =
+                    diff::read_file_at_commit(workspace, rev, relative).map_err(|source| {
+                        GateFileError::Git {
+                            path: relative.to_string(),
+                            rev: rev.clone(),
+                            source,
+                        }
+                    })?;
                 let Some(bytes) = read else {
                     return Ok(None);
                 };
@@ -235,7 +236,9 @@ mod tests {
             load_invariants(&GateFiles::Workspace, dir.path(), ".review-invariants.yml")
                 .expect("loads");
         assert_eq!(workspace.checks().count(), 0);
-        assert!(load_baseline(&GateFiles::Workspace, dir.path(), "baseline.json", 1 << 20).is_err());
+        assert!(
+            load_baseline(&GateFiles::Workspace, dir.path(), "baseline.json", 1 << 20).is_err()
+        );
     }
 
     #[test]
@@ -255,11 +258,16 @@ mod tests {
         let err = load_baseline(&source, dir.path(), "baseline.json", 1 << 20).expect_err("absent");
         assert!(err.to_string().contains("baseline.json@"), "{err}");
         assert_eq!(
-            source.read(dir.path(), "a.txt", "file", Limit::fixed(1 << 20)).expect("reads").as_deref(),
+            source
+                .read(dir.path(), "a.txt", "file", Limit::fixed(1 << 20))
+                .expect("reads")
+                .as_deref(),
             Some(&b"a\n"[..])
         );
         assert_eq!(
-            source.read(dir.path(), "/etc/hostname", "file", Limit::fixed(1 << 20)).expect("reads"),
+            source
+                .read(dir.path(), "/etc/hostname", "file", Limit::fixed(1 << 20))
+                .expect("reads"),
             None
         );
         assert_eq!(

@@ -39,8 +39,8 @@ use crate::analyzers::{self, AnalysisOutcome};
 use crate::config::ReviewConfig;
 use crate::diff::{self, Diff, DiffSpec, FileDiff};
 use crate::findings::{
-    AnalyzerKind, AnalyzerStatus, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo, Severity, Timings,
-    assign_identities,
+    AnalyzerKind, AnalyzerStatus, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo,
+    Severity, Timings, assign_identities,
 };
 use crate::invariants::{self, InvariantSet};
 

@@ -1,7 +1,6 @@
 //! `tollgate plan create|refine|show|visualize`: writing and reading plans. Each builds the
 //! core request, calls one `tollgate::plan` operation and prints Markdown (or `--json`).
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;

@@ -1,7 +1,6 @@
 //! `tollgate plan list|save|load|delete|history|diff|rollback|approve|progress|step`: saved
 //! plans, versions, approvals and step progress on the workspace's store.
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;

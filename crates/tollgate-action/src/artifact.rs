@@ -14,7 +14,6 @@
 //! be about the same head commit. One violation refuses the whole artifact.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, bail, ensure};
@@ -145,17 +144,12 @@ fn read_bounded(path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
         "{name} is {} bytes, over the {limit} accepted",
         meta.len()
     );
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .with_context(|| format!("cannot open {name}"))?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {name}"))?;
-    ensure!(
-        bytes.len() as u64 <= limit,
-        "{name} is over the {limit} bytes accepted"
-    );
-    Ok(bytes)
+    // Checked again on the open handle, read non-blocking and never past the limit.
+    Ok(tollgate::input::read_file(
+        path,
+        &format!("artifact file {name}"),
+        tollgate::input::Limit::fixed(limit),
+    )?)
 }
 
 fn validate_info(info: &PublishInfo) -> anyhow::Result<()> {

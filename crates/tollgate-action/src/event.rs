@@ -79,11 +79,22 @@ pub fn read(
     base: Option<&str>,
     head: Option<&str>,
 ) -> anyhow::Result<Event> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the event payload {}", path.display()))?;
-    let payload: Payload = serde_json::from_str(&text)
+    let bytes = read_payload(path)?;
+    let payload: Payload = serde_json::from_slice(&bytes)
         .with_context(|| format!("the event payload {} is not valid JSON", path.display()))?;
     from_payload(name, payload, sha, base, head)
+}
+
+/// GitHub caps webhook payloads at 25 MB; the event file is one of them.
+pub const MAX_EVENT_PAYLOAD_BYTES: u64 = 25 * 1024 * 1024;
+
+/// The event payload file's bytes: a regular file of at most [`MAX_EVENT_PAYLOAD_BYTES`].
+pub fn read_payload(path: &Path) -> Result<Vec<u8>, tollgate::input::InputError> {
+    tollgate::input::read_file(
+        path,
+        "event payload",
+        tollgate::input::Limit::fixed(MAX_EVENT_PAYLOAD_BYTES),
+    )
 }
 
 fn from_payload(

@@ -186,8 +186,8 @@ fn trusted(args: &Args) -> anyhow::Result<Trusted> {
         .as_deref()
         .map(str::trim)
         .filter(|head| !head.is_empty());
-    let payload: Option<Payload> = match std::fs::read_to_string(&args.event_path) {
-        Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
+    let payload: Option<Payload> = match crate::event::read_payload(&args.event_path) {
+        Ok(bytes) => Some(serde_json::from_slice(&bytes).with_context(|| {
             format!(
                 "the event payload {} is not valid JSON",
                 args.event_path.display()

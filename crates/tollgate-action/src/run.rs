@@ -224,13 +224,15 @@ fn load_config(
     gate_files: &GateFiles,
     options: &ReviewOptions,
 ) -> anyhow::Result<ReviewConfig> {
-    let file_layer = match gate_files.read(workspace, CONFIG_FILE_NAME)? {
-        Some(bytes) => RawConfig::from_toml(
-            &String::from_utf8_lossy(&bytes),
-            &gate_files.label(CONFIG_FILE_NAME),
-        )?,
-        None => RawConfig::default(),
-    };
+    let config_limit = tollgate::input::Limit::fixed(tollgate::input::MAX_CONFIG_BYTES);
+    let file_layer =
+        match gate_files.read(workspace, CONFIG_FILE_NAME, "config file", config_limit)? {
+            Some(bytes) => RawConfig::from_toml(
+                &String::from_utf8_lossy(&bytes),
+                &gate_files.label(CONFIG_FILE_NAME),
+            )?,
+            None => RawConfig::default(),
+        };
     let env_layer = RawConfig::from_env(std::env::vars())?;
     let blank_to_none =
         |value: &Option<String>| value.clone().filter(|text| !text.trim().is_empty());
@@ -259,6 +261,8 @@ fn load_config(
             allowlist: list(&options.allowlist),
             invariants: list(&options.invariants),
             baseline: blank_to_none(&options.baseline),
+            // Limits and the time budget come from tollgate.toml or `TOLLGATE_*`.
+            ..RawReview::default()
         },
         ..RawConfig::default()
     };

@@ -275,6 +275,16 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "MS")]
     pub analyzer_timeout_ms: Option<u64>,
 
+    /// Size limit of the diff, imported SARIF files and the baseline, in bytes
+    /// [default: 134217728 (128 MiB)].
+    #[arg(long, value_name = "BYTES")]
+    pub max_input_bytes: Option<u64>,
+
+    /// Time budget of the whole review in milliseconds; when it runs out, the remaining work
+    /// is skipped and the gate fails saying so [default: none].
+    #[arg(long, value_name = "MS")]
+    pub time_budget_ms: Option<u64>,
+
     /// Merge the results of a SARIF 2.1.0 file from another tool (clippy, eslint, CodeQL, …);
     /// repeatable.
     #[arg(long, value_name = "FILE")]

@@ -7,12 +7,21 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// A handle shared by the caller and the work. Cloning shares it; `Control::default()` is a
 /// handle nobody watches, for callers that do not care.
 #[derive(Debug, Clone, Default)]
 pub struct Control {
     inner: Arc<Inner>,
+    deadline: Option<Arc<Deadline>>,
+}
+
+/// A time after which a [`Control`] counts as cancelled, and whether a check saw that happen.
+#[derive(Debug)]
+struct Deadline {
+    at: Instant,
+    hit: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -48,7 +57,36 @@ impl Control {
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancelled.load(Ordering::SeqCst)
+        if self.inner.cancelled.load(Ordering::SeqCst) {
+            return true;
+        }
+        match &self.deadline {
+            Some(deadline) if Instant::now() >= deadline.at => {
+                deadline.hit.store(true, Ordering::SeqCst);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A handle that shares this one's cancellation and progress, and also counts as cancelled
+    /// from `at` on (a time budget). Cancelling it cancels this one too.
+    pub fn with_deadline(&self, at: Instant) -> Control {
+        Control {
+            inner: Arc::clone(&self.inner),
+            deadline: Some(Arc::new(Deadline {
+                at,
+                hit: AtomicBool::new(false),
+            })),
+        }
+    }
+
+    /// Whether a check found the deadline passed, so that some work was stopped or skipped
+    /// for it (a deadline that passes after the last check stopped nothing).
+    pub fn deadline_hit(&self) -> bool {
+        self.deadline
+            .as_ref()
+            .is_some_and(|deadline| deadline.hit.load(Ordering::SeqCst))
     }
 
     /// `Err(Cancelled)` once a stop was asked for: `control.check()?` at safe points.
@@ -105,5 +143,20 @@ mod tests {
         assert!(caller.latest().unwrap().0 > first);
         caller.cancel();
         assert_eq!(work.check(), Err(Cancelled));
+    }
+
+    #[test]
+    fn a_deadline_cancels_once_passed_and_records_that_a_check_saw_it() {
+        let caller = Control::new();
+        let far = caller.with_deadline(Instant::now() + std::time::Duration::from_secs(3600));
+        assert!(!far.is_cancelled() && !far.deadline_hit());
+        let passed = caller.with_deadline(Instant::now());
+        assert!(!passed.deadline_hit(), "nothing checked yet");
+        assert_eq!(passed.check(), Err(Cancelled));
+        assert!(passed.deadline_hit());
+        // The deadline is the clone's own; the caller is not cancelled by it.
+        assert!(!caller.is_cancelled());
+        caller.cancel();
+        assert!(far.is_cancelled() && !far.deadline_hit());
     }
 }

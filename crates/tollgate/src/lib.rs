@@ -18,6 +18,7 @@ pub mod context;
 pub mod control;
 pub mod diff;
 pub mod findings;
+pub mod input;
 pub mod invariants;
 pub mod llm;
 pub mod plan;

@@ -1,7 +1,6 @@
 //! `tollgate plan create|refine|show|visualize`: writing and reading plans. Each builds the
 //! core request, calls one `tollgate::plan` operation and prints Markdown (or `--json`).
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
@@ -163,12 +162,11 @@ fn plan_value(repo: &Path, source: &str) -> anyhow::Result<Value> {
 }
 
 pub(super) fn read_json(source: &str) -> anyhow::Result<Value> {
-    let text = if source == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        text
+    let limit = tollgate::input::Limit::fixed(tollgate::input::DEFAULT_MAX_INPUT_BYTES);
+    let bytes = if source == "-" {
+        tollgate::input::read_stream(std::io::stdin().lock(), "plan", "from stdin", limit)?
     } else {
-        std::fs::read_to_string(source).with_context(|| format!("reading {source}"))?
+        tollgate::input::read_file(std::path::Path::new(source), "plan file", limit)?
     };
-    serde_json::from_str(&text).with_context(|| format!("{source} is not JSON"))
+    serde_json::from_slice(&bytes).with_context(|| format!("{source} is not JSON"))
 }

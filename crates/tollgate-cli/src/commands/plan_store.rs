@@ -1,7 +1,6 @@
 //! `tollgate plan list|save|load|delete|history|diff|rollback|approve|progress|step`: saved
 //! plans, versions, approvals and step progress on the workspace's store.
 
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::Context;
@@ -504,12 +503,11 @@ fn print_progress(report: &ProgressReport) {
 }
 
 fn read_input(path: &Path) -> anyhow::Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading the plan from stdin")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    let limit = tollgate::input::Limit::fixed(tollgate::input::DEFAULT_MAX_INPUT_BYTES);
+    let bytes = if path == Path::new("-") {
+        tollgate::input::read_stream(std::io::stdin().lock(), "plan", "from stdin", limit)?
+    } else {
+        tollgate::input::read_file(path, "plan file", limit)?
+    };
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", path.display()))
 }

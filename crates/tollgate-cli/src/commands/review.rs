@@ -1,11 +1,12 @@
 //! `tollgate review`: one call into the core's review pipeline, reports, exit status.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use tollgate::config::{CONFIG_FILE_NAME, RawAnalyzers, RawConfig, RawReview};
 use tollgate::diff::{DiffSpec, GitError};
+use tollgate::input::{self, Limit};
 use tollgate::report::{Format, ReportConfig};
 use tollgate::review::{self, DiffInput, ReviewError, ReviewRequest};
 
@@ -22,7 +23,7 @@ struct Output {
 pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
     let outputs = parse_outputs(&args.formats)?;
     let config = load_config(&args)?;
-    let diff = diff_input(&args)?;
+    let diff = diff_input(&args, config.max_input_bytes)?;
     let workspace = args.repo.clone();
 
     let outcome = review::run(ReviewRequest {
@@ -151,6 +152,8 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
             allowlist: args.allowlist.clone(),
             invariants: args.invariants.clone(),
             baseline: args.baseline.clone(),
+            max_input_bytes: args.max_input_bytes,
+            time_budget_ms: args.time_budget_ms,
         },
         analyzers: RawAnalyzers {
             static_analyzers: args.analyzers.clone(),
@@ -181,10 +184,10 @@ fn import_sarif_paths(paths: &[PathBuf]) -> anyhow::Result<Option<Vec<String>>> 
     Ok(Some(absolute))
 }
 
-fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {
+fn diff_input(args: &ReviewArgs, max_bytes: u64) -> anyhow::Result<DiffInput> {
     let source = &args.source;
     if let Some(diff) = &source.diff {
-        return Ok(DiffInput::Text(read_diff(diff)?));
+        return Ok(DiffInput::Text(read_diff(diff, max_bytes)?));
     }
     if let (Some(base), Some(head)) = (&source.base, &source.head) {
         return Ok(DiffInput::Git(DiffSpec::Range {
@@ -206,17 +209,13 @@ fn diff_input(args: &ReviewArgs) -> anyhow::Result<DiffInput> {
     )
 }
 
-/// The bytes of a diff file, or of stdin for `-`.
-pub(super) fn read_diff(source: &str) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    if source == "-" {
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("cannot read the diff from stdin")?;
+/// The bytes of a diff file, or of stdin for `-`, at most `max_bytes`.
+pub(super) fn read_diff(source: &str, max_bytes: u64) -> anyhow::Result<Vec<u8>> {
+    let limit = Limit::max_input(max_bytes);
+    let bytes = if source == "-" {
+        input::read_stream(std::io::stdin().lock(), "diff", "from stdin", limit)?
     } else {
-        bytes = std::fs::read(Path::new(source))
-            .with_context(|| format!("cannot read diff file {source}"))?;
-    }
+        input::read_file(Path::new(source), "diff file", limit)?
+    };
     Ok(bytes)
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::input::{DEFAULT_MAX_INPUT_BYTES, Limit};
 use tollgate::review::{
     self, AutoOutput, AutoTool, ChangesReview, Correctness, FileContexts, ReviewAutoRequest,
     ReviewChangesOptions, ReviewChangesRequest, ReviewGitDiffRequest, StringList,
@@ -18,8 +19,12 @@ pub fn changes(args: ReviewChangesArgs) -> anyhow::Result<ExitStatus> {
     let diff = read_diff(&args.diff)?;
     let file_contexts = match &args.file_contexts {
         Some(path) => Some(FileContexts::Json(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read --file-contexts {}", path.display()))?,
+            String::from_utf8(tollgate::input::read_file(
+                path,
+                "--file-contexts file",
+                Limit::max_input(DEFAULT_MAX_INPUT_BYTES),
+            )?)
+            .with_context(|| format!("--file-contexts {} is not UTF-8", path.display()))?,
         )),
         None => None,
     };
@@ -195,7 +200,7 @@ fn finish(
 
 /// The diff as text: the model reviews take JSON strings, so the bytes must be UTF-8.
 fn read_diff(source: &str) -> anyhow::Result<String> {
-    let bytes = super::review::read_diff(source)?;
+    let bytes = super::review::read_diff(source, DEFAULT_MAX_INPUT_BYTES)?;
     String::from_utf8(bytes).map_err(|err| {
         anyhow::anyhow!(
             "the diff from {source} is not UTF-8 text (invalid byte at offset {})",

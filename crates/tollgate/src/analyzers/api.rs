@@ -116,11 +116,7 @@ impl AnalysisError {
     /// Stable machine code (shared with the MCP server's error codes).
     pub fn code(&self) -> &'static str {
         match self {
-            AnalysisError::Sarif(SarifImportError::Read { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                "FILE_NOT_FOUND"
-            }
+            AnalysisError::Sarif(SarifImportError::Input(err)) => err.code(),
             AnalysisError::Workspace { .. } => "FILE_NOT_FOUND",
             _ => "INVALID_INPUT",
         }
@@ -176,7 +172,7 @@ pub fn prepare_for_review<'p>(
             } else {
                 workspace.root().join(path)
             };
-            sarif_import::import(&path, &workspace)
+            sarif_import::import(&path, &workspace, config.max_import_bytes)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(PreparedAnalysis {
@@ -333,7 +329,11 @@ pub fn run_static_analysis(
     let mut imports = Vec::new();
     for given in options.import_sarif.iter().flatten() {
         let path = sarif_in_workspace(&workspace, given)?;
-        imports.push(sarif_import::import(&path, &workspace)?);
+        imports.push(sarif_import::import(
+            &path,
+            &workspace,
+            config.max_import_bytes,
+        )?);
     }
 
     let changed_lines = diff.as_ref().map(ChangedLines::new);

@@ -14,9 +14,12 @@
 //! not SARIF 2.1.0 is an error naming the file and what is wrong, because the user asked for it
 //! by name.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::time::Instant;
 
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::orchestrate::ToolRun;
@@ -24,9 +27,11 @@ use super::workspace::Workspace;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::input::{self, InputError, Limit};
 
-/// SARIF files larger than this are refused.
-const MAX_SARIF_BYTES: u64 = 256 * 1024 * 1024;
+/// Results kept from one file; the rest are skipped unparsed and counted in a warning, so a
+/// valid file with millions of results cannot blow memory up (~30× the file size as a tree).
+pub const MAX_SARIF_RESULTS: usize = 50_000;
 /// How deep `uriBaseId` chains may go (they may not loop).
 const MAX_BASE_DEPTH: usize = 8;
 const DEFAULT_CONFIDENCE: f64 = 0.9;
@@ -35,14 +40,8 @@ const DEFAULT_CONFIDENCE: f64 = 0.9;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SarifImportError {
-    #[error("Cannot read SARIF file {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("SARIF file {path} is too large ({n_bytes} bytes; the limit is {MAX_SARIF_BYTES})")]
-    TooLarge { path: String, n_bytes: u64 },
+    #[error(transparent)]
+    Input(#[from] InputError),
     #[error("SARIF file {path} is not valid JSON: line {line}, column {column}: {message}")]
     Json {
         path: String,
@@ -86,26 +85,16 @@ impl ImportedSarif {
     }
 }
 
-/// Reads and converts one SARIF file.
+/// Reads (at most `max_bytes`, see [`crate::input`]) and converts one SARIF file.
 pub(crate) fn import(
     path: &Path,
     workspace: &Workspace,
+    max_bytes: u64,
 ) -> Result<ImportedSarif, SarifImportError> {
     let started = Instant::now();
     let display = path.display().to_string();
-    let read_error = |source| SarifImportError::Read {
-        path: display.clone(),
-        source,
-    };
-    let n_bytes = std::fs::metadata(path).map_err(read_error)?.len();
-    if n_bytes > MAX_SARIF_BYTES {
-        return Err(SarifImportError::TooLarge {
-            path: display,
-            n_bytes,
-        });
-    }
-    let bytes = std::fs::read(path).map_err(read_error)?;
-    let mut imported = convert(&bytes, &display, workspace)?;
+    let bytes = input::read_file(path, "SARIF file", Limit::max_input(max_bytes))?;
+    let mut imported = convert(&bytes, &display, workspace, MAX_SARIF_RESULTS)?;
     imported.duration_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
     Ok(imported)
 }
@@ -114,6 +103,7 @@ fn convert(
     bytes: &[u8],
     path: &str,
     workspace: &Workspace,
+    max_results: usize,
 ) -> Result<ImportedSarif, SarifImportError> {
     let malformed = |reason: String| SarifImportError::Malformed {
         path: path.to_string(),
@@ -121,7 +111,16 @@ fn convert(
     };
     // A UTF-8 byte order mark is legal in SARIF files written by .NET tools.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let log: Value = serde_json::from_slice(bytes).map_err(|err| SarifImportError::Json {
+    let n_dropped = Cell::new(0);
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let log = CappedSeed {
+        path: &[],
+        left: &Cell::new(max_results),
+        n_dropped: &n_dropped,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|log| deserializer.end().map(|()| log))
+    .map_err(|err| SarifImportError::Json {
         path: path.to_string(),
         line: err.line(),
         column: err.column(),
@@ -202,7 +201,125 @@ fn convert(
         }
     }
     imported.warnings = counts.warnings(path);
+    if n_dropped.get() > 0 {
+        imported.warnings.push(format!(
+            "sarif {path}: {} result(s) beyond the first {max_results} were not imported",
+            n_dropped.get()
+        ));
+    }
     Ok(imported)
+}
+
+/// Deserializes a SARIF log as a JSON tree, except that the elements of `runs[*].results`
+/// past the first `left` (over all runs) are skipped without being built.
+struct CappedSeed<'a> {
+    /// Keys from the root to this value: `["runs"]` for a run, `["runs", "results"]` for a
+    /// run's results.
+    path: &'a [&'static str],
+    /// Results that may still be kept.
+    left: &'a Cell<usize>,
+    n_dropped: &'a Cell<usize>,
+}
+
+impl<'de> DeserializeSeed<'de> for CappedSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        match self.path {
+            // Only the root, the runs, each run and its results need looking into.
+            [] | ["runs"] | ["runs", "run"] | ["runs", "run", "results"] => {
+                deserializer.deserialize_any(self)
+            }
+            _ => Value::deserialize(deserializer),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for CappedSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        match self.path {
+            ["runs"] => {
+                while let Some(run) = seq.next_element_seed(CappedSeed {
+                    path: &["runs", "run"],
+                    ..self
+                })? {
+                    items.push(run);
+                }
+            }
+            ["runs", "run", "results"] => loop {
+                if self.left.get() > 0 {
+                    let Some(result) = seq.next_element::<Value>()? else {
+                        break;
+                    };
+                    self.left.set(self.left.get() - 1);
+                    items.push(result);
+                } else {
+                    if seq.next_element::<IgnoredAny>()?.is_none() {
+                        break;
+                    }
+                    self.n_dropped.set(self.n_dropped.get() + 1);
+                }
+            },
+            _ => {
+                while let Some(item) = seq.next_element::<Value>()? {
+                    items.push(item);
+                }
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let child: &'static [&'static str] = match (self.path, key.as_str()) {
+                ([], "runs") => &["runs"],
+                (["runs", "run"], "results") => &["runs", "run", "results"],
+                _ => &["other"],
+            };
+            let value = map.next_value_seed(CappedSeed {
+                path: child,
+                ..self
+            })?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
 }
 
 /// Why results were left out, for one warning per reason.
@@ -644,7 +761,7 @@ mod tests {
     }
 
     fn import_text(text: &str, workspace: &Workspace) -> Result<ImportedSarif, SarifImportError> {
-        convert(text.as_bytes(), "in.sarif", workspace)
+        convert(text.as_bytes(), "in.sarif", workspace, MAX_SARIF_RESULTS)
     }
 
     /// A clippy-sarif-like log with the awkward cases.
@@ -798,8 +915,35 @@ mod tests {
                 "{text}: {err}"
             );
         }
-        let err = import(Path::new("/nonexistent/x.sarif"), &workspace).unwrap_err();
+        let err = import(Path::new("/nonexistent/x.sarif"), &workspace, 1 << 20).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/x.sarif"), "{err}");
+    }
+
+    #[test]
+    fn results_past_the_cap_are_skipped_with_a_warning() {
+        let (_dir, workspace) = workspace();
+        let result = r#"{"ruleId": "r", "message": {"text": "m"}, "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/a.ts"}, "region": {"startLine": 1}}}]}"#;
+        let run = |n: usize| {
+            format!(
+                r#"{{"tool": {{"driver": {{"name": "x"}}}}, "results": [{}]}}"#,
+                vec![result; n].join(",")
+            )
+        };
+        let text = format!(
+            r#"{{"version": "2.1.0", "runs": [{}, {}]}}"#,
+            run(3),
+            run(4)
+        );
+        let imported = convert(text.as_bytes(), "in.sarif", &workspace, 5).unwrap();
+        assert_eq!(imported.n_reported, 5);
+        assert_eq!(
+            imported.warnings,
+            ["sarif in.sarif: 2 result(s) beyond the first 5 were not imported"]
+        );
+        // Skipped results are still checked as JSON: break the last one.
+        let at = text.rfind(r#""m"}"#).unwrap();
+        let broken = format!("{}\"m\"]{}", &text[..at], &text[at + 4..]);
+        assert!(convert(broken.as_bytes(), "in.sarif", &workspace, 5).is_err());
     }
 
     #[test]

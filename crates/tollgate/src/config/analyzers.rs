@@ -42,6 +42,8 @@ pub struct AnalyzersConfig {
     pub cache_dir: Option<String>,
     /// SARIF files whose results join the review.
     pub import_sarif: Vec<PathBuf>,
+    /// Size limit of each imported SARIF file (set from `review.max_input_bytes`).
+    pub max_import_bytes: u64,
     /// Directories searched for tools after the configured path and `node_modules/.bin`: the
     /// front end passes `PATH` in, since the core never reads the environment.
     pub search_path: Option<OsString>,
@@ -303,6 +305,7 @@ impl RawAnalyzers {
                 .filter(|path| !path.trim().is_empty())
                 .map(PathBuf::from)
                 .collect(),
+            max_import_bytes: crate::input::DEFAULT_MAX_INPUT_BYTES,
             search_path: self.search_path.map(OsString::from),
             tsc,
             semgrep,

@@ -60,6 +60,12 @@ pub struct ReviewConfig {
     pub invariants: InvariantsSetting,
     /// Baseline file of accepted fingerprints, relative to the workspace.
     pub baseline: Option<String>,
+    /// Size limit of the diff (file or stdin), imported SARIF files and the baseline
+    /// ([`crate::input::DEFAULT_MAX_INPUT_BYTES`] unless configured).
+    pub max_input_bytes: u64,
+    /// Wall-clock budget of the whole review; when it runs out the remaining work is skipped
+    /// and the gate fails, saying so. `None`: no budget.
+    pub time_budget: Option<std::time::Duration>,
     pub preflight: PreflightConfig,
     /// Per-rule overrides of the built-in checks, keyed by rule id.
     pub rule_overrides: BTreeMap<String, RuleOverride>,

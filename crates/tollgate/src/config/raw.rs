@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -13,6 +14,7 @@ use super::{
     PreflightConfig, ReviewConfig, RuleOverride,
 };
 use crate::findings::{Category, Severity};
+use crate::input::{self, DEFAULT_MAX_INPUT_BYTES, InputError, Limit, MAX_CONFIG_BYTES};
 
 /// A configuration problem, naming where the bad value came from.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +30,8 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("Invalid value for {origin}: {message}")]
     Value { origin: String, message: String },
+    #[error(transparent)]
+    Input(#[from] InputError),
 }
 
 /// Every setting optional: one layer of configuration.
@@ -64,6 +68,10 @@ pub struct RawReview {
     /// One path or several.
     pub invariants: Option<Vec<String>>,
     pub baseline: Option<String>,
+    /// Size limit of the diff, imported SARIF files and the baseline, in bytes.
+    pub max_input_bytes: Option<u64>,
+    /// Wall-clock budget of the whole review, in milliseconds (0: none).
+    pub time_budget_ms: Option<u64>,
 }
 
 /// The `[preflight]` table.
@@ -103,6 +111,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_ANALYZERS", ""),
     ("TOLLGATE_ANALYSIS_SCOPE", ""),
     ("TOLLGATE_STATIC_ANALYSIS_TIMEOUT_MS", ""),
+    ("TOLLGATE_MAX_INPUT_BYTES", ""),
+    ("TOLLGATE_TIME_BUDGET_MS", ""),
 ];
 
 impl RawConfig {
@@ -117,9 +127,10 @@ impl RawConfig {
     /// Reads and parses a `tollgate.toml`.
     pub fn from_file(path: &Path) -> Result<RawConfig, ConfigError> {
         let display = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let bytes = input::read_file(path, "config file", Limit::fixed(MAX_CONFIG_BYTES))?;
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
             path: display.clone(),
-            source,
+            message: "the file is not valid UTF-8".to_string(),
         })?;
         RawConfig::from_toml(&text, &display)
     }
@@ -161,6 +172,12 @@ impl RawConfig {
         review.allowlist = get("TOLLGATE_ALLOWLIST").map(|(_, v)| split_list(&v));
         review.invariants = get("TOLLGATE_INVARIANTS").map(|(_, v)| split_list(&v));
         review.baseline = get("TOLLGATE_BASELINE").map(|(_, v)| v);
+        if let Some((origin, value)) = get("TOLLGATE_MAX_INPUT_BYTES") {
+            review.max_input_bytes = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TIME_BUDGET_MS") {
+            review.time_budget_ms = Some(parse_number(&origin, &value)?);
+        }
         let mut analyzers = RawAnalyzers {
             static_analyzers: get("TOLLGATE_ANALYZERS").map(|(_, v)| split_list(&v)),
             scope: get("TOLLGATE_ANALYSIS_SCOPE").map(|(_, v)| v),
@@ -192,6 +209,8 @@ impl RawConfig {
             allowlist: high.allowlist.or(low.allowlist),
             invariants: high.invariants.or(low.invariants),
             baseline: high.baseline.or(low.baseline),
+            max_input_bytes: high.max_input_bytes.or(low.max_input_bytes),
+            time_budget_ms: high.time_budget_ms.or(low.time_budget_ms),
         };
         let (low, high) = (self.preflight, higher.preflight);
         let preflight = RawPreflight {
@@ -291,7 +310,20 @@ impl RawConfig {
             );
         }
 
-        let analyzers = self.analyzers.resolve()?;
+        let max_input_bytes = review.max_input_bytes.unwrap_or(DEFAULT_MAX_INPUT_BYTES);
+        if max_input_bytes == 0 {
+            return Err(value_error(
+                "review.max_input_bytes",
+                "0 would refuse every input; give a size in bytes".to_string(),
+            ));
+        }
+        let time_budget = review
+            .time_budget_ms
+            .filter(|&ms| ms > 0)
+            .map(Duration::from_millis);
+        let mut analyzers = self.analyzers.resolve()?;
+        // Imported SARIF files are big inputs too; one setting bounds them all.
+        analyzers.max_import_bytes = max_input_bytes;
         let llm = self.llm.resolve()?;
 
         Ok(ReviewConfig {
@@ -305,6 +337,8 @@ impl RawConfig {
             allowlist: review.allowlist.unwrap_or_default(),
             invariants,
             baseline: review.baseline,
+            max_input_bytes,
+            time_budget,
             preflight,
             rule_overrides,
         })
@@ -354,6 +388,44 @@ fn describe_toml_error(text: &str, err: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deeply_nested_toml_is_refused_by_the_parser_s_own_depth_limit() {
+        // `toml` stops arrays, inline tables and dotted keys at depth 80 (and a config file is
+        // at most 1 MiB): pinned here so an upgrade that drops the guard fails loudly.
+        for text in [
+            format!("a = {}", "[".repeat(200_000)),
+            format!("a = {}", "{b = ".repeat(100_000)),
+            format!("{} = 1", vec!["k"; 100_000].join(".")),
+        ] {
+            let err = RawConfig::from_toml(&text, "tollgate.toml").unwrap_err();
+            assert!(matches!(err, ConfigError::Parse { .. }), "{err}");
+        }
+    }
+
+    #[test]
+    fn limits_and_the_time_budget_layer_like_other_settings() {
+        let file = RawConfig::from_toml(
+            "[review]\nmax_input_bytes = 10\ntime_budget_ms = 5000\n",
+            "t",
+        )
+        .unwrap();
+        let env = RawConfig::from_env([("TOLLGATE_MAX_INPUT_BYTES", "20")]).unwrap();
+        let config = file.overlay(env).resolve().unwrap();
+        assert_eq!(config.max_input_bytes, 20);
+        assert_eq!(config.analyzers.max_import_bytes, 20);
+        assert_eq!(config.time_budget, Some(Duration::from_secs(5)));
+        let defaults = RawConfig::default().resolve().unwrap();
+        assert_eq!(defaults.max_input_bytes, DEFAULT_MAX_INPUT_BYTES);
+        assert_eq!(defaults.time_budget, None);
+        let zero = RawConfig::from_env([("TOLLGATE_MAX_INPUT_BYTES", "0")]).unwrap();
+        assert!(
+            zero.resolve()
+                .unwrap_err()
+                .to_string()
+                .contains("review.max_input_bytes")
+        );
+    }
 
     #[test]
     fn flags_override_env_which_overrides_file() {

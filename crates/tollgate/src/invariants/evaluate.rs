@@ -19,17 +19,23 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
+use crate::control::Control;
 use crate::diff::{Diff, FileDiff, Line, LineKind};
 use crate::findings::{Finding, Location, Source};
 
 use super::model::{Check, Invariant, InvariantSet, Lines};
-use super::pattern::Pattern;
+use super::pattern::{BudgetExhausted, Pattern};
 
 /// At most this many findings per rule and file; the rest are counted in a warning, so a rule
 /// matching every line of a generated 100k-line file cannot flood a report.
 pub const MAX_FINDINGS_PER_RULE_AND_FILE: usize = 1000;
 /// Evidence is the matched line, trimmed and cut to this many characters.
 pub const EVIDENCE_CHARS: usize = 200;
+/// A pattern that spans lines may read this many bytes per byte of a file's joined lines
+/// (plus [`MULTI_LINE_WORK_FLOOR`]) before its search stops with a warning.
+pub const MULTI_LINE_WORK_PER_BYTE: usize = 32;
+/// Bytes every multi-line search may read, however small the file.
+pub const MULTI_LINE_WORK_FLOOR: usize = 1 << 20;
 
 /// The outcome of evaluating invariants against one diff.
 #[derive(Debug, Clone, Default)]
@@ -39,11 +45,19 @@ pub struct Evaluation {
     /// Rule × file pairs evaluated (upstream's `invariants_executed` / `checked_invariants`).
     pub executed: usize,
     pub warnings: Vec<String>,
+    /// Changed files left unchecked because the caller's [`Control`] stopped the evaluation.
+    pub n_files_unchecked: usize,
 }
 
 impl InvariantSet {
     /// Evaluates every enabled rule with an action. Never fails: rules were validated on load.
     pub fn evaluate(&self, diff: &Diff) -> Evaluation {
+        self.evaluate_until(diff, &Control::default())
+    }
+
+    /// [`Self::evaluate`], stopping between files once `stop` is cancelled (a review's time
+    /// budget); the files not reached are counted in [`Evaluation::n_files_unchecked`].
+    pub fn evaluate_until(&self, diff: &Diff, stop: &Control) -> Evaluation {
         let mut evaluation = Evaluation::default();
         let checks: Vec<(&Invariant, &Check)> = self
             .checks()
@@ -52,7 +66,11 @@ impl InvariantSet {
         if checks.is_empty() {
             return evaluation;
         }
-        for file in diff.files() {
+        for (file_idx, file) in diff.files().iter().enumerate() {
+            if stop.is_cancelled() {
+                evaluation.n_files_unchecked = diff.files().len() - file_idx;
+                break;
+            }
             let mut added: Option<FileLines<'_>> = None;
             let mut removed: Option<FileLines<'_>> = None;
             for &(rule, check) in &checks {
@@ -203,6 +221,12 @@ struct Hits {
     hits: Vec<Hit>,
     /// Matching lines in all, including those beyond the `max` kept.
     total: usize,
+    /// The line where a multi-line search ran out of budget; it and the lines after it were
+    /// not searched.
+    stopped_at: Option<usize>,
+    /// Bytes a multi-line search read.
+    #[cfg_attr(not(test), allow(dead_code))]
+    bytes_read: usize,
 }
 
 /// Finds the matching lines (first match on each), keeping at most `max`. With `count_all`
@@ -227,17 +251,43 @@ fn find_hits(pattern: &Pattern, lines: &FileLines<'_>, max: usize, count_all: bo
                 }
             }
         }
-        return Hits { hits, total };
+        return Hits {
+            hits,
+            total,
+            stopped_at: None,
+            bytes_read: 0,
+        };
     }
+    let mut hits_stopped = None;
     let joined = lines.joined();
     let line_of = |offset: usize| joined.starts.partition_point(|&start| start <= offset) - 1;
-    let mut last_line = None;
-    for found in regex.find_iter(&joined.text) {
-        let line_idx = line_of(found.start());
-        if last_line == Some(line_idx) {
-            continue;
-        }
-        last_line = Some(line_idx);
+    let mut search = pattern
+        .bounded_search(multi_line_budget(joined.text.len()))
+        .expect("patterns that span lines have a bounded search");
+    let mut from = 0;
+    while from <= joined.text.len() {
+        let found = match search.find_at(&joined.text, from) {
+            Ok(Some(found)) => found,
+            Ok(None) => break,
+            Err(BudgetExhausted) => {
+                hits_stopped = Some(line_of(from.min(joined.text.len())));
+                break;
+            }
+        };
+        let line_idx = line_of(found.start);
+        let end_line_idx = if found.end > found.start {
+            line_of(found.end - 1)
+        } else {
+            line_idx
+        };
+        // First match per line: go on from the next line (or the match's end, if later), so
+        // each line costs one search, not one per match on it.
+        from = joined
+            .starts
+            .get(line_idx + 1)
+            .copied()
+            .unwrap_or(joined.text.len() + 1)
+            .max(found.end);
         total += 1;
         if hits.len() >= max {
             if count_all {
@@ -245,22 +295,29 @@ fn find_hits(pattern: &Pattern, lines: &FileLines<'_>, max: usize, count_all: bo
             }
             break;
         }
-        let end_line_idx = if found.end() > found.start() {
-            line_of(found.end() - 1)
-        } else {
-            line_idx
-        };
         let start_text = &lines.lines[line_idx].text;
         let end_text = &lines.lines[end_line_idx].text;
-        let end_in_line = (found.end() - joined.starts[end_line_idx]).min(end_text.len());
+        let end_in_line = (found.end - joined.starts[end_line_idx]).min(end_text.len());
         hits.push(Hit {
             line_idx,
             end_line_idx,
-            start_column: column_of(start_text, found.start() - joined.starts[line_idx]),
+            start_column: column_of(start_text, found.start - joined.starts[line_idx]),
             end_column: column_of(end_text, floor_char_boundary(end_text, end_in_line)),
         });
     }
-    Hits { hits, total }
+    Hits {
+        hits,
+        total,
+        stopped_at: hits_stopped,
+        bytes_read: search.bytes_read(),
+    }
+}
+
+/// Bytes a multi-line pattern may read while searching one file's joined lines: a multiple of
+/// the text, so ordinary patterns never reach it while a pattern that rescans the text for
+/// every match (`.*X|a` with the `s` flag) stops after a bounded amount of work.
+fn multi_line_budget(text_bytes: usize) -> usize {
+    MULTI_LINE_WORK_FLOOR.saturating_add(text_bytes.saturating_mul(MULTI_LINE_WORK_PER_BYTE))
 }
 
 /// The 1-based character column of a byte offset in a line.
@@ -335,6 +392,7 @@ impl Target<'_, '_> {
                     .with_anchor(line.text.as_ref()),
             );
         }
+        self.warn_if_stopped(pattern, found.stopped_at, evaluation);
         let n_unreported = found.total.saturating_sub(MAX_FINDINGS_PER_RULE_AND_FILE);
         if n_unreported > 0 {
             evaluation.warnings.push(format!(
@@ -368,7 +426,9 @@ impl Target<'_, '_> {
     }
 
     fn when_require(&self, when: &Pattern, require: &Pattern, evaluation: &mut Evaluation) {
-        let Some(hit) = find_hits(when, self.lines, 1, false).hits.first().copied() else {
+        let found = find_hits(when, self.lines, 1, false);
+        self.warn_if_stopped(when, found.stopped_at, evaluation);
+        let Some(hit) = found.hits.first().copied() else {
             return;
         };
         if matches_any(require, self.lines) {
@@ -396,6 +456,26 @@ impl Target<'_, '_> {
             ))
             .with_anchor(line.text.as_ref()),
         );
+    }
+
+    /// Says so when a multi-line search stopped at its work budget: the lines from there on
+    /// were not checked, and the run must not look as if they were.
+    fn warn_if_stopped(
+        &self,
+        pattern: &Pattern,
+        stopped_at: Option<usize>,
+        evaluation: &mut Evaluation,
+    ) {
+        let Some(line_idx) = stopped_at else {
+            return;
+        };
+        evaluation.warnings.push(format!(
+            "Invariant {}: pattern {pattern} stopped at line {} of {} after reading {MULTI_LINE_WORK_PER_BYTE} bytes per byte of the file's changed lines (it rescans the text for each match); the {} changed lines from there on were not checked. Anchor the pattern or avoid a leading `.*` to make it cheaper",
+            self.rule.id(),
+            self.lines.lines[line_idx].anchor_line,
+            self.path,
+            self.lines.lines.len() - line_idx,
+        ));
     }
 
     /// The parts every invariant finding shares; the rule's own message, impact and
@@ -879,5 +959,103 @@ rename to src/a.rs
         let evaluation = set.evaluate(&diff(&text));
         assert_eq!(evaluation.executed, 60);
         assert_eq!(evaluation.findings.len(), 20);
+    }
+
+    /// `n_lines` added lines of `line` in `a.rs`.
+    fn added_lines_diff(line: &str, n_lines: usize) -> Diff {
+        let mut text =
+            format!("diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -0,0 +1,{n_lines} @@\n");
+        for _ in 0..n_lines {
+            text.push('+');
+            text.push_str(line);
+            text.push('\n');
+        }
+        diff(&text)
+    }
+
+    const RESCANNING_RULE: &str =
+        "    action: deny\n    deny: {regex: {pattern: '.*X|a', flags: 's'}}\n";
+
+    #[test]
+    fn a_multi_line_pattern_on_one_long_line_reads_it_about_once() {
+        // `.*X|a` with `s` used to rescan to the end of the text for every `a`: 200,000
+        // searches of up to 200,000 bytes each. One search per line now.
+        let line = "a".repeat(200_000);
+        let diff = added_lines_diff(&line, 1);
+        let set = rule("['**']", RESCANNING_RULE);
+        let file = &diff.files()[0];
+        let lines = FileLines::collect(&diff, file, Lines::Added);
+        let rule = set.checks().next().unwrap();
+        let Some(Check::Deny(pattern)) = rule.check() else {
+            panic!("deny rule expected");
+        };
+        let found = find_hits(pattern, &lines, MAX_FINDINGS_PER_RULE_AND_FILE, true);
+        assert_eq!((found.total, found.stopped_at), (1, None));
+        assert!(
+            found.bytes_read <= 2 * line.len() + 2,
+            "read {} bytes of a {}-byte text",
+            found.bytes_read,
+            line.len()
+        );
+        let evaluation = set.evaluate(&diff);
+        assert_eq!(
+            lines_of(&evaluation.findings),
+            [("a.rs".into(), 1, Some(1), Some(200_001))]
+        );
+        assert!(evaluation.warnings.is_empty(), "{:?}", evaluation.warnings);
+    }
+
+    #[test]
+    fn a_multi_line_pattern_that_rescans_many_lines_stops_at_its_budget_with_a_warning() {
+        // 4,000 lines of `a`: each match rescans to the end (quadratic: ~16M bytes); the
+        // budget (1 MiB + 32 per byte) stops it and says which lines went unchecked.
+        let n_lines = 4_000;
+        let diff = added_lines_diff("a", n_lines);
+        let set = rule("['**']", RESCANNING_RULE);
+        let file = &diff.files()[0];
+        let lines = FileLines::collect(&diff, file, Lines::Added);
+        let rule = set.checks().next().unwrap();
+        let Some(Check::Deny(pattern)) = rule.check() else {
+            panic!("deny rule expected");
+        };
+        let found = find_hits(pattern, &lines, MAX_FINDINGS_PER_RULE_AND_FILE, true);
+        let text_bytes = 2 * n_lines - 1;
+        assert!(found.bytes_read <= multi_line_budget(text_bytes));
+        let stopped_at = found.stopped_at.expect("the budget stops the search");
+        assert!(stopped_at > 0 && stopped_at < n_lines, "{stopped_at}");
+        assert_eq!(found.total, stopped_at);
+
+        let evaluation = set.evaluate(&diff);
+        assert_eq!(evaluation.findings.len(), stopped_at);
+        assert_eq!(evaluation.warnings.len(), 1, "{:?}", evaluation.warnings);
+        let warning = &evaluation.warnings[0];
+        assert!(
+            warning.contains("Invariant r1: pattern /.*X|a/s stopped at line"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains(&format!(
+                "{} changed lines from there on were not checked",
+                n_lines - stopped_at
+            )),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn multi_line_search_takes_the_first_match_of_each_line() {
+        let set = rule(
+            "['**']",
+            "    action: deny\n    deny: {regex: {pattern: 'b\\n?', flags: ''}}\n",
+        );
+        let evaluation = set.evaluate(&added_lines_diff("abcb", 3));
+        assert_eq!(
+            lines_of(&evaluation.findings),
+            [
+                ("a.rs".into(), 1, Some(2), Some(3)),
+                ("a.rs".into(), 2, Some(2), Some(3)),
+                ("a.rs".into(), 3, Some(2), Some(3)),
+            ]
+        );
     }
 }

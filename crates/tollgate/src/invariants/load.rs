@@ -7,12 +7,12 @@
 //! must not quietly run with half its rules.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::findings::{Category, Severity};
+use crate::input::{self, InputError, Limit};
 
 use super::error::{InvariantsError, Problem};
 use super::model::{Check, DEFAULT_CONFIDENCE, Invariant, InvariantSet, Lines, Origin};
@@ -140,42 +140,23 @@ impl InvariantSet {
 
 /// Reads a file of at most [`MAX_FILE_BYTES`] as UTF-8.
 fn read_capped(path: &Path) -> Result<String, InvariantsError> {
-    let read_error = |source: io::Error| {
-        if source.kind() == io::ErrorKind::NotFound {
-            InvariantsError::NotFound {
-                path: path.to_path_buf(),
+    let bytes =
+        input::read_file(path, "invariants file", Limit::fixed(MAX_FILE_BYTES)).map_err(|err| {
+            match err {
+                InputError::NotFound { .. } => InvariantsError::NotFound {
+                    path: path.to_path_buf(),
+                },
+                InputError::TooLarge { limit, .. } => InvariantsError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: std::fs::metadata(path).map_or(limit + 1, |m| m.len()),
+                    limit,
+                },
+                other => InvariantsError::Read {
+                    path: path.to_path_buf(),
+                    source: io::Error::other(other),
+                },
             }
-        } else {
-            InvariantsError::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    };
-    let file = File::open(path).map_err(read_error)?;
-    let metadata = file.metadata().map_err(read_error)?;
-    if metadata.is_dir() {
-        return Err(InvariantsError::Read {
-            path: path.to_path_buf(),
-            source: io::Error::other("it is a directory"),
-        });
-    }
-    let too_large = |size: u64| InvariantsError::TooLarge {
-        path: path.to_path_buf(),
-        size,
-        limit: MAX_FILE_BYTES,
-    };
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(too_large(metadata.len()));
-    }
-    let mut bytes = Vec::new();
-    // The length can change between `metadata` and the read; the `take` keeps the cap honest.
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(bytes.len() as u64));
-    }
+        })?;
     String::from_utf8(bytes).map_err(|err| {
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -1010,6 +991,7 @@ fn title_of(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::invariants::MAX_YAML_NESTING;
 
     fn load(text: &str) -> Result<InvariantSet, InvariantsError> {
         InvariantSet::from_yaml(Path::new(".review-invariants.yml"), text)
@@ -1187,6 +1169,19 @@ notes: "free text is ignored"
             [
                 ".review-invariants.yml:8:29: rule r1: invalid `deny` regex: Lookahead `(?!` (at offset 8) is not supported by Tollgate's linear-time regex engine; rewrite the pattern or split the rule (for example into a `when_require` rule)"
             ]
+        );
+    }
+
+    #[test]
+    fn deeply_nested_yaml_is_refused_before_parsing() {
+        // 200 KB of `[`: libyaml used to spend ~40 s here before its own recursion limit.
+        let text = format!("a: {}", "[".repeat(200_000));
+        assert_eq!(
+            problems(&text),
+            [format!(
+                ".review-invariants.yml:1:{}: YAML syntax error: the document nests deeper than {MAX_YAML_NESTING} levels; flatten it",
+                4 + MAX_YAML_NESTING - 1
+            )]
         );
     }
 

@@ -42,9 +42,13 @@ mod resolve;
 #[cfg(test)]
 mod testutil;
 mod yaml;
+mod yaml_depth;
 
 pub use error::{InvariantsError, PathRefusal, Problem};
-pub use evaluate::{EVIDENCE_CHARS, Evaluation, MAX_FINDINGS_PER_RULE_AND_FILE};
+pub use evaluate::{
+    EVIDENCE_CHARS, Evaluation, MAX_FINDINGS_PER_RULE_AND_FILE, MULTI_LINE_WORK_FLOOR,
+    MULTI_LINE_WORK_PER_BYTE,
+};
 pub use load::{
     CheckReport, DEFAULT_FILE_NAME, MAX_FILE_BYTES, TITLE_CHARS, check_file, load_from_workspace,
 };
@@ -53,6 +57,7 @@ pub use packs::{PACKS, Pack, pack};
 pub use paths::{GlobError, PathFilter};
 pub use pattern::{MAX_PATTERN_CHARS, Pattern, PatternError, REGEX_SIZE_LIMIT};
 pub use resolve::resolve_invariants_path;
+pub use yaml_depth::MAX_NESTING as MAX_YAML_NESTING;
 
 #[cfg(test)]
 mod tests {

@@ -17,11 +17,18 @@
 //!   against single lines, or against added lines joined by `\n` for patterns that span lines.
 //!
 //! Compiled programs are capped ([`REGEX_SIZE_LIMIT`]) so a hostile pattern cannot exhaust
-//! memory.
+//! memory. Patterns that span lines also get a lazy DFA walked byte by byte ([`BoundedSearch`]):
+//! repeated leftmost-first searches can rescan the same text (`.*X|a` rescans to the end for
+//! every `a`), so those searches count the bytes they read and stop at a budget instead of
+//! going quadratic.
 
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use regex::{Regex, RegexBuilder};
+use regex_automata::hybrid::{self, dfa::DFA};
+use regex_automata::{Anchored, Input, nfa::thompson, util::syntax};
 
 /// Upper bound on a compiled regex program (and on its lazy DFA cache).
 pub const REGEX_SIZE_LIMIT: usize = 2 << 20;
@@ -35,7 +42,8 @@ pub struct Pattern {
     source: String,
     flags: String,
     regex: Regex,
-    spans_lines: bool,
+    /// The same program as a lazy DFA, for patterns that span lines (see [`BoundedSearch`]).
+    multi_line: Option<Arc<hybrid::regex::Regex>>,
 }
 
 impl Pattern {
@@ -59,11 +67,16 @@ impl Pattern {
             .nest_limit(NEST_LIMIT)
             .build()
             .map_err(|err| compile_error(err, &translation.rust, source))?;
+        let multi_line = if translation.mentions_newline || flag_set.dot_all {
+            Some(Arc::new(lazy_dfa(&rust)?))
+        } else {
+            None
+        };
         Ok(Pattern {
             source: source.to_string(),
             flags: flags.to_string(),
             regex,
-            spans_lines: translation.mentions_newline || flag_set.dot_all,
+            multi_line,
         })
     }
 
@@ -84,8 +97,132 @@ impl Pattern {
     /// Such patterns run against the file's added lines joined by `\n`; all others run line by
     /// line.
     pub fn spans_lines(&self) -> bool {
-        self.spans_lines
+        self.multi_line.is_some()
     }
+
+    /// A search that reads at most `budget` bytes, for patterns that
+    /// [span lines](Pattern::spans_lines); `None` for the others, which run line by line.
+    pub(crate) fn bounded_search(&self, budget: usize) -> Option<BoundedSearch<'_>> {
+        let regex = self.multi_line.as_deref()?;
+        Some(BoundedSearch {
+            regex,
+            cache: regex.create_cache(),
+            left: budget,
+            read: 0,
+        })
+    }
+}
+
+/// Leftmost-first searches of one multi-line pattern that share a budget of bytes read.
+pub(crate) struct BoundedSearch<'p> {
+    regex: &'p hybrid::regex::Regex,
+    cache: hybrid::regex::Cache,
+    left: usize,
+    read: usize,
+}
+
+/// A bounded search read as many bytes as its budget allowed (or its lazy DFA gave up); the
+/// text after the last match found was not searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BudgetExhausted;
+
+impl BoundedSearch<'_> {
+    /// The leftmost-first match starting at or after `start` in `haystack` (the text before
+    /// `start` still counts for `^` and `\b`), or `None`.
+    pub(crate) fn find_at(
+        &mut self,
+        haystack: &str,
+        start: usize,
+    ) -> Result<Option<Range<usize>>, BudgetExhausted> {
+        let (forward_cache, reverse_cache) = self.cache.as_parts_mut();
+        let input = Input::new(haystack.as_bytes()).span(start..haystack.len());
+        let Some(end) = forward_end(
+            self.regex.forward(),
+            forward_cache,
+            &input,
+            &mut self.left,
+            &mut self.read,
+        )?
+        else {
+            return Ok(None);
+        };
+        if end == start {
+            return Ok(Some(start..end));
+        }
+        // The reverse pass reads at most `end - start` bytes, never more than the forward one.
+        self.left = self.left.checked_sub(end - start).ok_or(BudgetExhausted)?;
+        self.read += end - start;
+        let reverse = input.span(start..end).anchored(Anchored::Yes);
+        let found = self
+            .regex
+            .reverse()
+            .try_search_rev(reverse_cache, &reverse)
+            .map_err(|_| BudgetExhausted)?
+            .map_or(start, |half| half.offset());
+        Ok(Some(found..end))
+    }
+
+    /// Bytes read so far (an upper bound for the reverse passes).
+    pub(crate) fn bytes_read(&self) -> usize {
+        self.read
+    }
+}
+
+/// Walks the forward lazy DFA from `input.start()` to where it dies or the haystack ends, and
+/// returns the end of the leftmost-first match. Each byte read costs one unit of `left`.
+fn forward_end(
+    dfa: &DFA,
+    cache: &mut hybrid::dfa::Cache,
+    input: &Input<'_>,
+    left: &mut usize,
+    read: &mut usize,
+) -> Result<Option<usize>, BudgetExhausted> {
+    let bytes = input.haystack();
+    let mut state = dfa
+        .start_state_forward(cache, input)
+        .map_err(|_| BudgetExhausted)?;
+    let mut last_end = None;
+    for at in input.start()..input.end() {
+        *left = left.checked_sub(1).ok_or(BudgetExhausted)?;
+        *read += 1;
+        state = dfa
+            .next_state(cache, state, bytes[at])
+            .map_err(|_| BudgetExhausted)?;
+        if state.is_tagged() {
+            // Matches are reported one byte late: a match state after byte `at` means a match
+            // ended at `at`.
+            if state.is_match() {
+                last_end = Some(at);
+            } else if state.is_dead() {
+                return Ok(last_end);
+            } else if state.is_quit() {
+                return Err(BudgetExhausted);
+            }
+        }
+    }
+    state = dfa
+        .next_eoi_state(cache, state)
+        .map_err(|_| BudgetExhausted)?;
+    if state.is_match() {
+        last_end = Some(input.end());
+    }
+    Ok(last_end)
+}
+
+/// The lazy DFA twin of a compiled pattern, under the same limits.
+fn lazy_dfa(rust: &str) -> Result<hybrid::regex::Regex, PatternError> {
+    hybrid::regex::Builder::new()
+        .syntax(syntax::Config::new().nest_limit(NEST_LIMIT))
+        .thompson(thompson::Config::new().nfa_size_limit(Some(REGEX_SIZE_LIMIT)))
+        .dfa(
+            hybrid::dfa::Config::new()
+                .cache_capacity(REGEX_SIZE_LIMIT)
+                // Non-ASCII input near a Unicode `\b` makes the search give up (a warning),
+                // rather than refusing the pattern; the translation's `\b` is ASCII anyway.
+                .unicode_word_boundary(true),
+        )
+        .build(rust)
+        .map_err(|_| PatternError::TooLarge)
 }
 
 impl fmt::Display for Pattern {

@@ -103,6 +103,15 @@ const MAX_NODES: usize = 200_000;
 
 /// Parses one YAML document into a positioned tree. An empty document is `Null`.
 pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
+    if let Some((line, column)) = crate::invariants::yaml_depth::too_deep(text) {
+        return Err(SyntaxError {
+            pos: Pos { line, column },
+            message: format!(
+                "the document nests deeper than {} levels; flatten it",
+                crate::invariants::yaml_depth::MAX_NESTING
+            ),
+        });
+    }
     let budget = Cell::new(MAX_NODES);
     let mut slot = None;
     let deserializer = serde_yaml_ng::Deserializer::from_str(text);

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::findings::Finding;
+use crate::input::{self, InputError, Limit};
 
 /// Version written to and accepted from baseline files.
 const BASELINE_VERSION: u32 = 1;
@@ -21,6 +22,8 @@ pub enum BaselineError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Input(#[from] InputError),
     #[error("Invalid baseline {path}: {message}")]
     Parse { path: String, message: String },
     #[error("Cannot write baseline {path}: {source}")]
@@ -58,20 +61,19 @@ pub struct Baseline {
 }
 
 impl Baseline {
-    pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
+    /// Reads a baseline file of at most `max_bytes` bytes (see [`crate::input`]).
+    pub fn load(path: &Path, max_bytes: u64) -> Result<Baseline, BaselineError> {
         let display = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Read {
-            path: display.clone(),
-            source,
-        })?;
-        Baseline::from_json(&text, &display)
+        let bytes = input::read_file(path, "baseline", Limit::max_input(max_bytes))?;
+        Baseline::from_json(&String::from_utf8_lossy(&bytes), &display)
     }
 
     /// Parses the text of a baseline file; `label` names it in messages (a path, or a path at
     /// a commit).
     pub fn from_json(text: &str, label: &str) -> Result<Baseline, BaselineError> {
         let display = label.to_string();
-        let file: BaselineFile =
+        // Only fingerprints are kept, so memory stays near their share of the file.
+        let file: FingerprintsOnly =
             serde_json::from_str(text).map_err(|err| BaselineError::Parse {
                 path: display.clone(),
                 message: format!("line {}, column {}: {err}", err.line(), err.column()),
@@ -101,6 +103,20 @@ impl Baseline {
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()
     }
+}
+
+/// [`BaselineFile`] as read: the same required fields, the texts for people skipped.
+#[derive(Deserialize)]
+struct FingerprintsOnly {
+    version: u32,
+    #[serde(rename = "tool")]
+    _tool: serde::de::IgnoredAny,
+    findings: Vec<FingerprintEntry>,
+}
+
+#[derive(Deserialize)]
+struct FingerprintEntry {
+    fingerprint: String,
 }
 
 /// Writes a baseline of `findings` atomically (temp file + rename), sorted so it diffs well.

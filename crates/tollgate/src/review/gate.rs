@@ -3,6 +3,8 @@
 //! The gate is decided on every finding that survived the filters, before `max_findings` cuts
 //! the list, so truncating the output can never hide a failure.
 
+use std::time::Duration;
+
 use super::baseline::Baseline;
 use super::checks::canonical_rule_id;
 use crate::config::ReviewConfig;
@@ -25,10 +27,14 @@ pub(crate) struct GateOutcome {
     pub(crate) accepted: Vec<Finding>,
 }
 
+/// `incomplete` is a reason the review did not finish (its time budget ran out): the gate
+/// fails with it first, whatever the findings, because a CI gate must not pass a change it did
+/// not fully review.
 pub(crate) fn apply(
     findings: Vec<Finding>,
     config: &ReviewConfig,
     baseline: Option<&Baseline>,
+    incomplete: Option<String>,
 ) -> GateOutcome {
     let mut outcome = GateOutcome::default();
     let before = findings.len();
@@ -71,7 +77,7 @@ pub(crate) fn apply(
     }
 
     sort_for_display(&mut kept);
-    let mut reasons = Vec::new();
+    let mut reasons: Vec<String> = incomplete.into_iter().collect();
     for finding in &kept {
         let at = format!("{}:{}", finding.location.file, finding.location.start_line);
         if fail_on.iter().any(|id| id_matches(id, &finding.rule_id)) {
@@ -100,6 +106,19 @@ pub(crate) fn apply(
     }
     outcome.findings = kept;
     outcome
+}
+
+/// The fail reason of a review whose time budget ran out; `skipped` names the work left undone.
+pub(crate) fn time_budget_reason(budget: Duration, skipped: &[String]) -> String {
+    let what = if skipped.is_empty() {
+        "some work was stopped".to_string()
+    } else {
+        format!("skipped {}", skipped.join("; "))
+    };
+    format!(
+        "The review's time budget of {} ms ran out and {what}: the change was not fully reviewed (raise review.time_budget_ms / TOLLGATE_TIME_BUDGET_MS / --time-budget-ms)",
+        budget.as_millis()
+    )
 }
 
 /// Exact match, or a prefix match when the pattern ends in `*` (`semgrep/*`).

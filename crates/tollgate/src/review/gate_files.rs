@@ -10,6 +10,7 @@ use std::io;
 use std::path::{Component, Path};
 
 use crate::diff::{self, GitError};
+use crate::input::{self, InputError, Limit};
 use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
 use crate::review::{Baseline, BaselineError};
 
@@ -39,35 +40,57 @@ pub enum GateFileError {
         #[source]
         source: GitError,
     },
+    #[error(transparent)]
+    Input(#[from] InputError),
 }
 
 impl GateFiles {
-    /// The bytes of `path` (workspace-relative) from this source; `Ok(None)` when there is no
-    /// such file. Paths that are absolute or climb out with `..` are never found.
-    pub fn read(&self, workspace: &Path, path: &str) -> Result<Option<Vec<u8>>, GateFileError> {
+    /// The bytes of `path` (workspace-relative) from this source, at most `limit` (`what`
+    /// names the file in errors); `Ok(None)` when there is no such file. Paths that are
+    /// absolute or climb out with `..` are never found.
+    pub fn read(
+        &self,
+        workspace: &Path,
+        path: &str,
+        what: &str,
+        limit: Limit,
+    ) -> Result<Option<Vec<u8>>, GateFileError> {
         let relative = path.strip_prefix("./").unwrap_or(path);
         if !stays_inside(relative) {
             return Ok(None);
         }
-        match self {
-            GateFiles::Workspace => match std::fs::read(workspace.join(relative)) {
-                Ok(bytes) => Ok(Some(bytes)),
-                Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(source) => Err(GateFileError::Read {
-                    path: relative.to_string(),
-                    source,
-                }),
-            },
-            GateFiles::Commit(rev) => {
-                diff::read_file_at_commit(workspace, rev, relative).map_err(|source| {
-                    GateFileError::Git {
-                        path: relative.to_string(),
-                        rev: rev.clone(),
-                        source,
-                    }
-                })
+        let bytes = match self {
+            GateFiles::Workspace => {
+                match input::read_file(&workspace.join(relative), what, limit) {
+                    Ok(bytes) => bytes,
+                    Err(InputError::NotFound { .. }) => return Ok(None),
+                    Err(err) => return Err(err.into()),
+                }
             }
+            GateFiles::Commit(rev) => {
+                let read =
+                    diff::read_file_at_commit(workspace, rev, relative).map_err(|source| {
+                        GateFileError::Git {
+                            path: relative.to_string(),
+                            rev: rev.clone(),
+                            source,
+                        }
+                    })?;
+                let Some(bytes) = read else {
+                    return Ok(None);
+                };
+                bytes
+            }
+        };
+        if bytes.len() as u64 > limit.bytes {
+            return Err(GateFileError::Input(InputError::TooLarge {
+                what: what.to_string(),
+                path: self.label(relative),
+                limit: limit.bytes,
+                setting: limit.setting,
+            }));
         }
+        Ok(Some(bytes))
     }
 
     /// How a file from this source is named in messages: `path`, or `path@<short sha>`.
@@ -106,7 +129,12 @@ pub(super) fn load_invariants(
     }
     let label = source.label(relative);
     let bytes = source
-        .read(workspace, relative)
+        .read(
+            workspace,
+            relative,
+            "invariants file",
+            Limit::fixed(invariants::MAX_FILE_BYTES),
+        )
         .map_err(|err| InvariantsError::Read {
             path: label.clone().into(),
             source: io::Error::other(err),
@@ -129,13 +157,14 @@ pub(super) fn load_baseline(
     source: &GateFiles,
     workspace: &Path,
     path: &str,
+    max_bytes: u64,
 ) -> Result<Baseline, BaselineError> {
     let GateFiles::Commit(_) = source else {
-        return Baseline::load(&super::resolve_in_workspace(workspace, path));
+        return Baseline::load(&super::resolve_in_workspace(workspace, path), max_bytes);
     };
     let label = source.label(path);
     let bytes = source
-        .read(workspace, path)
+        .read(workspace, path, "baseline", Limit::max_input(max_bytes))
         .map_err(|err| BaselineError::Read {
             path: label.clone(),
             source: io::Error::other(err),
@@ -200,14 +229,16 @@ mod tests {
 
         let set = load_invariants(&source, dir.path(), "./.review-invariants.yml").expect("loads");
         assert_eq!(set.checks().count(), 1);
-        let baseline = load_baseline(&source, dir.path(), "baseline.json").expect("loads");
+        let baseline = load_baseline(&source, dir.path(), "baseline.json", 1 << 20).expect("loads");
         assert!(baseline.contains("abc"));
 
         let workspace =
             load_invariants(&GateFiles::Workspace, dir.path(), ".review-invariants.yml")
                 .expect("loads");
         assert_eq!(workspace.checks().count(), 0);
-        assert!(load_baseline(&GateFiles::Workspace, dir.path(), "baseline.json").is_err());
+        assert!(
+            load_baseline(&GateFiles::Workspace, dir.path(), "baseline.json", 1 << 20).is_err()
+        );
     }
 
     #[test]
@@ -224,24 +255,29 @@ mod tests {
         );
         let err = load_invariants(&source, dir.path(), "../x.yml").expect_err("refused");
         assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{err}");
-        let err = load_baseline(&source, dir.path(), "baseline.json").expect_err("absent");
+        let err = load_baseline(&source, dir.path(), "baseline.json", 1 << 20).expect_err("absent");
         assert!(err.to_string().contains("baseline.json@"), "{err}");
         assert_eq!(
-            source.read(dir.path(), "a.txt").expect("reads").as_deref(),
+            source
+                .read(dir.path(), "a.txt", "file", Limit::fixed(1 << 20))
+                .expect("reads")
+                .as_deref(),
             Some(&b"a\n"[..])
         );
         assert_eq!(
-            source.read(dir.path(), "/etc/hostname").expect("reads"),
+            source
+                .read(dir.path(), "/etc/hostname", "file", Limit::fixed(1 << 20))
+                .expect("reads"),
             None
         );
         assert_eq!(
             GateFiles::Workspace
-                .read(dir.path(), "../a.txt")
+                .read(dir.path(), "../a.txt", "file", Limit::fixed(1 << 20))
                 .expect("reads"),
             None
         );
         let err = GateFiles::Commit("nope".into())
-            .read(dir.path(), "a.txt")
+            .read(dir.path(), "a.txt", "file", Limit::fixed(1 << 20))
             .expect_err("bad rev");
         assert!(
             err.to_string()

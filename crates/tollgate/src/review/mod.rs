@@ -39,8 +39,8 @@ use crate::analyzers::{self, AnalysisOutcome};
 use crate::config::ReviewConfig;
 use crate::diff::{self, Diff, DiffSpec, FileDiff};
 use crate::findings::{
-    AnalyzerKind, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo, Severity, Timings,
-    assign_identities,
+    AnalyzerKind, AnalyzerStatus, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo,
+    Severity, Timings, assign_identities,
 };
 use crate::invariants::{self, InvariantSet};
 
@@ -145,6 +145,15 @@ pub fn run_until(
     stop: &Control,
 ) -> Result<ReviewOutcome, ReviewError> {
     let started = Instant::now();
+    // The time budget counts from here; everything that checks `stop` below honours it.
+    let budget_stop;
+    let stop = match request.config.time_budget {
+        Some(budget) => {
+            budget_stop = stop.with_deadline(started + budget);
+            &budget_stop
+        }
+        None => stop,
+    };
     let (diff, base_sha, head_sha) = match request.diff {
         DiffInput::Text(bytes) => {
             let n_bytes = bytes.len();
@@ -187,6 +196,7 @@ pub fn run_until(
             gate_files,
             request.workspace,
             path,
+            config.max_input_bytes,
         )?),
         None => None,
     };
@@ -228,6 +238,7 @@ pub fn run_until(
             diff,
             &inputs,
             config,
+            stop,
             || analysis.and_then(|handle| handle.join().ok()),
             |stage| {
                 llm_client.as_ref().map(|client| {
@@ -254,6 +265,7 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
         diff,
         inputs,
         config,
+        &Control::default(),
         || inputs.static_analysis.clone(),
         |_| None,
     )
@@ -261,11 +273,14 @@ pub fn review_diff(diff: &Diff, inputs: &ReviewInputs<'_>, config: &ReviewConfig
 
 /// The pipeline; `static_analysis` is called once the deterministic checks are done, so that
 /// analyzers started by [`run`] work while they do; `llm_passes` then gets the change as the
-/// deterministic review sees it (risk, tests touched, per-file facts).
+/// deterministic review sees it (risk, tests touched, per-file facts). Invariant evaluation
+/// stops between files once `stop` is cancelled; when that was the time budget, the gate
+/// fails, naming what was skipped.
 fn review_with(
     diff: &Diff,
     inputs: &ReviewInputs<'_>,
     config: &ReviewConfig,
+    stop: &Control,
     static_analysis: impl FnOnce() -> Option<AnalysisOutcome>,
     llm_passes: impl FnOnce(&llm::Stage<'_, '_>) -> Option<llm::PassOutcome>,
 ) -> ReviewOutcome {
@@ -297,10 +312,18 @@ fn review_with(
     let started_invariants = Instant::now();
     let mut n_invariants = 0;
     let all_files = files.len() == diff.files().len();
-    for (_, set) in &inputs.invariants {
-        let evaluation = set.evaluate(diff);
+    let mut n_files_unchecked = 0;
+    for (path, set) in &inputs.invariants {
+        let evaluation = set.evaluate_until(diff, stop);
         n_invariants += evaluation.executed;
         warnings.extend(evaluation.warnings);
+        if evaluation.n_files_unchecked > 0 {
+            n_files_unchecked += evaluation.n_files_unchecked;
+            warnings.push(format!(
+                "invariants {path}: stopped early; {} changed file(s) were not checked",
+                evaluation.n_files_unchecked
+            ));
+        }
         findings.extend(
             evaluation
                 .findings
@@ -328,11 +351,36 @@ fn review_with(
         passes.summary
     });
 
+    let incomplete = config
+        .time_budget
+        .filter(|_| stop.deadline_hit())
+        .map(|budget| {
+            let mut skipped = Vec::new();
+            if n_files_unchecked > 0 {
+                skipped.push(format!("invariants on {n_files_unchecked} file(s)"));
+            }
+            let cancelled: Vec<&str> = static_summary
+                .iter()
+                .flat_map(|summary| &summary.results)
+                .filter(|report| report.status == AnalyzerStatus::Cancelled)
+                .map(|report| report.analyzer.as_str())
+                .collect();
+            if !cancelled.is_empty() {
+                skipped.push(format!("analyzers {}", cancelled.join(", ")));
+            }
+            if llm_summary
+                .as_ref()
+                .is_some_and(|summary| summary.skipped_reason.as_deref() == Some(llm::CANCELLED))
+            {
+                skipped.push("model passes".to_string());
+            }
+            gate::time_budget_reason(budget, &skipped)
+        });
     let started_gate = Instant::now();
     let n_total = findings.len();
     assign_identities(&mut findings);
     let rules = rule_infos(&findings);
-    let outcome = gate::apply(findings, config, inputs.baseline);
+    let outcome = gate::apply(findings, config, inputs.baseline, incomplete);
     let gate_ms = ms(started_gate);
 
     let (lines_added, lines_removed) = facts

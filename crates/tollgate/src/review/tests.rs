@@ -266,7 +266,7 @@ fn baseline_drops_known_fingerprints() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("baseline.json");
     write_baseline(&path, &first.findings).unwrap();
-    let baseline = Baseline::load(&path).unwrap();
+    let baseline = Baseline::load(&path, 1 << 20).unwrap();
     let config = RawConfig::default().resolve().unwrap();
     let parsed = crate::diff::parse(diff.into_bytes()).unwrap();
     let inputs = ReviewInputs {
@@ -320,4 +320,51 @@ fn changed_files_entries_are_validated() {
         assert!(validate_changed_file(bad).is_err(), "{bad:?}");
     }
     assert!(validate_changed_file("src/ok file.rs").is_ok());
+}
+
+#[test]
+fn a_spent_time_budget_stops_invariants_and_fails_the_gate_saying_what_was_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".review-invariants.yml"),
+        "r:\n  - id: no-todo\n    rule: No TODO\n    paths: ['**']\n    severity: LOW\n    category: style\n    action: deny\n    deny: {regex: TODO}\n",
+    )
+    .unwrap();
+    let diff = new_file("src/a.rs", &["// TODO"]);
+    let review = |time_budget: Option<std::time::Duration>| {
+        let mut config = RawConfig::default().resolve().unwrap();
+        config.time_budget = time_budget;
+        run(ReviewRequest {
+            workspace: dir.path(),
+            diff: DiffInput::Text(diff.clone().into_bytes()),
+            config: &config,
+            changed_files: None,
+        })
+        .unwrap()
+        .result
+    };
+
+    let full = review(Some(std::time::Duration::from_secs(3600)));
+    assert_eq!(rule_lines(&full, "no-todo"), [("src/a.rs".to_string(), 1)]);
+    assert!(!full.should_fail, "{:?}", full.fail_reasons);
+
+    // A budget that is over before the invariants run (1 ns): deterministic, not a timing.
+    let cut = review(Some(std::time::Duration::from_nanos(1)));
+    assert!(rule_lines(&cut, "no-todo").is_empty());
+    assert!(cut.should_fail);
+    assert!(
+        cut.fail_reasons[0].starts_with(
+            "The review's time budget of 0 ms ran out and skipped invariants on 1 file(s): the change was not fully reviewed"
+        ),
+        "{:?}",
+        cut.fail_reasons
+    );
+    assert!(
+        cut.metadata
+            .warnings
+            .iter()
+            .any(|w| w == "invariants .review-invariants.yml: stopped early; 1 changed file(s) were not checked"),
+        "{:?}",
+        cut.metadata.warnings
+    );
 }

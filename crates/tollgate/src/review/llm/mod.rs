@@ -206,7 +206,8 @@ pub(crate) fn run(
 }
 
 /// Why passes did not run after the caller cancelled the review.
-const CANCELLED: &str = "the review was cancelled: model passes not yet started were skipped";
+pub(crate) const CANCELLED: &str =
+    "the review was cancelled: model passes not yet started were skipped";
 
 /// One pass over every request of `packed`, in parallel (the client bounds concurrency).
 #[allow(

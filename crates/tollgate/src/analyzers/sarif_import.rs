@@ -20,7 +20,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::orchestrate::ToolRun;
-use super::workspace::Workspace;
+use crate::workspace::Workspace;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
@@ -425,7 +425,10 @@ impl<'a> RunContext<'a> {
         depth: usize,
     ) -> Option<String> {
         if let Some(absolute) = file_uri_path(uri) {
-            return workspace.relative(&absolute, "");
+            return workspace
+                .relative(&absolute, "")
+                .ok()
+                .map(|path| path.as_str().to_string());
         }
         if has_scheme(uri) {
             return None;
@@ -434,7 +437,10 @@ impl<'a> RunContext<'a> {
         let base = base_id.and_then(|id| self.bases.and_then(|bases| bases.get(id)));
         match base.and_then(|b| b["uri"].as_str()) {
             // An undefined base (often `%SRCROOT%`) or one without a URI means the checkout.
-            None => workspace.relative(&relative, ""),
+            None => workspace
+                .relative(&relative, "")
+                .ok()
+                .map(|path| path.as_str().to_string()),
             Some(base_uri) if depth < MAX_BASE_DEPTH => {
                 let base_uri = if base_uri.ends_with('/') {
                     base_uri.to_string()

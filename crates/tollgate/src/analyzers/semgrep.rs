@@ -10,7 +10,6 @@
 //! code with errors in its JSON (a missing or invalid rule file is exit 7) is a failure with
 //! semgrep's own message.
 
-use std::path::Path;
 
 use serde_json::Value;
 

@@ -448,6 +448,17 @@ pub fn apply_changes(
 ) -> Result<AppliedBatch, ApplyError> {
     let root = canonical_root(workspace)?;
     let prepared = prepare(&root, operations)?;
+    // A committed `.tollgate` link must not move the backups out of the workspace.
+    Workspace::new(&root)
+        .map_err(|source| ApplyError::Workspace {
+            path: root.clone(),
+            source,
+        })?
+        .state_dir("backups")
+        .map_err(|err| ApplyError::UnsafePath {
+            path: BACKUP_DIR.to_string(),
+            reason: err.reason(),
+        })?;
     let batch_id = store.write(|tx| sql::new_id(tx, "batch"))?;
     let backup_rel = format!("{BACKUP_DIR}/{batch_id}");
 
@@ -821,6 +832,22 @@ mod tests {
             );
             assert_eq!(fx.snapshot(), before, "{bad} wrote something");
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn backups_do_not_follow_a_tollgate_link() {
+        let fx = Fixture::new();
+        let elsewhere = fx.dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, fx.ws().join(".tollgate")).unwrap();
+        let ops = [FileOperation::Modify {
+            path: "src/a.txt".into(),
+            content: "new\n".into(),
+        }];
+        let err = fx.apply(&ops).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use serde_sarif::sarif::{

@@ -205,7 +205,8 @@ impl Workspace {
 
     /// `path` under the root, without looking at the file system.
     pub fn join(&self, path: &RepoPath) -> PathBuf {
-        path.segments().fold(self.root.clone(), |acc, s| acc.join(s))
+        path.segments()
+            .fold(self.root.clone(), |acc, s| acc.join(s))
     }
 
     /// For reads: the canonical path of an existing `path` that resolves, symlinks included,
@@ -288,8 +289,13 @@ impl Workspace {
             }
         }
         let located = self.locate(path)?;
-        if self.relative_of(&located).is_some_and(|rel| rel.is_in_git_dir()) {
-            return Err(not_allowed("it resolves into `.git`, which is not writable"));
+        if self
+            .relative_of(&located)
+            .is_some_and(|rel| rel.is_in_git_dir())
+        {
+            return Err(not_allowed(
+                "it resolves into `.git`, which is not writable",
+            ));
         }
         Ok(located)
     }
@@ -524,7 +530,11 @@ mod tests {
         for path in [".github/workflows/x.yml", "git/x", ".gitignore", "a.git"] {
             assert!(!RepoPath::new(path).unwrap().is_in_git_dir(), "{path:?}");
         }
-        assert!(RepoPath::new(".TOLLGATE/x").unwrap().starts_with_dir(".tollgate"));
+        assert!(
+            RepoPath::new(".TOLLGATE/x")
+                .unwrap()
+                .starts_with_dir(".tollgate")
+        );
     }
 
     #[test]
@@ -533,16 +543,27 @@ mod tests {
         let path = RepoPath::new("src/a.rs").unwrap();
         assert_eq!(workspace.read(&path, 1024).unwrap(), b"a\n");
         let missing = RepoPath::new("src/missing.rs").unwrap();
-        assert_eq!(workspace.resolve(&missing).unwrap_err().code(), "FILE_NOT_FOUND");
-        let err = workspace.read(&RepoPath::new("src").unwrap(), 1024).unwrap_err();
+        assert_eq!(
+            workspace.resolve(&missing).unwrap_err().code(),
+            "FILE_NOT_FOUND"
+        );
+        let err = workspace
+            .read(&RepoPath::new("src").unwrap(), 1024)
+            .unwrap_err();
         assert!(err.to_string().contains("regular file"), "{err}");
         let err = workspace.read(&path, 1).unwrap_err();
         assert!(err.to_string().contains("too large"), "{err}");
         #[cfg(unix)]
         {
-            link(&dir.path().join("secret.txt"), &workspace.root().join("leak.txt"));
+            link(
+                &dir.path().join("secret.txt"),
+                &workspace.root().join("leak.txt"),
+            );
             link(dir.path(), &workspace.root().join("up"));
-            link(&workspace.root().join("src/a.rs"), &workspace.root().join("inner.rs"));
+            link(
+                &workspace.root().join("src/a.rs"),
+                &workspace.root().join("inner.rs"),
+            );
             for escaping in ["leak.txt", "up/secret.txt"] {
                 let err = workspace
                     .read(&RepoPath::new(escaping).unwrap(), 1024)
@@ -576,9 +597,19 @@ mod tests {
     fn writes_refuse_links_directories_and_git_in_any_case() {
         let (dir, workspace) = ws();
         std::fs::create_dir_all(workspace.root().join(".git/hooks")).unwrap();
-        link(&workspace.root().join(".git"), &workspace.root().join("gitlink"));
-        link(&dir.path().join("nowhere"), &workspace.root().join("dangling.toml"));
-        assert!(workspace.writable(&RepoPath::new("src/b.rs").unwrap()).is_ok());
+        link(
+            &workspace.root().join(".git"),
+            &workspace.root().join("gitlink"),
+        );
+        link(
+            &dir.path().join("nowhere"),
+            &workspace.root().join("dangling.toml"),
+        );
+        assert!(
+            workspace
+                .writable(&RepoPath::new("src/b.rs").unwrap())
+                .is_ok()
+        );
         for (path, reason) in [
             (".git/hooks/pre-commit", ".git"),
             (".GIT/hooks/pre-commit", ".git"),
@@ -600,7 +631,10 @@ mod tests {
         let outside = dir.path().join("target.toml");
         link(&outside, &workspace.root().join("tollgate.toml"));
         let config = RepoPath::new("tollgate.toml").unwrap();
-        assert!(workspace.is_occupied(&config), "a dangling link is something");
+        assert!(
+            workspace.is_occupied(&config),
+            "a dangling link is something"
+        );
         let err = workspace.write(&config, b"x").unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(!outside.exists());
@@ -624,7 +658,10 @@ mod tests {
             workspace.state_dir("index").unwrap(),
             workspace.root().join(".tollgate/index")
         );
-        link(&workspace.root().join("src"), &workspace.root().join(".tollgate"));
+        link(
+            &workspace.root().join("src"),
+            &workspace.root().join(".tollgate"),
+        );
         let err = workspace.state_dir("index").unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         std::fs::remove_file(workspace.root().join(".tollgate")).unwrap();
@@ -647,9 +684,15 @@ mod tests {
                 .ok()
         };
         assert_eq!(rel("src/a.rs", "").as_deref(), Some("src/a.rs"));
-        assert_eq!(rel("./x/../lib/b.ts", "pkg").as_deref(), Some("pkg/lib/b.ts"));
+        assert_eq!(
+            rel("./x/../lib/b.ts", "pkg").as_deref(),
+            Some("pkg/lib/b.ts")
+        );
         assert_eq!(rel("src\\win.ts", "").as_deref(), Some("src/win.ts"));
-        assert_eq!(rel(&format!("{root}/src/a.rs"), "").as_deref(), Some("src/a.rs"));
+        assert_eq!(
+            rel(&format!("{root}/src/a.rs"), "").as_deref(),
+            Some("src/a.rs")
+        );
         assert_eq!(rel("../elsewhere.ts", ""), None);
         assert_eq!(rel("../../x.ts", "pkg"), None);
         assert_eq!(rel("/usr/lib/x.d.ts", ""), None);

@@ -17,11 +17,11 @@ use super::sarif_import::{self, ImportedSarif, SarifImportError};
 use super::workspace::check_changed_file;
 use crate::config::{AnalyzersConfig, check_semgrep_args};
 use crate::diff::{self, ChangedLines, Diff};
-use crate::workspace::{RepoPath, Workspace, changed_file};
 use crate::findings::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
     assign_identities, sort_for_display,
 };
+use crate::workspace::{RepoPath, Workspace, changed_file};
 
 /// Input of `run_static_analysis`: upstream's `{changed_files, options}` plus an optional diff
 /// that scopes findings to changed lines.

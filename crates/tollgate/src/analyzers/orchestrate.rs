@@ -17,13 +17,13 @@ use super::discover::Tool;
 use super::process::{self, Exit, ProcessOutput, ToolCommand};
 use super::sarif_import::ImportedSarif;
 use super::workspace::SourceFiles;
-use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 use super::{semgrep, tsc};
 use crate::config::AnalyzersConfig;
 use crate::diff::ChangedLines;
 use crate::findings::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
 };
+use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
 /// stderr lines turned into warnings per process, and the characters kept of each.
 const MAX_STDERR_LINES: usize = 20;

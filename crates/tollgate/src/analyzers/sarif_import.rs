@@ -20,10 +20,10 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::orchestrate::ToolRun;
-use crate::workspace::Workspace;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::workspace::Workspace;
 
 /// SARIF files larger than this are refused.
 const MAX_SARIF_BYTES: u64 = 256 * 1024 * 1024;

@@ -10,17 +10,16 @@
 //! code with errors in its JSON (a missing or invalid rule file is exit 7) is a failure with
 //! semgrep's own message.
 
-
 use serde_json::Value;
 
 use super::discover;
 use super::orchestrate::{ToolContext, ToolRun, describe_exit, stderr_warnings};
 use super::process::{self, Exit, ToolCommand};
 use super::workspace::SourceFiles;
-use crate::workspace::{Workspace, changed_file};
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::workspace::{Workspace, changed_file};
 
 /// Rule sources used when none is configured, when present in the workspace root.
 const DEFAULT_RULE_SOURCES: &[&str] = &[".semgrep.yml", ".semgrep.yaml", ".semgrep"];
@@ -216,7 +215,10 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
 /// included, inside the workspace (semgrep reads it).
 fn check_rule_source(workspace: &Workspace, rule: &str) -> Result<(), String> {
     let path = changed_file(rule).map_err(|err| err.reason())?;
-    workspace.resolve(&path).map(drop).map_err(|err| err.reason())
+    workspace
+        .resolve(&path)
+        .map(drop)
+        .map_err(|err| err.reason())
 }
 
 /// One semgrep result as a finding; `None` when its path lies outside the workspace or it has

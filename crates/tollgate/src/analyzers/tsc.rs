@@ -199,7 +199,8 @@ fn check_project(
             run.outside_workspace += 1;
             continue;
         };
-        run.findings.push(finding(ctx, diagnostic, path.as_str().to_string()));
+        run.findings
+            .push(finding(ctx, diagnostic, path.as_str().to_string()));
     }
 }
 

@@ -148,13 +148,21 @@ mod tests {
         for given in [&root, workspace.root()] {
             let absolute = given.join("README.md").display().to_string();
             let file = get_file(&workspace, &request(&absolute)).unwrap();
-            assert_eq!((file.path.as_str(), file.content.as_str()), ("README.md", "# hi\n"));
+            assert_eq!(
+                (file.path.as_str(), file.content.as_str()),
+                ("README.md", "# hi\n")
+            );
         }
         let file = get_file(&workspace, &request("src/../src/a.rs")).unwrap();
         assert_eq!(file.path, "src/a.rs");
 
         let outside = dir.path().join("secret.txt").display().to_string();
-        for path in [outside.as_str(), "/etc/passwd", "../secret.txt", "src/../../secret.txt"] {
+        for path in [
+            outside.as_str(),
+            "/etc/passwd",
+            "../secret.txt",
+            "src/../../secret.txt",
+        ] {
             let err = get_file(&workspace, &request(path)).unwrap_err();
             assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{path}: {err}");
         }

@@ -826,10 +826,7 @@ mod tests {
             ".TOLLGATE/tollgate.db",
         ] {
             let err = fx.apply(&[create(bad)]).unwrap_err();
-            assert!(
-                matches!(err, ApplyError::UnsafePath { .. }),
-                "{bad}: {err}"
-            );
+            assert!(matches!(err, ApplyError::UnsafePath { .. }), "{bad}: {err}");
             assert_eq!(fx.snapshot(), before, "{bad} wrote something");
         }
     }

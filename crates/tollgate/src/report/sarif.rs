@@ -26,10 +26,10 @@ use serde_sarif::sarif::{
 };
 
 use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_encode};
-use crate::workspace::Workspace;
 use crate::findings::{
     AnalyzerStatus, Category, Finding, ReviewResult, RuleInfo, Severity, Source,
 };
+use crate::workspace::Workspace;
 
 /// The final SARIF 2.1.0 schema URI (GitHub flags the pre-release `rtm` ones).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";

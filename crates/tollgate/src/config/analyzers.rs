@@ -425,7 +425,7 @@ mod tests {
             ("../cache", "`..`"),
             ("cache/../../x", "`..`"),
             (".GIT/hooks", "`.git`"),
-            ("a\0b", "NUL"),
+            ("a\\u0000b", "NUL"),
         ] {
             let err = resolve(&format!("[analyzers]\ncache_dir = \"{dir}\"\n")).unwrap_err();
             let message = err.to_string();

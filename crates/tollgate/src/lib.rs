@@ -28,6 +28,7 @@ pub mod review;
 pub mod secrets;
 pub mod session;
 pub mod store;
+pub mod workspace;
 
 /// The version reported in results and SARIF.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,27 +1,35 @@
-//! `tollgate init`: starter configuration files.
-
-use std::path::Path;
+//! `tollgate init`: starter configuration files, written only inside the repository (a
+//! committed `tollgate.toml` link is refused, even with `--force`, rather than followed).
 
 use anyhow::{Context, bail};
 use tollgate::config::{
     CONFIG_FILE_NAME, DEFAULT_INVARIANTS_PATH, STARTER_CONFIG, STARTER_INVARIANTS,
 };
+use tollgate::workspace::{RepoPath, Workspace};
 
 use super::ExitStatus;
 use crate::args::InitArgs;
 
 pub fn run(args: InitArgs) -> anyhow::Result<ExitStatus> {
-    let files = [
+    let workspace = Workspace::new(&args.repo)
+        .with_context(|| format!("cannot use {} as the repository", args.repo.display()))?;
+    let mut files = Vec::new();
+    for (name, content) in [
         (CONFIG_FILE_NAME, STARTER_CONFIG),
         (DEFAULT_INVARIANTS_PATH, STARTER_INVARIANTS),
-    ];
-    // Check everything first so a refusal writes nothing.
+    ] {
+        let path = RepoPath::new(name)?;
+        // Check everything first so a refusal writes nothing.
+        workspace
+            .writable(&path)
+            .map_err(|err| anyhow::anyhow!("{err}; remove it or write the file by hand"))?;
+        files.push((path, content));
+    }
     if !args.force {
         let existing: Vec<String> = files
             .iter()
-            .map(|(name, _)| args.repo.join(name))
-            .filter(|path| path.exists())
-            .map(|path| path.display().to_string())
+            .filter(|(path, _)| workspace.is_occupied(path))
+            .map(|(path, _)| args.repo.join(path.as_str()).display().to_string())
             .collect();
         if !existing.is_empty() {
             bail!(
@@ -30,14 +38,9 @@ pub fn run(args: InitArgs) -> anyhow::Result<ExitStatus> {
             );
         }
     }
-    for (name, content) in files {
-        let path = args.repo.join(name);
-        write(&path, content)?;
-        eprintln!("wrote {}", path.display());
+    for (path, content) in files {
+        workspace.write(&path, content.as_bytes())?;
+        eprintln!("wrote {}", args.repo.join(path.as_str()).display());
     }
     Ok(ExitStatus::Pass)
-}
-
-fn write(path: &Path, content: &str) -> anyhow::Result<()> {
-    std::fs::write(path, content).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -14,13 +14,14 @@ use serde::{Deserialize, Serialize};
 
 use super::orchestrate::{self, AnalysisPlan};
 use super::sarif_import::{self, ImportedSarif, SarifImportError};
-use super::workspace::{Workspace, check_relative_path};
+use super::workspace::check_changed_file;
 use crate::config::{AnalyzersConfig, check_semgrep_args};
 use crate::diff::{self, ChangedLines, Diff};
 use crate::findings::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
     assign_identities, sort_for_display,
 };
+use crate::workspace::{RepoPath, Workspace, changed_file};
 
 /// Input of `run_static_analysis`: upstream's `{changed_files, options}` plus an optional diff
 /// that scopes findings to changed lines. Unknown fields are refused at every level, so a
@@ -98,9 +99,9 @@ pub enum AnalysisError {
         source: std::io::Error,
     },
     #[error("Invalid changed_files entry `{path}`: {reason}")]
-    ChangedFile { path: String, reason: &'static str },
+    ChangedFile { path: String, reason: String },
     #[error("Invalid import_sarif entry `{path}`: {reason}")]
-    SarifPath { path: String, reason: &'static str },
+    SarifPath { path: String, reason: String },
     #[error("Invalid diff: {0}")]
     Diff(#[from] diff::DiffError),
     #[error(transparent)]
@@ -248,9 +249,9 @@ pub fn run_static_analysis(
 ) -> Result<StaticAnalysisResponse, AnalysisError> {
     let workspace = open_workspace(workspace)?;
     for path in &request.changed_files {
-        check_relative_path(path).map_err(|reason| AnalysisError::ChangedFile {
+        changed_file(path).map_err(|err| AnalysisError::ChangedFile {
             path: path.escape_debug().to_string(),
-            reason,
+            reason: err.reason(),
         })?;
     }
     let options = &request.options;
@@ -403,10 +404,10 @@ fn checked_files<'p>(
     let mut files = Vec::new();
     let mut refused = Vec::new();
     for path in paths {
-        match workspace.check_changed_file(path) {
-            Ok(()) => {
-                if !files.iter().any(|f| f == path) {
-                    files.push(path.to_string());
+        match check_changed_file(workspace, path) {
+            Ok(checked) => {
+                if !files.iter().any(|f| f == checked.as_str()) {
+                    files.push(checked.as_str().to_string());
                 }
             }
             Err(reason) => refused.push(format!("{} ({reason})", path.escape_debug())),
@@ -435,16 +436,13 @@ fn sarif_in_workspace(workspace: &Workspace, given: &str) -> Result<PathBuf, Ana
         path: given.escape_debug().to_string(),
         reason,
     };
-    check_relative_path(given).map_err(refuse)?;
-    let resolved = workspace
-        .root()
-        .join(given)
-        .canonicalize()
-        .map_err(|_| refuse("the file does not exist in the workspace"))?;
-    if !resolved.starts_with(workspace.root()) {
-        return Err(refuse("it resolves outside the workspace"));
-    }
-    Ok(resolved)
+    let path = RepoPath::new(given).map_err(|err| refuse(err.reason()))?;
+    workspace.resolve(&path).map_err(|err| match err {
+        crate::workspace::PathError::Outside { .. } => {
+            refuse("it resolves outside the workspace".to_string())
+        }
+        err => refuse(err.reason()),
+    })
 }
 
 fn dedup(list: &[AnalyzerKind]) -> Vec<AnalyzerKind> {

@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 use super::discover::Tool;
 use super::process::{self, Exit, ProcessOutput, ToolCommand};
 use super::sarif_import::ImportedSarif;
-use super::workspace::{SourceFiles, Workspace};
+use super::workspace::SourceFiles;
 use super::{semgrep, tsc};
 use crate::config::AnalyzersConfig;
 use crate::diff::ChangedLines;
 use crate::findings::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
 };
+use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
 /// stderr lines turned into warnings per process, and the characters kept of each.
 const MAX_STDERR_LINES: usize = 20;
@@ -34,7 +35,7 @@ pub(crate) struct AnalysisPlan<'a> {
     pub(crate) workspace: &'a Workspace,
     pub(crate) config: &'a AnalyzersConfig,
     pub(crate) analyzers: &'a [AnalyzerKind],
-    /// Changed files that passed [`Workspace::check_changed_file`], repository-relative.
+    /// Changed files that passed [`check_changed_file`](super::workspace::check_changed_file), repository-relative.
     pub(crate) files: Vec<String>,
     /// No changed files were named at all: analyse the whole project.
     pub(crate) whole_workspace: bool,
@@ -278,16 +279,28 @@ impl ToolContext<'_> {
     }
 
     /// `<cache dir>/<name>`, created, with a `.gitignore` that keeps the cache out of git (and
-    /// so out of the next review's diff).
+    /// so out of the next review's diff). The cache directory is one of Tollgate's own: a
+    /// symbolic link on the way to it (a committed `.tollgate` link, say) is refused, so a pull
+    /// request cannot make the review write elsewhere.
     pub(crate) fn cache_subdir(&self, name: &str) -> std::io::Result<PathBuf> {
-        let Some(cache_dir) = self.config.cache_dir.as_deref() else {
+        let Some(cache_dir) = self.config.cache_dir.as_ref() else {
             return Err(std::io::Error::other("caching is off"));
         };
-        let root = self.workspace.root().join(cache_dir);
-        let dir = root.join(name);
+        let sub = RepoPath::new(name).map_err(std::io::Error::other)?;
+        let dir = self
+            .workspace
+            .own_dir(&cache_dir.join(&sub))
+            .map_err(std::io::Error::other)?;
+        let root = self
+            .workspace
+            .own_dir(cache_dir)
+            .map_err(std::io::Error::other)?;
+        // Only a directory made here or Tollgate's own gets the ignore-all file:
+        // `cache_dir = "src"` must not hide the sources from git.
+        let ours = !root.exists() || cache_dir.starts_with_dir(STATE_DIR);
         std::fs::create_dir_all(&dir)?;
         let ignore = root.join(".gitignore");
-        if !ignore.exists() {
+        if ours && !ignore.exists() {
             std::fs::write(&ignore, "# Written by Tollgate: analyzer caches.\n*\n")?;
         }
         Ok(dir)

@@ -23,11 +23,11 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::{Map, Value};
 
 use super::orchestrate::ToolRun;
-use super::workspace::Workspace;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
 use crate::input::{self, InputError, Limit};
+use crate::workspace::Workspace;
 
 /// Results kept from one file; the rest are skipped unparsed and counted in a warning, so a
 /// valid file with millions of results cannot blow memory up (~30× the file size as a tree).
@@ -542,7 +542,10 @@ impl<'a> RunContext<'a> {
         depth: usize,
     ) -> Option<String> {
         if let Some(absolute) = file_uri_path(uri) {
-            return workspace.relative(&absolute, "");
+            return workspace
+                .relative(&absolute, "")
+                .ok()
+                .map(|path| path.as_str().to_string());
         }
         if has_scheme(uri) {
             return None;
@@ -551,7 +554,10 @@ impl<'a> RunContext<'a> {
         let base = base_id.and_then(|id| self.bases.and_then(|bases| bases.get(id)));
         match base.and_then(|b| b["uri"].as_str()) {
             // An undefined base (often `%SRCROOT%`) or one without a URI means the checkout.
-            None => workspace.relative(&relative, ""),
+            None => workspace
+                .relative(&relative, "")
+                .ok()
+                .map(|path| path.as_str().to_string()),
             Some(base_uri) if depth < MAX_BASE_DEPTH => {
                 let base_uri = if base_uri.ends_with('/') {
                     base_uri.to_string()

@@ -10,17 +10,16 @@
 //! code with errors in its JSON (a missing or invalid rule file is exit 7) is a failure with
 //! semgrep's own message.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use super::discover;
 use super::orchestrate::{ToolContext, ToolRun, describe_exit, stderr_warnings};
 use super::process::{self, Exit, ToolCommand};
-use super::workspace::{SourceFiles, check_relative_path};
+use super::workspace::SourceFiles;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::workspace::{Workspace, changed_file};
 
 /// Rule sources used when none is configured, when present in the workspace root.
 const DEFAULT_RULE_SOURCES: &[&str] = &[".semgrep.yml", ".semgrep.yaml", ".semgrep"];
@@ -43,7 +42,7 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
         settings.rules.clone()
     };
     for rule in &settings.rules {
-        if let Err(reason) = check_rule_source(root, rule) {
+        if let Err(reason) = check_rule_source(ctx.workspace, rule) {
             return run.with_status(
                 AnalyzerStatus::Failed,
                 format!("rule source `{rule}` is unusable: {reason}"),
@@ -212,14 +211,14 @@ pub(crate) fn run(ctx: &ToolContext<'_>) -> ToolRun {
     run
 }
 
-/// A rule source from the configuration: a relative path inside the workspace that exists.
-fn check_rule_source(root: &Path, rule: &str) -> Result<(), &'static str> {
-    check_relative_path(rule)?;
-    if root.join(rule).exists() {
-        Ok(())
-    } else {
-        Err("it does not exist in the workspace")
-    }
+/// A rule source from the configuration: a relative path that exists and resolves, symlinks
+/// included, inside the workspace (semgrep reads it).
+fn check_rule_source(workspace: &Workspace, rule: &str) -> Result<(), String> {
+    let path = changed_file(rule).map_err(|err| err.reason())?;
+    workspace
+        .resolve(&path)
+        .map(drop)
+        .map_err(|err| err.reason())
 }
 
 /// One semgrep result as a finding; `None` when its path lies outside the workspace or it has
@@ -230,7 +229,12 @@ fn finding(
     sources: &mut SourceFiles<'_>,
 ) -> Option<Finding> {
     let settings = &ctx.config.semgrep;
-    let path = ctx.workspace.relative(result["path"].as_str()?, "")?;
+    let path = ctx
+        .workspace
+        .relative(result["path"].as_str()?, "")
+        .ok()?
+        .as_str()
+        .to_string();
     let check_id = result["check_id"].as_str().unwrap_or("unknown");
     let extra = &result["extra"];
     let start_line = position(&result["start"], "line")?;
@@ -393,7 +397,6 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::analyzers::workspace::Workspace;
     use crate::config::AnalyzersConfig;
 
     fn context<'a>(
@@ -518,10 +521,11 @@ mod tests {
     fn rule_sources_must_exist_inside_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("rules.yml"), "rules: []\n").unwrap();
-        assert_eq!(check_rule_source(dir.path(), "rules.yml"), Ok(()));
-        assert!(check_rule_source(dir.path(), "missing.yml").is_err());
-        assert!(check_rule_source(dir.path(), "../rules.yml").is_err());
-        assert!(check_rule_source(dir.path(), "--config=auto").is_err());
+        let workspace = Workspace::new(dir.path()).unwrap();
+        assert_eq!(check_rule_source(&workspace, "rules.yml"), Ok(()));
+        assert!(check_rule_source(&workspace, "missing.yml").is_err());
+        assert!(check_rule_source(&workspace, "../rules.yml").is_err());
+        assert!(check_rule_source(&workspace, "--config=auto").is_err());
     }
 
     #[test]

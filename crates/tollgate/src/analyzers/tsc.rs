@@ -195,11 +195,12 @@ fn check_project(
     }
     for diagnostic in parsed.located {
         run.report.findings_reported += 1;
-        let Some(path) = ctx.workspace.relative(&diagnostic.file, "") else {
+        let Ok(path) = ctx.workspace.relative(&diagnostic.file, "") else {
             run.outside_workspace += 1;
             continue;
         };
-        run.findings.push(finding(ctx, diagnostic, path));
+        run.findings
+            .push(finding(ctx, diagnostic, path.as_str().to_string()));
     }
 }
 

@@ -1,120 +1,27 @@
-//! The workspace as analyzers see it: which paths may be handed to a tool, how the paths a tool
-//! prints become repository-relative, and the source lines findings are anchored to.
-//!
-//! Paths come from untrusted places (the diff, a tool's output, a SARIF file), so each one is
-//! checked before use: changed files must be plain relative paths that resolve, symlinks
-//! included, to a regular file inside the workspace; reported paths are normalised lexically
-//! and refused when they leave the workspace.
+//! The workspace as analyzers see it: which changed paths may be handed to a tool and the
+//! source lines findings are anchored to. Confinement itself is [`crate::workspace`]'s: paths
+//! come from untrusted places (the diff, a tool's output, a SARIF file), so each one becomes a
+//! [`RepoPath`] and is resolved by the [`Workspace`] before use.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+
+use crate::workspace::{PathError, RepoPath, Workspace};
 
 /// Files larger than this are not read for anchors or fixes.
 const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The repository root, as given and canonicalised.
-#[derive(Debug, Clone)]
-pub(crate) struct Workspace {
-    given: PathBuf,
-    canonical: PathBuf,
-}
-
-impl Workspace {
-    pub(crate) fn new(root: &Path) -> std::io::Result<Workspace> {
-        Ok(Workspace {
-            given: root.to_path_buf(),
-            canonical: root.canonicalize()?,
-        })
+/// Checks a changed path before it goes on a tool's command line: a [`RepoPath`] that does not
+/// start with `-` and resolves, symlinks included, to a regular file inside the workspace.
+pub(crate) fn check_changed_file(workspace: &Workspace, path: &str) -> Result<RepoPath, String> {
+    let path = crate::workspace::changed_file(path).map_err(|err| err.reason())?;
+    let resolved = workspace.resolve(&path).map_err(|err| match err {
+        PathError::Outside { .. } => "it resolves outside the workspace".to_string(),
+        err => err.reason(),
+    })?;
+    if !resolved.is_file() {
+        return Err("it is not a regular file".to_string());
     }
-
-    /// The canonical root: tools run here.
-    pub(crate) fn root(&self) -> &Path {
-        &self.canonical
-    }
-
-    /// Checks a changed path before it goes on a tool's command line. The error is the reason.
-    pub(crate) fn check_changed_file(&self, path: &str) -> Result<(), &'static str> {
-        check_relative_path(path)?;
-        let resolved = self
-            .canonical
-            .join(path)
-            .canonicalize()
-            .map_err(|_| "the file does not exist in the workspace")?;
-        if !resolved.starts_with(&self.canonical) {
-            return Err("it resolves outside the workspace");
-        }
-        if !resolved.is_file() {
-            return Err("it is not a regular file");
-        }
-        Ok(())
-    }
-
-    /// Turns a path printed by a tool into a `/`-separated path relative to the root. Relative
-    /// paths are taken relative to `base` (the tool's working directory, relative to the root).
-    /// `None` when the path lies outside the workspace.
-    pub(crate) fn relative(&self, reported: &str, base: &str) -> Option<String> {
-        let reported = reported.replace('\\', "/");
-        let path = Path::new(&reported);
-        if path.is_absolute() {
-            let normalized = normalize(path)?;
-            for root in [&self.canonical, &self.given] {
-                if let Ok(rest) = normalized.strip_prefix(root) {
-                    return to_slash(rest);
-                }
-            }
-            // The root may be reached through a symlink the tool did not resolve.
-            let resolved = normalized.canonicalize().ok()?;
-            return to_slash(resolved.strip_prefix(&self.canonical).ok()?);
-        }
-        to_slash(&normalize(&Path::new(base).join(path))?)
-    }
-}
-
-/// The rules every relative path from outside must follow (upstream's `changed_files` rules).
-pub(crate) fn check_relative_path(path: &str) -> Result<(), &'static str> {
-    if path.is_empty() {
-        Err("empty path")
-    } else if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
-        Err("absolute paths are not allowed")
-    } else if path.split(['/', '\\']).any(|segment| segment == "..") {
-        Err("`..` segments are not allowed")
-    } else if path.chars().any(char::is_control) {
-        Err("control characters are not allowed")
-    } else if path.starts_with('-') {
-        Err("paths may not start with `-`")
-    } else {
-        Ok(())
-    }
-}
-
-/// Resolves `.` and `..` without touching the file system; `None` when `..` climbs above the
-/// start of a relative path.
-fn normalize(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    let mut depth = 0usize;
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if depth == 0 {
-                    return None;
-                }
-                out.pop();
-                depth -= 1;
-            }
-            Component::Normal(part) => {
-                out.push(part);
-                depth += 1;
-            }
-            Component::RootDir | Component::Prefix(_) => out.push(component.as_os_str()),
-        }
-    }
-    Some(out)
-}
-
-fn to_slash(path: &Path) -> Option<String> {
-    let text = path.to_str()?.replace('\\', "/");
-    (!text.is_empty()).then_some(text)
+    Ok(path)
 }
 
 /// Source files read on demand, each at most once.
@@ -194,16 +101,11 @@ impl<'w> SourceFiles<'w> {
 }
 
 fn read_confined(workspace: &Workspace, path: &str) -> Option<SourceText> {
-    check_relative_path(path).ok()?;
-    let resolved = workspace.canonical.join(path).canonicalize().ok()?;
-    if !resolved.starts_with(&workspace.canonical) {
-        return None;
-    }
-    let meta = std::fs::metadata(&resolved).ok()?;
-    if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
-        return None;
-    }
-    std::fs::read(&resolved).ok().map(SourceText::new)
+    let path = RepoPath::new(path).ok()?;
+    workspace
+        .read(&path, MAX_SOURCE_BYTES)
+        .ok()
+        .map(SourceText::new)
 }
 
 #[cfg(test)]
@@ -219,7 +121,10 @@ mod tests {
         std::fs::write(dir.path().join("outside.ts"), "x\n").unwrap();
         let workspace = Workspace::new(&root).unwrap();
 
-        assert_eq!(workspace.check_changed_file("src/a.ts"), Ok(()));
+        assert_eq!(
+            check_changed_file(&workspace, "src/a.ts").map(|p| p.to_string()),
+            Ok("src/a.ts".to_string())
+        );
         for (path, reason) in [
             ("", "empty"),
             ("/etc/passwd", "absolute"),
@@ -230,44 +135,16 @@ mod tests {
             ("src/missing.ts", "does not exist"),
             ("src", "regular file"),
         ] {
-            let err = workspace.check_changed_file(path).unwrap_err();
+            let err = check_changed_file(&workspace, path).unwrap_err();
             assert!(err.contains(reason), "{path:?}: {err}");
         }
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path().join("outside.ts"), root.join("link.ts"))
                 .unwrap();
-            let err = workspace.check_changed_file("link.ts").unwrap_err();
+            let err = check_changed_file(&workspace, "link.ts").unwrap_err();
             assert!(err.contains("outside"), "{err}");
         }
-    }
-
-    #[test]
-    fn reported_paths_become_repository_relative() {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = Workspace::new(dir.path()).unwrap();
-        let root = workspace.root().display().to_string();
-        assert_eq!(
-            workspace.relative("src/a.ts", "").as_deref(),
-            Some("src/a.ts")
-        );
-        assert_eq!(
-            workspace.relative("./src/../lib/b.ts", "pkg").as_deref(),
-            Some("pkg/lib/b.ts")
-        );
-        assert_eq!(
-            workspace.relative("src\\win.ts", "").as_deref(),
-            Some("src/win.ts")
-        );
-        assert_eq!(
-            workspace
-                .relative(&format!("{root}/src/c.ts"), "")
-                .as_deref(),
-            Some("src/c.ts")
-        );
-        assert_eq!(workspace.relative("../elsewhere.ts", ""), None);
-        assert_eq!(workspace.relative("../../x.ts", "pkg"), None);
-        assert_eq!(workspace.relative("/usr/lib/x.d.ts", ""), None);
     }
 
     #[test]

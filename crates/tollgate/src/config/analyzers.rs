@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use super::raw::{ConfigError, value_error};
 use crate::findings::{AnalysisScope, AnalyzerKind, Category, Severity};
+use crate::workspace::RepoPath;
 
 /// Per-analyzer timeout when none is configured (upstream's default).
 pub const DEFAULT_ANALYZER_TIMEOUT_MS: u64 = 60_000;
@@ -38,8 +39,10 @@ pub struct AnalyzersConfig {
     pub total_timeout: Option<Duration>,
     pub max_findings_per_analyzer: usize,
     pub max_output_bytes: usize,
-    /// Cache directory relative to the workspace (`None`: no caches, tsc runs non-incrementally).
-    pub cache_dir: Option<String>,
+    /// Cache directory inside the workspace (`None`: no caches, tsc runs non-incrementally).
+    /// Lexically checked here; where it lands is checked when a cache is opened
+    /// ([`Workspace::own_dir`](crate::workspace::Workspace::own_dir)).
+    pub cache_dir: Option<RepoPath>,
     /// SARIF files whose results join the review.
     pub import_sarif: Vec<PathBuf>,
     /// Size limit of each imported SARIF file (set from `review.max_input_bytes`).
@@ -57,6 +60,21 @@ impl AnalyzersConfig {
         self.total_timeout
             .unwrap_or_else(|| self.timeout.saturating_mul(n_analyzers.max(1) as u32))
     }
+}
+
+/// `analyzers.cache_dir`: a directory inside the workspace (a pull request may set it), not
+/// under `.git`.
+fn cache_dir(dir: &str) -> Result<RepoPath, ConfigError> {
+    let hint = "give a directory inside the workspace, such as `.tollgate/cache`";
+    let path = RepoPath::new(dir)
+        .map_err(|err| value_error("analyzers.cache_dir", format!("{err}; {hint}")))?;
+    if path.is_in_git_dir() {
+        return Err(value_error(
+            "analyzers.cache_dir",
+            format!("`{path}` is inside `.git`; {hint}"),
+        ));
+    }
+    Ok(path)
 }
 
 /// `[analyzers.tsc]`.
@@ -245,8 +263,8 @@ impl RawAnalyzers {
                     "is empty (set `cache = false` to turn caching off)".to_string(),
                 ));
             }
-            (_, Some(dir)) => Some(dir),
-            (_, None) => Some(DEFAULT_CACHE_DIR.to_string()),
+            (_, Some(dir)) => Some(cache_dir(&dir)?),
+            (_, None) => Some(cache_dir(DEFAULT_CACHE_DIR)?),
         };
 
         let tsc = TscSettings {
@@ -394,10 +412,34 @@ mod tests {
         assert_eq!(config.timeout, Duration::from_secs(60));
         assert_eq!(config.total_budget(2), Duration::from_secs(120));
         assert_eq!(config.max_findings_per_analyzer, 20);
-        assert_eq!(config.cache_dir.as_deref(), Some(DEFAULT_CACHE_DIR));
+        assert_eq!(
+            config.cache_dir.as_ref().map(RepoPath::as_str),
+            Some(DEFAULT_CACHE_DIR)
+        );
         assert_eq!(config.semgrep.severity_map["ERROR"], Severity::High);
         assert_eq!(config.semgrep.batch_size, 100);
         assert!(config.tsc.incremental);
+    }
+
+    #[test]
+    fn cache_dir_stays_inside_the_workspace() {
+        for (dir, reason) in [
+            ("/tmp/cache", "absolute"),
+            ("../cache", "`..`"),
+            ("cache/../../x", "`..`"),
+            (".GIT/hooks", "`.git`"),
+            ("a\\u0000b", "NUL"),
+        ] {
+            let err = resolve(&format!("[analyzers]\ncache_dir = \"{dir}\"\n")).unwrap_err();
+            let message = err.to_string();
+            assert!(message.contains("analyzers.cache_dir"), "{dir}: {message}");
+            assert!(message.contains(reason), "{dir}: {message}");
+        }
+        let config = resolve("[analyzers]\ncache_dir = \"./build//cache\"\n").unwrap();
+        assert_eq!(
+            config.cache_dir.as_ref().map(RepoPath::as_str),
+            Some("build/cache")
+        );
     }
 
     #[test]

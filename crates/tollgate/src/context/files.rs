@@ -1,60 +1,40 @@
 //! Path-safe file reads: a path from a user or model resolves inside the workspace (symlinks
 //! too) or is refused.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::request::{FileContent, FileMetadata, GetFileRequest};
 use super::{ContextError, Workspace};
 use crate::secrets::scrub;
+use crate::workspace::PathError;
 
 /// The largest file `get_file` returns.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
-/// Resolves `path` inside the workspace: relative, no escaping `..`, and after resolving
-/// symlinks still inside.
+/// Resolves `path` inside the workspace ([`crate::workspace`]'s rules): relative to the root,
+/// or absolute under it (`/repo/README.md` for the workspace `/repo`); a `..` may not climb
+/// out, and after resolving symlinks the file is still inside.
 pub(crate) fn resolve(workspace: &Workspace, path: &str) -> Result<PathBuf, ContextError> {
-    let outside = || ContextError::OutsideWorkspace {
-        path: path.to_string(),
-    };
-    if path.trim().is_empty() {
-        return Err(ContextError::InvalidInput {
-            field: "path",
-            message: "must not be empty".into(),
-        });
-    }
-    let rel = Path::new(path);
-    if rel.is_absolute()
-        || rel
-            .components()
-            .any(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
-    {
-        return Err(outside());
-    }
-    let joined = workspace.root().join(rel);
-    let resolved = match joined.canonicalize() {
-        Ok(resolved) => resolved,
-        Err(_) => {
-            // Say "outside" rather than "not found" for paths that would leave the root.
-            let mut depth: i32 = 0;
-            for c in rel.components() {
-                match c {
-                    Component::ParentDir => depth -= 1,
-                    Component::Normal(_) => depth += 1,
-                    _ => {}
-                }
-                if depth < 0 {
-                    return Err(outside());
-                }
-            }
-            return Err(ContextError::FileNotFound {
+    let paths = workspace.paths();
+    paths
+        .relative(path, "")
+        .and_then(|rel| paths.resolve(&rel))
+        .map_err(|err| match err {
+            PathError::Invalid { reason, .. } => ContextError::InvalidInput {
+                field: "path",
+                message: format!("`{}`: {reason}", path.escape_debug()),
+            },
+            PathError::Outside { .. } => ContextError::OutsideWorkspace {
                 path: path.to_string(),
-            });
-        }
-    };
-    if !resolved.starts_with(workspace.root()) {
-        return Err(outside());
-    }
-    Ok(resolved)
+            },
+            PathError::NotFound { .. } => ContextError::FileNotFound {
+                path: path.to_string(),
+            },
+            err => ContextError::Unreadable {
+                path: path.to_string(),
+                message: err.reason(),
+            },
+        })
 }
 
 /// `get_file`: a workspace file's content (secrets masked), size, line count and metadata.
@@ -141,4 +121,78 @@ fn git_status(root: &Path, file: &Path) -> Option<String> {
         "modified"
     };
     Some(name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str) -> GetFileRequest {
+        GetFileRequest {
+            path: path.to_string(),
+            include_metadata: false,
+        }
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_workspace_are_files_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("README.md"), "# hi\n").unwrap();
+        std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "secret\n").unwrap();
+        let workspace = Workspace::open(&root).unwrap();
+
+        // As given (perhaps through a link, as /tmp is on macOS) and canonical.
+        for given in [&root, workspace.root()] {
+            let absolute = given.join("README.md").display().to_string();
+            let file = get_file(&workspace, &request(&absolute)).unwrap();
+            assert_eq!(
+                (file.path.as_str(), file.content.as_str()),
+                ("README.md", "# hi\n")
+            );
+        }
+        let file = get_file(&workspace, &request("src/../src/a.rs")).unwrap();
+        assert_eq!(file.path, "src/a.rs");
+
+        let outside = dir.path().join("secret.txt").display().to_string();
+        for path in [
+            outside.as_str(),
+            "/etc/passwd",
+            "../secret.txt",
+            "src/../../secret.txt",
+        ] {
+            let err = get_file(&workspace, &request(path)).unwrap_err();
+            assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{path}: {err}");
+        }
+        assert_eq!(
+            get_file(&workspace, &request("")).unwrap_err().code(),
+            "INVALID_INPUT"
+        );
+        assert_eq!(
+            get_file(&workspace, &request("src/missing.rs"))
+                .unwrap_err()
+                .code(),
+            "FILE_NOT_FOUND"
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.path().join("secret.txt"), root.join("leak.txt"))
+                .unwrap();
+            let err = get_file(&workspace, &request("leak.txt")).unwrap_err();
+            assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{err}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_tollgate_link_does_not_move_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::os::unix::fs::symlink(dir.path(), root.join(".tollgate")).unwrap();
+        let err = Workspace::open(&root).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
 }

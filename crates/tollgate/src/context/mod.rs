@@ -72,10 +72,11 @@ impl ContextError {
     }
 }
 
-/// The workspace the operations work on: its root, its index and the embedder the index uses.
+/// The workspace the operations work on: its root (through which every path argument is
+/// confined), its index and the embedder the index uses.
 #[derive(Debug)]
 pub struct Workspace {
-    root: PathBuf,
+    paths: crate::workspace::Workspace,
     index: IndexConfig,
     embedder: Box<dyn Embedder>,
     /// Watches and stops the index build a search starts when there is no index yet.
@@ -84,17 +85,23 @@ pub struct Workspace {
 
 impl Workspace {
     /// `root` is canonicalised (every path argument resolves inside it); the index lives in
-    /// `<root>/.tollgate/index` and uses the built-in hashed embedder.
+    /// `<root>/.tollgate/index` (refused when `.tollgate` is a symbolic link: a repository could
+    /// point it anywhere) and uses the built-in hashed embedder.
     pub fn open(root: &Path) -> Result<Workspace, ContextError> {
-        let root = root
-            .canonicalize()
-            .map_err(|err| ContextError::Unreadable {
+        let paths =
+            crate::workspace::Workspace::new(root).map_err(|err| ContextError::Unreadable {
                 path: root.display().to_string(),
                 message: err.to_string(),
             })?;
-        let index = IndexConfig::new(&root);
+        let mut index = IndexConfig::new(paths.root());
+        index.dir = paths
+            .state_dir("index")
+            .map_err(|err| ContextError::Unreadable {
+                path: err.path().to_string(),
+                message: err.reason(),
+            })?;
         Ok(Workspace {
-            root,
+            paths,
             index,
             embedder: Box::new(HashedEmbedder),
             control: Control::default(),
@@ -122,7 +129,12 @@ impl Workspace {
     }
 
     pub fn root(&self) -> &Path {
-        &self.root
+        self.paths.root()
+    }
+
+    /// The root as the confinement type every path argument goes through.
+    pub fn paths(&self) -> &crate::workspace::Workspace {
+        &self.paths
     }
 
     pub fn index_config(&self) -> &IndexConfig {

@@ -185,7 +185,8 @@ pub struct ContextBundle {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetFileRequest {
-    /// Relative to the workspace root; must stay inside it (symlinks resolved).
+    /// Relative to the workspace root, or absolute inside it; must stay inside it (symlinks
+    /// resolved).
     pub path: String,
     /// Include the modification time and git status.
     #[serde(default = "default_true")]

@@ -18,9 +18,8 @@
 //! [`undo_batch`] reverses a batch from its backups, refusing files edited since. [`preview`]
 //! gives the same operations as unified diffs (similar) without writing.
 
-use std::ffi::OsStr;
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,6 +29,7 @@ use crate::plan::journal::{self, OpenJournal};
 use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans::{self as sql, AppliedChangeRow};
 use crate::store::{Store, StoreError, now_rfc3339};
+use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
 /// The largest file content an operation may carry.
 pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
@@ -194,97 +194,39 @@ fn canonical_root(workspace: &Path) -> Result<PathBuf, ApplyError> {
         })
 }
 
-/// Checks `path` (from a model or a user) and resolves it under `root`.
+/// Checks `path` (from a model or a user) and resolves it under `root` for writing: the
+/// workspace's rules ([`Workspace::writable`]: no `..`, not absolute, not a link, not under
+/// `.git` in any letter case), and nothing under `.tollgate`.
 fn resolve(root: &Path, path: &str) -> Result<Target, ApplyError> {
-    let refuse = |reason: &str| ApplyError::UnsafePath {
+    let refuse = |reason: String| ApplyError::UnsafePath {
         path: path.to_string(),
-        reason: reason.to_string(),
+        reason,
     };
-    if path.trim().is_empty() {
-        return Err(refuse("empty path"));
-    }
-    if path.contains('\0') {
-        return Err(refuse("contains a NUL byte"));
-    }
     if path.contains('\\') {
-        return Err(refuse("use `/` as the separator"));
+        return Err(refuse("use `/` as the separator".to_string()));
     }
-    let given = Path::new(path);
-    let mut parts: Vec<&OsStr> = Vec::new();
-    for component in given.components() {
-        match component {
-            Component::Normal(part) => parts.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => return Err(refuse("`..` is not allowed")),
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(refuse(
-                    "absolute paths are not allowed; give it relative to the workspace root",
-                ));
-            }
-        }
-    }
-    let Some((last, dirs)) = parts.split_last() else {
-        return Err(refuse("names no file"));
-    };
-    let rel = parts
-        .iter()
-        .map(|part| part.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
-    let joined = parts
-        .iter()
-        .fold(root.to_path_buf(), |acc, part| acc.join(part));
-    // The final component must not be a link; its existing ancestors may be, as long as they
-    // resolve inside the root.
-    if let Ok(meta) = std::fs::symlink_metadata(&joined) {
-        if meta.file_type().is_symlink() {
-            return Err(refuse(
-                "is a symbolic link; plans do not write through links",
-            ));
-        }
-        if meta.is_dir() {
-            return Err(refuse("is a directory"));
-        }
-    }
-    // The deepest ancestor that exists, resolved; the rest is created under it.
-    let mut abs = None;
-    for depth in (0..=dirs.len()).rev() {
-        let prefix = dirs[..depth]
-            .iter()
-            .fold(root.to_path_buf(), |acc, part| acc.join(part));
-        if prefix.symlink_metadata().is_err() {
-            continue;
-        }
-        let resolved = prefix
-            .canonicalize()
-            .map_err(|_| refuse("a parent is a dangling symbolic link"))?;
-        if !resolved.is_dir() {
-            return Err(refuse("a parent is not a directory"));
-        }
-        let rest = dirs[depth..]
-            .iter()
-            .fold(resolved, |acc, part| acc.join(part));
-        abs = Some(rest.join(last));
-        break;
-    }
-    let abs = abs.ok_or_else(|| refuse("cannot be resolved"))?;
-    let Ok(inside) = abs.strip_prefix(root) else {
+    let workspace = Workspace::new(root).map_err(|source| ApplyError::Workspace {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let rel = RepoPath::new(path).map_err(|err| refuse(err.reason()))?;
+    let abs = workspace
+        .writable(&rel)
+        .map_err(|err| refuse(err.reason()))?;
+    // Checked on the resolved path too, so a link cannot lead into it.
+    let resolved = abs
+        .strip_prefix(workspace.root())
+        .ok()
+        .and_then(|inside| RepoPath::new(inside.to_str()?).ok());
+    if rel.starts_with_dir(STATE_DIR) || resolved.is_none_or(|r| r.starts_with_dir(STATE_DIR)) {
         return Err(refuse(
-            "resolves outside the workspace (through a symbolic link)",
+            "`.git` and `.tollgate` are not writable by a plan".to_string(),
         ));
-    };
-    // Checked on the resolved path too, so a link cannot lead into them.
-    let mut inside = inside.components();
-    let top = inside.next();
-    if top.is_some_and(|c| c.as_os_str() == ".tollgate")
-        || top
-            .into_iter()
-            .chain(inside)
-            .any(|c| c.as_os_str() == ".git")
-    {
-        return Err(refuse("`.git` and `.tollgate` are not writable by a plan"));
     }
-    Ok(Target { rel, abs })
+    Ok(Target {
+        rel: rel.as_str().to_string(),
+        abs,
+    })
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -544,6 +486,17 @@ pub(crate) fn apply_journaled(
     let plan_id = journal.plan_id();
     let step_number = journal.step_number();
     let batch_id = journal.batch_id().to_string();
+    // A committed `.tollgate` link must not move the backups out of the workspace.
+    Workspace::new(&root)
+        .map_err(|source| ApplyError::Workspace {
+            path: root.clone(),
+            source,
+        })?
+        .state_dir("backups")
+        .map_err(|err| ApplyError::UnsafePath {
+            path: BACKUP_DIR.to_string(),
+            reason: err.reason(),
+        })?;
     let backup_rel = format!("{BACKUP_DIR}/{batch_id}");
 
     // Backups first, then the record, then the writes: whatever happens after this point, the
@@ -1090,6 +1043,41 @@ mod tests {
             "secret\n"
         );
         assert!(!fx.ws().join("src/fine.txt").exists());
+    }
+
+    #[test]
+    fn git_dir_in_any_letter_case_is_refused() {
+        // A case-insensitive file system (macOS, Windows) makes `.GIT` the real `.git`.
+        let fx = Fixture::new();
+        let before = fx.snapshot();
+        for bad in [
+            ".GIT/hooks/pre-commit",
+            ".Git/config",
+            "src/.gIt/hooks/post-checkout",
+            ".git./hooks/pre-commit",
+            "GIT~1/hooks/pre-commit",
+            ".TOLLGATE/tollgate.db",
+        ] {
+            let err = fx.apply(&[create(bad)]).unwrap_err();
+            assert!(matches!(err, ApplyError::UnsafePath { .. }), "{bad}: {err}");
+            assert_eq!(fx.snapshot(), before, "{bad} wrote something");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn backups_do_not_follow_a_tollgate_link() {
+        let fx = Fixture::new();
+        let elsewhere = fx.dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, fx.ws().join(".tollgate")).unwrap();
+        let ops = [FileOperation::Modify {
+            path: "src/a.txt".into(),
+            content: "new\n".into(),
+        }];
+        let err = fx.apply(&ops).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use serde_sarif::sarif::{
@@ -29,6 +29,7 @@ use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_enc
 use crate::findings::{
     AnalyzerStatus, Category, Finding, ReviewResult, RuleInfo, Severity, Source,
 };
+use crate::workspace::Workspace;
 
 /// The final SARIF 2.1.0 schema URI (GitHub flags the pre-release `rtm` ones).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -630,24 +631,24 @@ fn directory_uri(dir: &Path) -> Option<String> {
 /// Line hashes per file, read once. Files are read only when they resolve (symlinks included)
 /// inside the checkout.
 struct LineHashCache {
-    root: Option<PathBuf>,
+    workspace: Option<Workspace>,
     files: HashMap<String, Option<Vec<(u64, u32)>>>,
 }
 
 impl LineHashCache {
     fn new(repo_root: Option<&Path>) -> LineHashCache {
         LineHashCache {
-            root: repo_root.and_then(|root| root.canonicalize().ok()),
+            workspace: super::source::open(repo_root),
             files: HashMap::new(),
         }
     }
 
     fn hash_of(&mut self, path: &str, line: u32) -> Option<String> {
-        let root = self.root.as_deref()?;
+        let workspace = self.workspace.as_ref()?;
         let hashes = self
             .files
             .entry(path.to_string())
-            .or_insert_with(|| read_line_hashes(root, path))
+            .or_insert_with(|| read_line_hashes(workspace, path))
             .as_ref()?;
         let idx = usize::try_from(line).ok()?.checked_sub(1)?;
         hashes
@@ -657,10 +658,10 @@ impl LineHashCache {
     }
 }
 
-fn read_line_hashes(root: &Path, path: &str) -> Option<Vec<(u64, u32)>> {
+fn read_line_hashes(workspace: &Workspace, path: &str) -> Option<Vec<(u64, u32)>> {
     // codeql-action reads files as UTF-8 with replacement characters, as this does.
     Some(super::line_hash::line_hash_values(
-        &super::source::read_confined(root, path)?,
+        &super::source::read_confined(workspace, path)?,
     ))
 }
 

@@ -8,21 +8,23 @@
 //! [`ReportConfig::repo_root`]: super::ReportConfig::repo_root
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::workspace::{RepoPath, Workspace};
 
 /// Files larger than this are not read.
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Lines of the files read so far, by repository-relative path.
 pub(super) struct SourceFiles {
-    root: Option<PathBuf>,
+    workspace: Option<Workspace>,
     files: HashMap<String, Option<Vec<String>>>,
 }
 
 impl SourceFiles {
     pub(super) fn new(repo_root: Option<&Path>) -> SourceFiles {
         SourceFiles {
-            root: repo_root.and_then(|root| root.canonicalize().ok()),
+            workspace: open(repo_root),
             files: HashMap::new(),
         }
     }
@@ -30,11 +32,11 @@ impl SourceFiles {
     /// The text of 1-based `line` of `path`, without its line ending; `None` when the file
     /// cannot be read or is shorter.
     pub(super) fn line(&mut self, path: &str, line: u32) -> Option<&str> {
-        let root = self.root.as_deref()?;
+        let workspace = self.workspace.as_ref()?;
         let lines = self
             .files
             .entry(path.to_string())
-            .or_insert_with(|| read_lines(root, path))
+            .or_insert_with(|| read_lines(workspace, path))
             .as_ref()?;
         let idx = usize::try_from(line).ok()?.checked_sub(1)?;
         lines.get(idx).map(String::as_str)
@@ -60,8 +62,8 @@ pub(super) fn byte_column(text: &str, char_column: u32) -> Option<u32> {
     u32::try_from(offset + 1).ok()
 }
 
-fn read_lines(root: &Path, path: &str) -> Option<Vec<String>> {
-    let text = read_confined(root, path)?;
+fn read_lines(workspace: &Workspace, path: &str) -> Option<Vec<String>> {
+    let text = read_confined(workspace, path)?;
     Some(
         text.split('\n')
             .map(|line| line.strip_suffix('\r').unwrap_or(line).to_string())
@@ -69,23 +71,19 @@ fn read_lines(root: &Path, path: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Reads `path` (repository-relative) under the canonical `root` as UTF-8 with replacement
-/// characters: only a regular file of at most 16 MiB that resolves inside `root`, symlinks
-/// included. Every renderer that reads the checkout goes through here.
-pub(super) fn read_confined(root: &Path, path: &str) -> Option<String> {
-    if path.is_empty() || Path::new(path).is_absolute() {
-        return None;
-    }
-    let resolved = root.join(path).canonicalize().ok()?;
-    if !resolved.starts_with(root) {
-        return None;
-    }
-    let metadata = std::fs::metadata(&resolved).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_FILE_BYTES {
-        return None;
-    }
-    let bytes = std::fs::read(&resolved).ok()?;
+/// Reads `path` (repository-relative) in `workspace` as UTF-8 with replacement characters:
+/// only a regular file of at most 16 MiB that resolves inside the root, symlinks included.
+/// Every renderer that reads the checkout goes through here.
+pub(super) fn read_confined(workspace: &Workspace, path: &str) -> Option<String> {
+    let bytes = workspace
+        .read(&RepoPath::new(path).ok()?, MAX_FILE_BYTES)
+        .ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The workspace at `repo_root`, when it exists.
+pub(super) fn open(repo_root: Option<&Path>) -> Option<Workspace> {
+    repo_root.and_then(|root| Workspace::new(root).ok())
 }
 
 #[cfg(test)]

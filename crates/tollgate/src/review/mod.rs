@@ -85,7 +85,7 @@ pub enum ReviewError {
     #[error(transparent)]
     Baseline(#[from] BaselineError),
     #[error("Invalid changed_files entry `{path}`: {reason}")]
-    ChangedFile { path: String, reason: &'static str },
+    ChangedFile { path: String, reason: String },
     #[error("The input does not look like a diff: no file sections were found in {0} bytes")]
     NotADiff(usize),
     #[error(transparent)]
@@ -640,27 +640,14 @@ fn summarize(
     )
 }
 
+/// A `changed_files` entry: the rules of [`crate::workspace::changed_file`].
 fn validate_changed_file(path: &str) -> Result<(), ReviewError> {
-    let reason = if path.is_empty() {
-        Some("empty path")
-    } else if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
-        Some("absolute paths are not allowed")
-    } else if path.split(['/', '\\']).any(|seg| seg == "..") {
-        Some("`..` segments are not allowed")
-    } else if path.chars().any(char::is_control) {
-        Some("control characters are not allowed")
-    } else if path.starts_with('-') {
-        Some("paths may not start with `-`")
-    } else {
-        None
-    };
-    match reason {
-        Some(reason) => Err(ReviewError::ChangedFile {
+    crate::workspace::changed_file(path)
+        .map(drop)
+        .map_err(|err| ReviewError::ChangedFile {
             path: path.escape_debug().to_string(),
-            reason,
-        }),
-        None => Ok(()),
-    }
+            reason: err.reason(),
+        })
 }
 
 fn resolve_in_workspace(workspace: &Path, path: &str) -> PathBuf {

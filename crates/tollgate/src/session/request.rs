@@ -210,19 +210,12 @@ fn parse_changed_files(arg: &ChangedFilesArg) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// Why a path may not be reviewed (the same rules as `review_diff`'s `changed_files`).
-fn refuse_path(path: &str) -> Option<&'static str> {
-    if path.starts_with('/') || path.starts_with('\\') || path.get(1..2) == Some(":") {
-        Some("absolute paths are not allowed")
-    } else if path.split(['/', '\\']).any(|seg| seg == "..") {
-        Some("`..` segments are not allowed")
-    } else if path.chars().any(char::is_control) {
-        Some("control characters are not allowed")
-    } else if path.starts_with('-') {
-        Some("paths may not start with `-`")
-    } else {
-        None
-    }
+/// Why a path may not be reviewed (the same rules as `review_diff`'s `changed_files`:
+/// [`crate::workspace::changed_file`]).
+fn refuse_path(path: &str) -> Option<String> {
+    crate::workspace::changed_file(path)
+        .err()
+        .map(|err| err.reason())
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+use crate::workspace::Workspace;
+
 pub use llm_cache::{CachedResponse, LlmCacheStats};
 pub use sessions::{
     Claim, FindingRow, Lease, LeaseRecord, NewSession, NewStep, SessionRecord, SessionState,
@@ -65,6 +67,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("Cannot keep the store in this workspace: {0}")]
+    Location(#[source] crate::workspace::PathError),
     #[error("Store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("Stored data is invalid ({what}): {reason}")]
@@ -75,7 +79,10 @@ impl StoreError {
     /// Stable machine code.
     pub fn code(&self) -> &'static str {
         match self {
-            StoreError::Open { .. } | StoreError::CreateDir { .. } | StoreError::Lock { .. } => {
+            StoreError::Open { .. }
+            | StoreError::CreateDir { .. }
+            | StoreError::Lock { .. }
+            | StoreError::Location(_) => {
                 "STORE_UNAVAILABLE"
             }
             StoreError::NewerSchema { .. } => "STORE_VERSION_MISMATCH",
@@ -137,9 +144,33 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens the store of `workspace` at [`DEFAULT_STORE_PATH`].
+    /// Opens the store of `workspace` at [`DEFAULT_STORE_PATH`]. A `.tollgate` that is a
+    /// symbolic link is refused: a repository could commit one to move the store anywhere.
     pub fn open_in_workspace(workspace: &Path) -> Result<Store, StoreError> {
-        Store::open(&workspace.join(DEFAULT_STORE_PATH))
+        let root = Workspace::new(workspace).map_err(|source| StoreError::CreateDir {
+            path: workspace.to_path_buf(),
+            source,
+        })?;
+        let dir = root.state_dir("").map_err(StoreError::Location)?;
+        let file = Path::new(DEFAULT_STORE_PATH)
+            .file_name()
+            .unwrap_or_default();
+        let path = dir.join(file);
+        // SQLite writes beside the database too.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = file.to_os_string();
+            name.push(suffix);
+            if (dir.join(&name).symlink_metadata()).is_ok_and(|meta| meta.file_type().is_symlink())
+            {
+                return Err(StoreError::Location(
+                    crate::workspace::PathError::NotAllowed {
+                        path: format!("{DEFAULT_STORE_PATH}{suffix}"),
+                        reason: "it is a symbolic link; Tollgate does not write through links",
+                    },
+                ));
+            }
+        }
+        Store::open(&path)
     }
 
     /// A private in-memory store (tests, one-off runs that must not touch the disk).

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::used_definitions::UsedDefinitions;
 use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
@@ -330,18 +330,11 @@ fn surrounding_code(
     (!out.is_empty()).then_some(out)
 }
 
-/// A repository file under the canonical `root`, symlinks resolved and confined, as UTF-8.
+/// A repository file under the canonical `root`, symlinks resolved and confined (by
+/// [`crate::workspace`]), as UTF-8.
 pub(super) fn read_confined(root: &Path, path: &str) -> Option<String> {
-    if path.is_empty() || Path::new(path).is_absolute() {
-        return None;
-    }
-    let resolved: PathBuf = root.join(path).canonicalize().ok()?;
-    if !resolved.starts_with(root) {
-        return None;
-    }
-    let metadata = std::fs::metadata(&resolved).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_CONTEXT_FILE_BYTES {
-        return None;
-    }
-    Some(String::from_utf8_lossy(&std::fs::read(&resolved).ok()?).into_owned())
+    let workspace = crate::workspace::Workspace::new(root).ok()?;
+    let path = crate::workspace::RepoPath::new(path).ok()?;
+    let bytes = workspace.read(&path, MAX_CONTEXT_FILE_BYTES).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }

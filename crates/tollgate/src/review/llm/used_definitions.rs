@@ -32,9 +32,14 @@ pub(crate) struct UsedDefinitions {
 
 impl UsedDefinitions {
     /// The outlines of the index at `<root>/.tollgate/index`; `None` when there is none (or it
-    /// cannot be read: the review goes on without it).
+    /// cannot be read, or `.tollgate` is a link a repository could point anywhere: the review
+    /// goes on without it).
     pub(crate) fn open(root: &Path) -> Option<UsedDefinitions> {
-        let config = IndexConfig::new(root);
+        let mut config = IndexConfig::new(root);
+        config.dir = crate::workspace::Workspace::new(root)
+            .ok()?
+            .state_dir("index")
+            .ok()?;
         if !config.dir.join("meta.json").is_file() {
             return None;
         }

@@ -16,6 +16,7 @@ mod fake_llm;
 mod git_sources;
 mod index;
 mod init_and_invariants;
+mod leaks;
 mod mcp;
 mod plan_cli;
 mod plan_execute;

@@ -16,6 +16,19 @@
     reason = "the action writes workflow commands to stdout and messages to stderr"
 )]
 
+/// Every message to stderr may quote untrusted text (paths, refs, model or API answers), so std's
+/// `eprintln!` is shadowed for the whole crate by one that passes the text through
+/// [`tollgate::ci_log::neutralize`]: nothing can run as a workflow command in a CI log or drive
+/// the terminal. Defined before the modules so they all use it.
+macro_rules! eprintln {
+    () => {
+        ::std::eprintln!()
+    };
+    ($($arg:tt)*) => {
+        ::std::eprintln!("{}", ::tollgate::ci_log::neutralize(&::std::format!($($arg)*)))
+    };
+}
+
 mod args;
 mod artifact;
 mod event;
@@ -48,7 +61,8 @@ fn main() -> ExitCode {
             }
             println!(
                 "::error title=Tollgate could not run::{}",
-                tollgate::report::escape_data(&message)
+                // `##[` is defused too: GitHub's escapes leave it, and it runs anywhere in a line.
+                tollgate::ci_log::neutralize(&tollgate::report::escape_data(&message))
             );
             eprintln!(
                 "tollgate-action: error: {}",
@@ -64,7 +78,9 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Log lines can carry untrusted text: neutralised like every other message, so no
+        // colour codes of our own either.
+        .with_writer(|| tollgate::ci_log::NeutralizingWriter::new(std::io::stderr()))
         .with_ansi(false)
         .without_time()
         .init();

@@ -7,6 +7,19 @@
     reason = "the CLI owns stdout (reports) and stderr (messages)"
 )]
 
+/// Every message to stderr may quote untrusted text (paths, refs, model or API answers), so std's
+/// `eprintln!` is shadowed for the whole crate by one that passes the text through
+/// [`tollgate::ci_log::neutralize`]: nothing can run as a workflow command in a CI log or drive
+/// the terminal. Defined before the modules so they all use it.
+macro_rules! eprintln {
+    () => {
+        ::std::eprintln!()
+    };
+    ($($arg:tt)*) => {
+        ::std::eprintln!("{}", ::tollgate::ci_log::neutralize(&::std::format!($($arg)*)))
+    };
+}
+
 mod args;
 mod commands;
 
@@ -47,7 +60,9 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        // Log lines can carry untrusted text: neutralised like every other message, so no
+        // colour codes of our own either.
+        .with_writer(|| tollgate::ci_log::NeutralizingWriter::new(std::io::stderr()))
+        .with_ansi(false)
         .init();
 }

@@ -926,6 +926,11 @@ fn fork_stage_two_refuses_a_tampered_artifact_before_any_call() {
             }),
         ),
         (
+            "a workflow command in the schema",
+            "schema `##%5Bset-output name=should-fail;]1`",
+            Box::new(|info, _, _| info["schema"] = "##[set-output name=should-fail;]1".into()),
+        ),
+        (
             "a pull request number that is not one",
             "does not have the tollgate-publish/v1 shape",
             Box::new(|info, _, _| info["pull_request"] = "42; rm -rf /".into()),
@@ -1005,6 +1010,14 @@ fn fork_stage_two_refuses_a_tampered_artifact_before_any_call() {
             run.stdout
         );
         assert!(lines[0].contains(reason), "{what}: {}", run.stdout);
+        // Nothing the fork wrote can run as a command in the log, on either stream.
+        for line in run.stdout.lines().chain(run.stderr.lines()) {
+            assert!(!line.contains("##["), "{what}: {line}");
+            assert!(!line.chars().any(char::is_control), "{what}: {line:?}");
+        }
+        for line in run.stderr.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{what}: {line}");
+        }
         assert!(
             run.summary.is_empty(),
             "{what}: nothing reaches the job summary"

@@ -17,6 +17,7 @@ mod git_sources;
 mod index;
 mod init_and_invariants;
 mod input_limits;
+mod leaks;
 mod mcp;
 mod plan_cli;
 mod plan_execute;

@@ -578,3 +578,48 @@ fn the_mcp_server_and_the_cli_share_one_plan_store_and_lose_nothing() {
     drop(client);
     assert!(process.child.wait().unwrap().success());
 }
+
+/// `review_diff` and `check_invariants` quote the matched line; the secret on it is masked.
+#[test]
+fn review_diff_and_check_invariants_never_return_a_secret() {
+    let (repo, _) = repo_with_change();
+    let hidden = "Rk4uW8".repeat(6);
+    let token = format!("gh{}_{hidden}", "p");
+    repo.write(
+        "src/app.js",
+        &format!("const a = 1;\nconst b = eval(\"{token}\");\nmodule.exports = {{ a, b }};\n"),
+    );
+    let output = Command::new("git")
+        .args(["diff", "--no-color", "--no-ext-diff"])
+        .current_dir(repo.path())
+        .output()
+        .expect("git runs");
+    let diff = String::from_utf8(output.stdout).unwrap();
+    assert!(diff.contains(&token));
+
+    let mut process = spawn_mcp(&repo, &[]);
+    let mut client = StdioClient {
+        stdin: process.child.stdin.take().unwrap(),
+        stdout: lines_of(process.child.stdout.take().unwrap()),
+    };
+    client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (id, tool) in [(2, "review_diff"), (3, "check_invariants")] {
+        let call = client.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": {"diff": diff}}),
+        );
+        let result = &call["result"];
+        assert_eq!(result["isError"], false, "{tool}: {result}");
+        let text = result.to_string();
+        assert!(text.contains("no-eval"), "{tool}: {text}");
+        assert!(text.contains("ghp_****"), "{tool}: {text}");
+        assert!(!text.contains(&hidden), "{tool} leaks the secret: {text}");
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tollgate::config::{CONFIG_FILE_NAME, RawConfig, RawReview, ReviewConfig};
-use tollgate::diff::{self, ChangedLines, DiffSpec, GitError};
+use tollgate::diff::{self, ChangedLines, DiffSpec};
 use tollgate::findings::ReviewResult;
 use tollgate::publish::{self, PublishConfig};
 use tollgate::report::{self, Format, ReportConfig};
@@ -192,30 +192,15 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     })
 }
 
-/// The diff `base...head`; a shallow checkout that lacks the commits gets a message saying how
-/// to fix the workflow.
+/// The diff `base...head`; a missing commit (a shallow checkout, say) gets the core's message
+/// saying how to fix the workflow.
 fn read_diff(workspace: &Path, event: &Event) -> anyhow::Result<diff::GitDiff> {
     let spec = DiffSpec::Range {
         base: event.base.clone(),
         head: event.head.clone(),
     };
-    match diff::diff_from_repo(workspace, &spec) {
-        Ok(git) => Ok(git),
-        Err(err @ (GitError::UnknownRevision { .. } | GitError::NoMergeBase { .. }))
-            if diff::is_shallow(workspace).unwrap_or(false) =>
-        {
-            bail!(
-                "cannot diff {}...{}: the checkout is shallow, so the base commit or the merge base \
-                 is missing ({err}). Check out the full history: `actions/checkout` with \
-                 `fetch-depth: 0`",
-                event.base,
-                event.head
-            )
-        }
-        Err(err) => {
-            Err(err).with_context(|| format!("cannot diff {}...{}", event.base, event.head))
-        }
-    }
+    diff::diff_from_repo(workspace, &spec)
+        .with_context(|| format!("cannot diff {}...{}", event.base, event.head))
 }
 
 /// tollgate.toml from the gate's source, then `TOLLGATE_*`, then the action's inputs.

@@ -400,9 +400,9 @@ pub struct DiffSourceArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "staged", "unstaged", "working_tree"])]
     pub diff: Option<String>,
     /// Base ref: the diff is `BASE...HEAD` (from their merge base).
-    #[arg(long, value_name = "REF", requires = "head", conflicts_with_all = ["staged", "unstaged", "working_tree"])]
+    #[arg(long, value_name = "REF", conflicts_with_all = ["staged", "unstaged", "working_tree"])]
     pub base: Option<String>,
-    /// Head ref (with --base).
+    /// Head ref (with --base) [default: HEAD].
     #[arg(long, value_name = "REF", requires = "base")]
     pub head: Option<String>,
     /// Staged changes (index against HEAD).

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use tollgate::config::{CONFIG_FILE_NAME, RawAnalyzers, RawConfig, RawReview};
-use tollgate::diff::{DiffSpec, GitError};
+use tollgate::diff::DiffSpec;
 use tollgate::input::{self, Limit};
 use tollgate::report::{Format, ReportConfig};
-use tollgate::review::{self, DiffInput, ReviewError, ReviewRequest};
+use tollgate::review::{self, DiffInput, ReviewRequest};
 
 use super::ExitStatus;
 use crate::args::ReviewArgs;
@@ -31,8 +31,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
         diff,
         config: &config,
         changed_files: args.changed_files.clone(),
-    })
-    .map_err(|err| shallow_hint(err, &workspace))?;
+    })?;
     let result = &outcome.result;
 
     if let Some(path) = &args.write_baseline {
@@ -85,24 +84,6 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
     } else {
         ExitStatus::Pass
     })
-}
-
-/// A shallow CI clone lacks the base or the merge base; say how to fix that rather than leave
-/// "unknown revision" to be puzzled over.
-fn shallow_hint(err: ReviewError, workspace: &Path) -> anyhow::Error {
-    let missing_history = matches!(
-        &err,
-        ReviewError::Git(GitError::UnknownRevision { .. } | GitError::NoMergeBase { .. })
-    );
-    if missing_history && tollgate::diff::is_shallow(workspace).unwrap_or(false) {
-        anyhow::Error::new(err).context(
-            "the clone is shallow, so the base or the merge base is missing: fetch the full \
-             history (`git fetch --unshallow`; `fetch-depth: 0` on GitHub Actions, `GIT_DEPTH: 0` \
-             on GitLab CI)",
-        )
-    } else {
-        err.into()
-    }
 }
 
 fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
@@ -189,10 +170,11 @@ fn diff_input(args: &ReviewArgs, max_bytes: u64) -> anyhow::Result<DiffInput> {
     if let Some(diff) = &source.diff {
         return Ok(DiffInput::Text(read_diff(diff, max_bytes)?));
     }
-    if let (Some(base), Some(head)) = (&source.base, &source.head) {
+    if let Some(base) = &source.base {
         return Ok(DiffInput::Git(DiffSpec::Range {
             base: base.clone(),
-            head: head.clone(),
+            // As `session start` and `git diff BASE...` do.
+            head: source.head.clone().unwrap_or_else(|| "HEAD".to_owned()),
         }));
     }
     if source.staged {
@@ -205,7 +187,7 @@ fn diff_input(args: &ReviewArgs, max_bytes: u64) -> anyhow::Result<DiffInput> {
         return Ok(DiffInput::Git(DiffSpec::WorkingTree));
     }
     bail!(
-        "no diff to review: pass --diff FILE, --diff - (stdin), --base REF --head REF, --staged, --unstaged or --working-tree"
+        "no diff to review: pass --diff FILE, --diff - (stdin), --base REF [--head REF], --staged, --unstaged or --working-tree"
     )
 }
 

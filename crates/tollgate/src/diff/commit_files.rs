@@ -4,13 +4,13 @@
 //! A pull request's gate reads its configuration from the base commit, so the change under
 //! review cannot rewrite the rules that judge it; [`read_file_at_commit`] is how. CI checkouts
 //! are often shallow (one commit), and then the base or the merge base is simply missing:
-//! [`is_shallow`] lets a front end say so instead of reporting an unknown revision.
+//! the errors of revisions say so themselves, and [`is_shallow`] answers the question directly.
 
 use std::path::{Component, Path};
 
 use git2::{ErrorCode, ObjectType, Repository};
 
-use crate::diff::git::GitError;
+use crate::diff::git::{GitError, resolve_commit};
 
 /// The content of `path` (repository-relative, `/`-separated) in the commit `rev` names;
 /// `Ok(None)` when the commit has no such file (or `path` is absolute or climbs out with `..`).
@@ -20,14 +20,12 @@ pub fn read_file_at_commit(
     path: &str,
 ) -> Result<Option<Vec<u8>>, GitError> {
     let repo = open(repo_dir)?;
-    let unknown = |source| GitError::UnknownRevision {
-        rev: rev.to_owned(),
-        source,
-    };
     let commit = repo
-        .revparse_single(rev)
-        .and_then(|object| object.peel_to_commit())
-        .map_err(unknown)?;
+        .find_commit(resolve_commit(&repo, rev)?)
+        .map_err(|source| GitError::Git {
+            action: "reading the commit",
+            source,
+        })?;
     let relative = Path::new(path.strip_prefix("./").unwrap_or(path));
     if !relative
         .components()

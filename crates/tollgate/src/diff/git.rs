@@ -1,13 +1,17 @@
 //! Diffs straight from a git repository, through git2.
 //!
 //! git2 prints the diff as patch text and [`parse`] reads it, so a diff from a repository and a
-//! diff from a file go through one code path and give identical models. Rename and copy
-//! detection is on, untracked files are left out (as `git diff` does), and binary files show
-//! as `Binary files … differ`.
+//! diff from a file go through one code path and give identical models. Renames are detected
+//! as `git diff -M` does by default (no copies, git's rename limit), untracked files are left
+//! out (as `git diff` does), and binary files show as `Binary files … differ`.
+//!
+//! A commit the diff needs may be missing (a typo, a branch never fetched, a shallow CI clone):
+//! the error says which and how to get it, so every front end shows the same fix.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use git2::{DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, Oid, Repository};
+use git2::{Delta, DiffFindOptions, DiffFormat, DiffOptions, ErrorCode, Oid, Repository};
 
 use crate::diff::model::Diff;
 use crate::diff::parse::{DiffError, parse};
@@ -53,14 +57,28 @@ pub enum GitError {
     },
     #[error("the repository at {} is bare; it has no working tree to diff", path.display())]
     Bare { path: PathBuf },
-    #[error("unknown revision `{rev}`: {source}")]
+    /// No commit has that name here. libgit2's own message (`class=Reference (4);
+    /// code=NotFound (-3)`) says nothing more, so it is not kept.
+    #[error("unknown revision `{rev}`: {}", missing_commit_fix(rev, *shallow))]
     UnknownRevision {
+        rev: String,
+        /// The clone is shallow, so the commit may exist but lie beyond its history.
+        shallow: bool,
+    },
+    /// The name is malformed, ambiguous or names something other than a commit.
+    #[error("invalid revision `{rev}`: {source}")]
+    InvalidRevision {
         rev: String,
         #[source]
         source: git2::Error,
     },
-    #[error("no merge base between `{base}` and `{head}`: their histories are unrelated")]
-    NoMergeBase { base: String, head: String },
+    #[error("no merge base between `{base}` and `{head}`: {}", no_merge_base_reason(*shallow))]
+    NoMergeBase {
+        base: String,
+        head: String,
+        /// The clone is shallow: the merge base is most likely cut off, not absent.
+        shallow: bool,
+    },
     #[error("git failed while {action}: {source}")]
     Git {
         action: &'static str,
@@ -92,6 +110,7 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
                     return Err(GitError::NoMergeBase {
                         base: base.clone(),
                         head: head.clone(),
+                        shallow: repo.is_shallow(),
                     });
                 }
                 Err(source) => return Err(git("finding the merge base")(source)),
@@ -175,13 +194,24 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
         }
     };
 
-    let mut find = DiffFindOptions::new();
-    find.renames(true).copies(true);
-    diff.find_similar(Some(&mut find))
-        .map_err(git("detecting renames and copies"))?;
+    diff.find_similar(Some(&mut rename_options(&diff)))
+        .map_err(git("detecting renames"))?;
 
     let mut patch = Vec::new();
+    // The last file header while no hunk has followed it yet.
+    let mut hunkless_header: Option<Range<usize>> = None;
     diff.print(DiffFormat::Patch, |_delta, _hunk, line| {
+        match line.origin() {
+            'F' => {
+                if let Some(header) = hunkless_header.take() {
+                    drop_path_lines(&mut patch, header);
+                }
+                let start = patch.len();
+                hunkless_header = Some(start..start + line.content().len());
+            }
+            'H' => hunkless_header = None,
+            _ => {}
+        }
         // File and hunk headers come complete; content lines come without their marker.
         if matches!(line.origin(), '+' | '-' | ' ') {
             patch.push(line.origin() as u8);
@@ -190,6 +220,9 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
         true
     })
     .map_err(git("printing the diff"))?;
+    if let Some(header) = hunkless_header {
+        drop_path_lines(&mut patch, header);
+    }
 
     Ok(GitDiff {
         diff: parse(patch)?,
@@ -197,6 +230,77 @@ pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitEr
         head_sha,
     })
 }
+
+/// git's default `diff.renameLimit`: past `RENAME_LIMIT²` (deleted × added files) git looks for
+/// exact renames only, which keeps a hostile change of 10,000 files × 10,000 files from costing
+/// 10⁸ similarity comparisons.
+const RENAME_LIMIT: usize = 1000;
+
+/// Rename detection as `git diff -M` does it by default. Copies stay off: with them every
+/// modified file becomes a candidate source, which is quadratic, and libgit2 then stops after
+/// `rename_limit` sources per added file, so renames whose source sorts late went unpaired.
+fn rename_options(diff: &git2::Diff<'_>) -> DiffFindOptions {
+    let (mut n_sources, mut n_targets) = (0_usize, 0_usize);
+    for delta in diff.deltas() {
+        match delta.status() {
+            Delta::Deleted => n_sources += 1,
+            Delta::Added => n_targets += 1,
+            _ => {}
+        }
+    }
+    let mut find = DiffFindOptions::new();
+    find.renames(true);
+    if n_sources.saturating_mul(n_targets) > RENAME_LIMIT * RENAME_LIMIT {
+        // libgit2 compares ids pair by pair here too, so its cap per added file still counts.
+        find.exact_match_only(true).rename_limit(RENAME_LIMIT);
+    } else {
+        // libgit2's limit caps the sources tried per added file (200 by default) where git's
+        // caps the whole matrix, checked above; inside it, every source is tried.
+        find.rename_limit(n_sources.max(1));
+    }
+    find
+}
+
+/// Removes the `---`/`+++` lines from the file header at `header` in `patch`. libgit2 prints
+/// them for a file with no hunks (an added or deleted empty file) where git prints none, and the
+/// parser rightly refuses path lines that no hunk follows.
+fn drop_path_lines(patch: &mut Vec<u8>, header: Range<usize>) {
+    let kept: Vec<u8> = patch[header.clone()]
+        .split_inclusive(|&byte| byte == b'\n')
+        .filter(|line| !line.starts_with(b"--- ") && !line.starts_with(b"+++ "))
+        .flatten()
+        .copied()
+        .collect();
+    drop(patch.splice(header, kept));
+}
+
+/// What to do about a revision that is not in the clone.
+fn missing_commit_fix(rev: &str, shallow: bool) -> String {
+    if shallow {
+        SHALLOW_FIX.to_owned()
+    } else {
+        // `origin/main` is fetched as `main` from `origin`.
+        let remote_ref = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
+        let fetched = remote_ref.strip_prefix("origin/").unwrap_or(rev);
+        format!(
+            "no branch, tag or commit has that name in this clone. If it exists on the remote, \
+             fetch it (`git fetch origin {fetched}`; in CI, check out with `fetch-depth: 0`), \
+             or review a diff file instead (`--diff`)"
+        )
+    }
+}
+
+fn no_merge_base_reason(shallow: bool) -> &'static str {
+    if shallow {
+        SHALLOW_FIX
+    } else {
+        "their histories are unrelated"
+    }
+}
+
+const SHALLOW_FIX: &str = "the clone is shallow, so the base or the merge base is missing. \
+    Fetch the full history (`git fetch --unshallow`; `fetch-depth: 0` with `actions/checkout`, \
+    `GIT_DEPTH: 0` on GitLab CI), or review a diff file instead (`--diff`)";
 
 /// Where a repository stands: its root, checked-out branch and `HEAD` commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,13 +345,24 @@ pub fn head_info(dir: &Path) -> Result<Option<HeadInfo>, GitError> {
     }))
 }
 
-fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, GitError> {
-    let unknown = |source| GitError::UnknownRevision {
+/// The commit `rev` names. Not finding it is [`GitError::UnknownRevision`], which says how to
+/// fetch it; anything else wrong with the name is [`GitError::InvalidRevision`].
+pub(crate) fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid, GitError> {
+    let invalid = |source| GitError::InvalidRevision {
         rev: rev.to_owned(),
         source,
     };
-    let object = repo.revparse_single(rev).map_err(unknown)?;
-    let commit = object.peel_to_commit().map_err(unknown)?;
+    let object = match repo.revparse_single(rev) {
+        Ok(object) => object,
+        Err(err) if err.code() == ErrorCode::NotFound => {
+            return Err(GitError::UnknownRevision {
+                rev: rev.to_owned(),
+                shallow: repo.is_shallow(),
+            });
+        }
+        Err(source) => return Err(invalid(source)),
+    };
+    let commit = object.peel_to_commit().map_err(invalid)?;
     Ok(commit.id())
 }
 
@@ -530,17 +645,272 @@ mod tests {
     }
 
     #[test]
-    fn unknown_revision_is_named() {
+    fn unknown_revision_is_named_with_the_fix() {
         let repo = TestRepo::new();
         repo.commit("main", None, &[("a", Some((FILE, b"a\n")))]);
         let err =
             diff_from_repo(repo.path(), &range("main", "no-such-branch")).expect_err("unknown ref");
-        assert!(matches!(&err, GitError::UnknownRevision { rev, .. } if rev == "no-such-branch"));
         assert!(
-            err.to_string()
-                .starts_with("unknown revision `no-such-branch`"),
+            matches!(&err, GitError::UnknownRevision { rev, shallow: false } if rev == "no-such-branch")
+        );
+        let message = err.to_string();
+        assert!(
+            message.starts_with("unknown revision `no-such-branch`: no branch, tag or commit"),
+            "{message}"
+        );
+        for fix in [
+            "`git fetch origin no-such-branch`",
+            "`fetch-depth: 0`",
+            "`--diff`",
+        ] {
+            assert!(message.contains(fix), "{fix} missing from: {message}");
+        }
+        // libgit2's own text (`class=Reference (4); code=NotFound (-3)`) adds nothing.
+        assert!(!message.contains("class="), "{message}");
+        assert!(std::error::Error::source(&err).is_none());
+
+        // A malformed name is a different problem, with git's reason kept.
+        let err = diff_from_repo(repo.path(), &range("main", "main@{")).expect_err("bad spec");
+        assert!(
+            matches!(&err, GitError::InvalidRevision { rev, .. } if rev == "main@{"),
             "{err}"
         );
+        // A name that resolves to something other than a commit.
+        let blob = repo.repo.blob(b"not a commit").expect("blob").to_string();
+        let err = diff_from_repo(repo.path(), &range("main", &blob)).expect_err("a blob");
+        assert!(matches!(err, GitError::InvalidRevision { .. }), "{err}");
+    }
+
+    #[test]
+    fn empty_files_added_and_deleted_are_diffed_by_every_spec() {
+        let repo = TestRepo::new();
+        let root = repo.commit(
+            "main",
+            None,
+            &[
+                ("app.py", Some((FILE, b"x = 1\n"))),
+                ("old/.gitkeep", Some((FILE, b""))),
+            ],
+        );
+        repo.commit(
+            "feature",
+            Some(root),
+            &[
+                ("pkg/__init__.py", Some((FILE, b""))),
+                ("pkg/mod.py", Some((FILE, b"y = 2\n"))),
+                ("old/.gitkeep", None),
+                ("app.py", Some((FILE, b"x = 2\n"))),
+            ],
+        );
+        let diff = repo.diff(&range("main", "feature"));
+        assert_eq!(
+            paths(&diff),
+            [
+                (FileStatus::Modified, Some("app.py"), Some("app.py")),
+                (FileStatus::Deleted, Some("old/.gitkeep"), None),
+                (FileStatus::Added, None, Some("pkg/__init__.py")),
+                (FileStatus::Added, None, Some("pkg/mod.py")),
+            ]
+        );
+        assert!(diff.diff.files()[1].hunks.is_empty() && diff.diff.files()[2].hunks.is_empty());
+        assert_eq!(diff.diff.files()[3].hunks.len(), 1);
+        // The model is the one git's own text gives: no `---`/`+++` lines without a hunk.
+        let text = String::from_utf8_lossy(diff.diff.as_bytes()).into_owned();
+        assert!(!text.contains("+++ b/pkg/__init__.py"), "{text}");
+        assert!(!text.contains("--- a/old/.gitkeep"), "{text}");
+
+        // The same change staged, then in the working tree, then unstaged.
+        repo.checkout("main");
+        fs::create_dir_all(repo.path().join("pkg")).expect("mkdir");
+        repo.write("pkg/__init__.py", b"");
+        repo.stage("pkg/__init__.py");
+        let staged = repo.diff(&DiffSpec::Staged);
+        assert_eq!(
+            paths(&staged),
+            [(FileStatus::Added, None, Some("pkg/__init__.py"))]
+        );
+        fs::remove_file(repo.path().join("old/.gitkeep")).expect("rm");
+        let working_tree = repo.diff(&DiffSpec::WorkingTree);
+        assert_eq!(
+            paths(&working_tree),
+            [
+                (FileStatus::Deleted, Some("old/.gitkeep"), None),
+                (FileStatus::Added, None, Some("pkg/__init__.py")),
+            ]
+        );
+        let unstaged = repo.diff(&DiffSpec::Unstaged);
+        assert_eq!(
+            paths(&unstaged),
+            [(FileStatus::Deleted, Some("old/.gitkeep"), None)]
+        );
+    }
+
+    /// 2,000 modified files and 40 renames (97 % similar) spread among them: every rename is
+    /// paired, as `git diff -M` pairs them. With copy detection every modified file was a
+    /// candidate source and libgit2 tried only the first 200 per added file.
+    #[test]
+    fn renames_among_thousands_of_changed_files_are_all_paired() {
+        const N_DIRS: usize = 40;
+        const N_MODIFIED_PER_DIR: usize = 50;
+        let repo = TestRepo::new();
+        let mut before: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut after: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+        for dir in 0..N_DIRS {
+            for n in 0..N_MODIFIED_PER_DIR {
+                let path = format!("d{dir:02}/m{n:02}.txt");
+                let body = |version: &str| -> Vec<u8> {
+                    (0..8)
+                        .map(|line| format!("{path} line {line} {version}\n"))
+                        .collect::<String>()
+                        .into_bytes()
+                };
+                before.push((path.clone(), body("v1")));
+                after.push((path, Some(body("v2"))));
+            }
+            // 100 lines, 3 of them edited by the rename: 97 % similar.
+            let lines: Vec<String> = (0..100)
+                .map(|line| format!("renamed file {dir} line {line}\n"))
+                .collect();
+            let mut edited = lines.clone();
+            for line in [10, 50, 90] {
+                edited[line] = format!("edited in the rename {dir} {line}\n");
+            }
+            before.push((
+                format!("d{dir:02}/old_name.txt"),
+                lines.concat().into_bytes(),
+            ));
+            after.push((format!("d{dir:02}/old_name.txt"), None));
+            after.push((
+                format!("d{dir:02}/new_name.txt"),
+                Some(edited.concat().into_bytes()),
+            ));
+        }
+        let before_changes: Vec<Change<'_>> = before
+            .iter()
+            .map(|(path, body)| (path.as_str(), Some((FILE, body.as_slice()))))
+            .collect();
+        let root = repo.commit("main", None, &before_changes);
+        let after_changes: Vec<Change<'_>> = after
+            .iter()
+            .map(|(path, body)| (path.as_str(), body.as_deref().map(|body| (FILE, body))))
+            .collect();
+        repo.commit("feature", Some(root), &after_changes);
+
+        let diff = repo.diff(&range("main", "feature"));
+        let files = diff.diff.files();
+        let renames: Vec<_> = files
+            .iter()
+            .filter(|f| f.status == FileStatus::Renamed)
+            .collect();
+        assert_eq!(renames.len(), N_DIRS, "every rename is paired");
+        for rename in &renames {
+            let (old, new) = (rename.old_path.as_deref(), rename.new_path.as_deref());
+            assert_eq!(
+                old.map(|p| p.replace("old_name", "new_name")).as_deref(),
+                new
+            );
+            assert_eq!(rename.similarity, Some(97), "{new:?}");
+        }
+        assert!(
+            files
+                .iter()
+                .all(|f| matches!(f.status, FileStatus::Modified | FileStatus::Renamed)),
+            "no phantom additions or deletions"
+        );
+        assert_eq!(files.len(), N_DIRS * (N_MODIFIED_PER_DIR + 1));
+        // Only edited lines count: the 8 lines of each modified file, 3 per rename.
+        assert_eq!(
+            diff.diff.line_counts(),
+            (
+                N_DIRS * (N_MODIFIED_PER_DIR * 8 + 3),
+                N_DIRS * (N_MODIFIED_PER_DIR * 8 + 3)
+            )
+        );
+
+        // git itself agrees on every file's status and paths.
+        let output = std::process::Command::new("git")
+            .args([
+                "diff",
+                "-M",
+                "--name-status",
+                "--no-color",
+                "main...feature",
+            ])
+            .current_dir(repo.path())
+            .output()
+            .expect("git runs");
+        assert!(output.status.success(), "{output:?}");
+        let by_git: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let mut ours: Vec<String> = files
+            .iter()
+            .map(|f| match f.status {
+                FileStatus::Renamed => format!(
+                    "R{:03}\t{}\t{}",
+                    f.similarity.unwrap_or(0),
+                    f.old_path.as_deref().unwrap_or(""),
+                    f.path()
+                ),
+                _ => format!("M\t{}", f.path()),
+            })
+            .collect();
+        ours.sort();
+        let mut by_git_sorted = by_git;
+        by_git_sorted.sort();
+        assert_eq!(ours, by_git_sorted);
+    }
+
+    #[test]
+    fn past_gits_rename_limit_only_exact_renames_are_detected() {
+        // 1,001 × 1,001 candidates exceed git's limit of 1,000²: git (and now Tollgate) pairs
+        // only identical files rather than compare a million pairs.
+        let repo = TestRepo::new();
+        let bodies: Vec<(String, Vec<u8>)> = (0..1001)
+            .map(|n| {
+                (
+                    format!("old/{n:04}.txt"),
+                    format!("file {n}\nsame\nsame\nsame\n").into_bytes(),
+                )
+            })
+            .collect();
+        let before: Vec<Change<'_>> = bodies
+            .iter()
+            .map(|(path, body)| (path.as_str(), Some((FILE, body.as_slice()))))
+            .collect();
+        let root = repo.commit("main", None, &before);
+        let moved: Vec<(String, Vec<u8>)> = bodies
+            .iter()
+            .enumerate()
+            .map(|(n, (_, body))| {
+                let mut body = body.clone();
+                // All but the first are edited slightly: similar, not identical.
+                if n > 0 {
+                    body.extend_from_slice(b"edited\n");
+                }
+                (format!("new/{n:04}.txt"), body)
+            })
+            .collect();
+        let mut after: Vec<Change<'_>> = bodies
+            .iter()
+            .map(|(path, _)| (path.as_str(), None))
+            .collect();
+        after.extend(
+            moved
+                .iter()
+                .map(|(path, body)| (path.as_str(), Some((FILE, body.as_slice())))),
+        );
+        repo.commit("feature", Some(root), &after);
+        let diff = repo.diff(&range("main", "feature"));
+        let renamed: Vec<_> = diff
+            .diff
+            .files()
+            .iter()
+            .filter(|f| f.status == FileStatus::Renamed)
+            .map(|f| f.path())
+            .collect();
+        assert_eq!(renamed, ["new/0000.txt"]);
     }
 
     #[test]

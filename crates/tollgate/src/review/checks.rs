@@ -4,7 +4,7 @@
 //! exact line (and columns) of a secret. Only changes without lines (binary files, pure mode or
 //! rename changes) are anchored at line 1.
 
-use super::signals::FileFacts;
+use super::signals::{self, FileFacts};
 use crate::config::RuleOverride;
 use crate::diff::Diff;
 use crate::findings::{Category, Finding, Location, RuleInfo, Severity, Signals, Source};
@@ -316,7 +316,8 @@ fn large(
     out: &mut Vec<Finding>,
 ) {
     let lines: usize = facts.iter().map(|f| f.lines_added + f.lines_removed).sum();
-    if lines <= max_lines && facts.len() <= max_files {
+    let n_files = signals::n_files(facts);
+    if lines <= max_lines && n_files <= max_files {
         return;
     }
     let Some(first) = facts.iter().find(|f| f.lines_added > 0).or(facts.first()) else {
@@ -326,12 +327,11 @@ fn large(
     out.push(
         base(
             rule,
-            format!("Large change: {lines} lines in {} files", facts.len()),
+            format!("Large change: {lines} lines in {n_files} files"),
             location,
         )
         .with_message(format!(
-            "The change has {lines} changed lines in {} files (limits: {max_lines} lines, {max_files} files)",
-            facts.len()
+            "The change has {lines} changed lines in {n_files} files (limits: {max_lines} lines, {max_files} files)"
         ))
         .with_impact("Large changes hide defects from reviewers.")
         .with_anchor(anchor)

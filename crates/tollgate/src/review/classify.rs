@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::signals::{FileFacts, is_new_file};
+use super::signals::{self, FileFacts, is_new_file};
 use crate::diff::{Diff, LineKind};
 use crate::findings::{Classification, RiskFactor, Signals};
 
@@ -122,20 +122,20 @@ pub(crate) fn risk(
         });
     };
     let changed_lines: usize = facts.iter().map(|f| f.lines_added + f.lines_removed).sum();
-    if facts.len() > 10 {
+    let n_files = signals::n_files(facts);
+    if n_files > 10 {
         add(
             "many_files",
             1.0,
-            format!("{} files changed (more than 10)", facts.len()),
+            format!("{n_files} files changed (more than 10)"),
         );
     }
-    if changed_lines > large_change_lines || facts.len() > large_change_files {
+    if changed_lines > large_change_lines || n_files > large_change_files {
         add(
             "large_change",
             1.0,
             format!(
-                "{changed_lines} lines in {} files (limits: {large_change_lines} lines, {large_change_files} files)",
-                facts.len()
+                "{changed_lines} lines in {n_files} files (limits: {large_change_lines} lines, {large_change_files} files)"
             ),
         );
     }

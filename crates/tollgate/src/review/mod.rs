@@ -388,7 +388,7 @@ fn review_with(
         .fold((0, 0), |(a, r), f| (a + f.lines_added, r + f.lines_removed));
     let hotspots = signals.hotspot_files.clone();
     let stats = ReviewStats {
-        files_changed: facts.len(),
+        files_changed: signals::n_files(&facts),
         lines_added,
         lines_removed,
         duration_ms: ms(started),
@@ -451,7 +451,7 @@ fn review_with(
             .join(", ")
     });
     let summary = summarize(
-        &facts.len(),
+        &signals::n_files(&facts),
         (lines_added, lines_removed),
         classification.as_str(),
         risk_score,

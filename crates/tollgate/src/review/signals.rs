@@ -1,6 +1,7 @@
 //! Preflight signals: what kind of files a diff touches (tests, config, dependency manifests,
 //! docs, hotspots, binaries) and where it changes public API.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use super::language::Language;
@@ -43,6 +44,23 @@ impl FileFacts<'_> {
     pub(crate) fn is_source(&self) -> bool {
         self.language.is_code() && !self.is_test && !self.file.binary
     }
+}
+
+/// How many files the change touches, as `git diff --numstat` counts them: a type change (a
+/// file replaced by a symlink, or back) is a deletion and an addition of one path, two sections
+/// of the diff but one file.
+pub(crate) fn n_files(facts: &[FileFacts<'_>]) -> usize {
+    let deleted: BTreeSet<&str> = facts
+        .iter()
+        .filter(|f| f.file.status == FileStatus::Deleted)
+        .map(|f| f.path)
+        .collect();
+    let type_changes: BTreeSet<&str> = facts
+        .iter()
+        .filter(|f| f.file.status == FileStatus::Added && deleted.contains(f.path))
+        .map(|f| f.path)
+        .collect();
+    facts.len() - type_changes.len()
 }
 
 /// Computes per-file facts and the summary signals for the files under review.

@@ -122,9 +122,11 @@ impl SessionError {
             SessionError::InvalidTransition { .. } => "INVALID_STATE_TRANSITION",
             SessionError::Busy { .. } => "SESSION_BUSY",
             SessionError::InvalidInput { .. } => "INVALID_INPUT",
-            SessionError::Git(GitError::UnknownRevision { .. } | GitError::NoMergeBase { .. }) => {
-                "INVALID_INPUT"
-            }
+            SessionError::Git(
+                GitError::UnknownRevision { .. }
+                | GitError::InvalidRevision { .. }
+                | GitError::NoMergeBase { .. },
+            ) => "INVALID_INPUT",
             SessionError::Git(_) | SessionError::LeaseLost { .. } => "EXECUTION_FAILED",
             SessionError::Store(err) => err.code(),
         }

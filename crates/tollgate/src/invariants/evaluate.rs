@@ -1000,7 +1000,7 @@ rename to src/a.rs
         let evaluation = set.evaluate(&diff);
         assert_eq!(
             lines_of(&evaluation.findings),
-            [("a.rs".into(), 1, Some(1), Some(200_001))]
+            [("a.rs".into(), 1, Some(1), Some(2))]
         );
         assert!(evaluation.warnings.is_empty(), "{:?}", evaluation.warnings);
     }

@@ -182,11 +182,13 @@ fn forward_end(
         .start_state_forward(cache, input)
         .map_err(|_| BudgetExhausted)?;
     let mut last_end = None;
-    for at in input.start()..input.end() {
+    let start = input.start();
+    for (offset, &byte) in bytes[start..input.end()].iter().enumerate() {
+        let at = start + offset;
         *left = left.checked_sub(1).ok_or(BudgetExhausted)?;
         *read += 1;
         state = dfa
-            .next_state(cache, state, bytes[at])
+            .next_state(cache, state, byte)
             .map_err(|_| BudgetExhausted)?;
         if state.is_tagged() {
             // Matches are reported one byte late: a match state after byte `at` means a match

@@ -31,6 +31,7 @@ use crate::plan::progress::{FailOption, PlanState, step_status};
 use crate::store::apply_journal::{self as sql, JournalRow, state};
 use crate::store::plans as plan_sql;
 use crate::store::{Store, StoreError};
+use crate::workspace::Workspace;
 
 /// Where the lock files live, relative to the workspace.
 pub const JOURNAL_DIR: &str = ".tollgate/journal";
@@ -277,8 +278,18 @@ struct JournalLock {
 }
 
 impl JournalLock {
-    fn path_of(workspace: &Path, batch_id: &str) -> PathBuf {
-        workspace.join(JOURNAL_DIR).join(format!("{batch_id}.lock"))
+    /// The lock file's path; a committed `.tollgate` link must not move it out of the
+    /// workspace, so the directory goes through the workspace's state-directory check.
+    fn path_of(workspace: &Path, batch_id: &str) -> Result<PathBuf, StoreError> {
+        let lock_err = |source| StoreError::Lock {
+            path: workspace.join(JOURNAL_DIR),
+            source,
+        };
+        let dir = Workspace::new(workspace)
+            .map_err(lock_err)?
+            .state_dir("journal")
+            .map_err(StoreError::Location)?;
+        Ok(dir.join(format!("{batch_id}.lock")))
     }
 
     fn open(path: &Path) -> Result<File, StoreError> {
@@ -299,7 +310,7 @@ impl JournalLock {
 
     /// Takes the lock of a new entry (nobody else knows its id yet, so it is free).
     fn acquire(workspace: &Path, batch_id: &str) -> Result<JournalLock, StoreError> {
-        let path = JournalLock::path_of(workspace, batch_id);
+        let path = JournalLock::path_of(workspace, batch_id)?;
         match JournalLock::try_lock(JournalLock::open(&path)?, &path, true)? {
             Some(lock) => Ok(lock),
             None => Err(StoreError::Lock {
@@ -311,7 +322,7 @@ impl JournalLock {
 
     /// The lock when its owner is gone, `None` while the owner lives.
     fn try_acquire(workspace: &Path, batch_id: &str) -> Result<Option<JournalLock>, StoreError> {
-        let path = JournalLock::path_of(workspace, batch_id);
+        let path = JournalLock::path_of(workspace, batch_id)?;
         JournalLock::try_lock(JournalLock::open(&path)?, &path, false)
     }
 

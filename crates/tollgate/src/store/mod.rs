@@ -82,9 +82,7 @@ impl StoreError {
             StoreError::Open { .. }
             | StoreError::CreateDir { .. }
             | StoreError::Lock { .. }
-            | StoreError::Location(_) => {
-                "STORE_UNAVAILABLE"
-            }
+            | StoreError::Location(_) => "STORE_UNAVAILABLE",
             StoreError::NewerSchema { .. } => "STORE_VERSION_MISMATCH",
             StoreError::Migration { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. } => {
                 "STORE_ERROR"

@@ -185,7 +185,7 @@ struct Target {
 }
 
 /// The canonical workspace root.
-fn canonical_root(workspace: &Path) -> Result<PathBuf, ApplyError> {
+pub(crate) fn canonical_root(workspace: &Path) -> Result<PathBuf, ApplyError> {
     workspace
         .canonicalize()
         .map_err(|source| ApplyError::Workspace {

@@ -137,12 +137,7 @@ pub fn recover_interrupted(
     if entries.is_empty() {
         return Ok(Vec::new());
     }
-    let root = workspace
-        .canonicalize()
-        .map_err(|source| ApplyError::Workspace {
-            path: workspace.to_path_buf(),
-            source,
-        })?;
+    let root = crate::plan::apply::canonical_root(workspace)?;
     let mut recovered = Vec::new();
     for entry in &entries {
         if !is_batch_id(&entry.batch_id) {

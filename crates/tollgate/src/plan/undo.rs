@@ -66,12 +66,7 @@ pub fn undo_step(
     let author = author_of(request.author.as_deref())?;
     // An interrupted run is rolled back first; its batch is never the one undone here.
     recover_interrupted(store, workspace)?;
-    let root = workspace
-        .canonicalize()
-        .map_err(|source| ApplyError::Workspace {
-            path: workspace.to_path_buf(),
-            source,
-        })?;
+    let root = crate::plan::apply::canonical_root(workspace)?;
     let (plan_id, rows) = store.read(|tx| {
         let state = PlanState::load(tx, &request.plan_id)?;
         if let Some(number) = request.step_number {

@@ -609,23 +609,9 @@ pub fn applied_changes(
         "SELECT batch_id, seq, step_number, operation, path, new_path, backup_path, before_sha256, after_sha256, applied_at, undone_at
          FROM plan_applied_changes WHERE plan_id = ?1 ORDER BY applied_at, batch_id, seq",
     )?;
-    stmt.query_map([plan_id], |row| {
-        Ok(AppliedChangeRow {
-            batch_id: row.get(0)?,
-            seq: u32_of(row.get(1)?),
-            step_number: u32_of(row.get(2)?),
-            operation: row.get(3)?,
-            path: row.get(4)?,
-            new_path: row.get(5)?,
-            backup_path: row.get(6)?,
-            before_sha256: row.get(7)?,
-            after_sha256: row.get(8)?,
-            applied_at: row.get(9)?,
-            undone_at: row.get(10)?,
-        })
-    })?
-    .collect::<Result<_, _>>()
-    .map_err(StoreError::from)
+    stmt.query_map([plan_id], applied_change_row)?
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::from)
 }
 
 /// The applied changes of one batch, in application order.

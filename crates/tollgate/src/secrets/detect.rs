@@ -499,7 +499,10 @@ const DETECTORS: &[Detector] = &[
     // `INSERT INTO t (…, client_secret, …) VALUES (…, '…', …)`: a value is judged like an
     // assignment to its column's name. The value tuples are read by hand after the header.
     Detector {
-        pattern: r"(?i-u:insert)[ \t\r\n]+(?i-u:into)[ \t\r\n]+[^\s(]{1,128}[ \t\r\n]*\((?P<columns>[^()]{1,2048})\)[ \t\r\n]*(?i-u:values)[ \t\r\n]*",
+        // Unbounded classes, with the length limits checked in `scan_sql_inserts`: a counted
+        // repetition of a Unicode class (`[^()]{1,2048}`) compiles to thousands of UTF-8 states,
+        // which cost every review tens of milliseconds to build and search.
+        pattern: r"(?i-u:insert)[ \t\r\n]+(?i-u:into)[ \t\r\n]+(?P<table>[^\s(]+)[ \t\r\n]*\((?P<columns>[^()]+)\)[ \t\r\n]*(?i-u:values)[ \t\r\n]*",
         literals: &["insert"],
         case: Case::Insensitive,
         rule: Rule::SqlInsert,
@@ -807,11 +810,19 @@ fn scan_sql_inserts(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
     static SECRET_COLUMN: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(concat!(r"(?i:", secret_names!(), r")$")).expect("column pattern compiles")
     });
+    const MAX_TABLE_BYTES: usize = 128;
+    const MAX_COLUMNS_BYTES: usize = 2048;
     let mut from = 0;
     while let Some(caps) = regex.captures_at(text, from) {
-        let (Some(header), Some(columns)) = (caps.get(0), caps.name("columns")) else {
+        let (Some(header), Some(table), Some(columns)) =
+            (caps.get(0), caps.name("table"), caps.name("columns"))
+        else {
             break;
         };
+        if table.len() > MAX_TABLE_BYTES || columns.len() > MAX_COLUMNS_BYTES {
+            from = header.end();
+            continue;
+        }
         // Which columns are secret-like, and the name part that says so.
         let names: Vec<Option<&str>> = columns
             .as_str()

@@ -83,6 +83,11 @@ pub struct Args {
     #[arg(long, env = "INPUT_MAX_INLINE_COMMENTS", default_value_t = 30)]
     pub max_inline_comments: usize,
 
+    /// Only findings at or above this severity get an inline comment (the built-in notices
+    /// are LOW or INFO); the summary lists everything.
+    #[arg(long, env = "INPUT_INLINE_MIN_SEVERITY", default_value = "MEDIUM")]
+    pub inline_min_severity: tollgate::findings::Severity,
+
     /// Create a check run with annotations.
     #[arg(long, env = "INPUT_CHECK_RUN", action = ArgAction::Set, default_value_t = true)]
     pub check_run: bool,

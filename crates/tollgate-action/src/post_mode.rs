@@ -78,6 +78,7 @@ pub fn run(args: &Args) -> anyhow::Result<Verdict> {
     );
     let mut publish_config = PublishConfig::new(Some(link_base));
     publish_config.max_inline_comments = args.max_inline_comments;
+    publish_config.min_inline_severity = args.inline_min_severity;
     let plan = publish::plan(&result, &changed, &publish_config);
     outputs::write_summary(
         env_path("GITHUB_STEP_SUMMARY").as_deref(),

@@ -52,6 +52,43 @@ pub enum Command {
     Index(IndexArgs),
     /// Search the code index (hybrid: BM25, vectors, commit history).
     Search(SearchArgs),
+    /// What would the gate have said about the last N pull requests? Reviews recent merges (or
+    /// commits) against their first parent, each with the configuration it had, and prints
+    /// gate failures, findings per rule, the noisiest paths and a starting configuration.
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Repository root.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// How many merges or commits to review (at most 10000).
+    #[arg(long, short = 'n', default_value_t = 100)]
+    pub count: usize,
+    /// Review merge commits only (one per merged pull request). Default: merges when at least
+    /// half of the recent first-parent history is merges, else every commit.
+    #[arg(long, conflicts_with = "commits")]
+    pub merges: bool,
+    /// Review every commit of the first-parent history.
+    #[arg(long)]
+    pub commits: bool,
+    /// Reviews run at once [default: the number of CPUs].
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Where results are kept so an interrupted replay resumes
+    /// [default: <repo>/.tollgate/replay/results.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Ignore results of earlier runs (they are replaced).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Print the whole report (every commit and the summary) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -255,7 +292,8 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<String>,
 
-    /// Write the fingerprints of this run's findings to FILE as a new baseline.
+    /// Write the fingerprints of this run's findings to FILE as a new baseline; the run then
+    /// exits 0 (the findings it records are accepted), whatever the gate says.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
 

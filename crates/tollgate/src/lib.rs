@@ -23,6 +23,7 @@ pub mod invariants;
 pub mod llm;
 pub mod plan;
 pub mod publish;
+pub mod replay;
 pub mod report;
 pub mod review;
 pub mod secrets;

@@ -15,7 +15,7 @@ use crate::util::{TestRepo, fixture, workspace_bin};
 
 pub(crate) fn action_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| workspace_bin("tollgate-action", "tollgate-action"))
+    BIN.get_or_init(|| workspace_bin("tollgate-action"))
 }
 
 const REPOSITORY: &str = "octo/repo";

@@ -22,6 +22,7 @@ mod mcp;
 mod plan_cli;
 mod plan_execute;
 mod plan_mermaid;
+mod replay;
 mod review_cli;
 mod review_model;
 mod sarif_validation;

@@ -13,17 +13,20 @@ pub fn tollgate_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| match std::env::var_os("TOLLGATE_BIN") {
         Some(path) => PathBuf::from(path),
-        None => workspace_bin("tollgate-cli", "tollgate"),
+        None => workspace_bin("tollgate"),
     })
 }
 
-/// Builds binary `bin` of workspace package `package` (`cargo build -p … --bin …`, so it is
-/// never stale) and returns its path. Call it once per binary, from a `OnceLock`.
-pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
+/// Builds the workspace's binaries (`cargo build --workspace --bins`, so `bin` is never stale)
+/// and returns the path of `bin`. Call it once per binary, from a `OnceLock`.
+pub fn workspace_bin(bin: &str) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut cargo = Command::new(env!("CARGO"));
+    // `--workspace`, not `-p PACKAGE`: cargo unifies features over the packages of one command,
+    // so a one-package build resolves serde, libc, tokio… with other features than the test
+    // build and compiles a second copy of nearly every dependency (twice the time and disk).
     cargo
-        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .args(["build", "--quiet", "--workspace", "--bins"])
         .current_dir(workspace);
     // The test runner sets the variables cargo gives a crate (`CARGO_PKG_NAME`, …). Build
     // scripts such as ring's declare `rerun-if-env-changed` on them, so inheriting them made

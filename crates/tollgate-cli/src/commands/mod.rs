@@ -19,6 +19,7 @@ mod plan;
 mod plan_authoring;
 mod plan_execute;
 mod plan_store;
+mod replay;
 mod review;
 mod review_model;
 mod search;
@@ -80,5 +81,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Session { command } => session::run(command),
         Command::Index(args) => index::run(args),
         Command::Search(args) => search::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }

@@ -471,7 +471,7 @@ impl Default for LlmConfig {
     }
 }
 
-fn parse_bool(origin: &str, value: &str) -> Result<bool, ConfigError> {
+pub(super) fn parse_bool(origin: &str, value: &str) -> Result<bool, ConfigError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),

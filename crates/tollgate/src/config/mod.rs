@@ -53,6 +53,10 @@ pub struct ReviewConfig {
     pub fail_on_severity: Severity,
     /// The gate fails on any finding of these rules, whatever their severity.
     pub fail_on_rule_ids: Vec<String>,
+    /// The gate fails on an analyzer's error (tsc, semgrep, imported SARIF; HIGH or worse) on a
+    /// changed line, whatever `fail_on_severity` says: a new type error is what a reviewer
+    /// blocks. On by default.
+    pub fail_on_analyzer_errors: bool,
     /// Rule ids, finding ids or fingerprints whose findings are dropped.
     pub allowlist: Vec<String>,
     /// Invariants files, relative to the workspace. `explicit` says whether a user named them

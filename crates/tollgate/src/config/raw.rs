@@ -72,6 +72,8 @@ pub struct RawReview {
     pub max_input_bytes: Option<u64>,
     /// Wall-clock budget of the whole review, in milliseconds (0: none).
     pub time_budget_ms: Option<u64>,
+    /// Whether an analyzer error (HIGH or worse) on a changed line fails the gate.
+    pub fail_on_analyzer_errors: Option<bool>,
 }
 
 /// The `[preflight]` table.
@@ -113,6 +115,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_STATIC_ANALYSIS_TIMEOUT_MS", ""),
     ("TOLLGATE_MAX_INPUT_BYTES", ""),
     ("TOLLGATE_TIME_BUDGET_MS", ""),
+    ("TOLLGATE_FAIL_ON_ANALYZER_ERRORS", ""),
 ];
 
 impl RawConfig {
@@ -178,6 +181,9 @@ impl RawConfig {
         if let Some((origin, value)) = get("TOLLGATE_TIME_BUDGET_MS") {
             review.time_budget_ms = Some(parse_number(&origin, &value)?);
         }
+        if let Some((origin, value)) = get("TOLLGATE_FAIL_ON_ANALYZER_ERRORS") {
+            review.fail_on_analyzer_errors = Some(super::llm::parse_bool(&origin, &value)?);
+        }
         let mut analyzers = RawAnalyzers {
             static_analyzers: get("TOLLGATE_ANALYZERS").map(|(_, v)| split_list(&v)),
             scope: get("TOLLGATE_ANALYSIS_SCOPE").map(|(_, v)| v),
@@ -211,6 +217,7 @@ impl RawConfig {
             baseline: high.baseline.or(low.baseline),
             max_input_bytes: high.max_input_bytes.or(low.max_input_bytes),
             time_budget_ms: high.time_budget_ms.or(low.time_budget_ms),
+            fail_on_analyzer_errors: high.fail_on_analyzer_errors.or(low.fail_on_analyzer_errors),
         };
         let (low, high) = (self.preflight, higher.preflight);
         let preflight = RawPreflight {
@@ -334,6 +341,7 @@ impl RawConfig {
             categories,
             fail_on_severity,
             fail_on_rule_ids: review.fail_on_rule_ids.unwrap_or_default(),
+            fail_on_analyzer_errors: review.fail_on_analyzer_errors.unwrap_or(true),
             allowlist: review.allowlist.unwrap_or_default(),
             invariants,
             baseline: review.baseline,

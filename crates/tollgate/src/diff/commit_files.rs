@@ -63,6 +63,41 @@ pub fn is_shallow(repo_dir: &Path) -> Result<bool, GitError> {
     Ok(open(repo_dir)?.is_shallow())
 }
 
+/// A commit of the first-parent history, as [`first_parent_history`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryCommit {
+    pub sha: String,
+    /// The first line of the message.
+    pub subject: String,
+    pub n_parents: usize,
+}
+
+/// The last `max` commits of `HEAD`'s first-parent history, newest first: on a branch that
+/// merges pull requests, its merges and the commits pushed to it directly.
+pub fn first_parent_history(repo_dir: &Path, max: usize) -> Result<Vec<HistoryCommit>, GitError> {
+    let repo = open(repo_dir)?;
+    let git = |action: &'static str| move |source| GitError::Git { action, source };
+    let mut walk = repo.revwalk().map_err(git("walking the history"))?;
+    walk.push_head().map_err(git("reading HEAD"))?;
+    walk.simplify_first_parent()
+        .map_err(git("walking the history"))?;
+    let mut commits = Vec::new();
+    for oid in walk.take(max) {
+        let oid = oid.map_err(git("walking the history"))?;
+        let commit = repo.find_commit(oid).map_err(git("reading a commit"))?;
+        commits.push(HistoryCommit {
+            sha: oid.to_string(),
+            subject: String::from_utf8_lossy(commit.message_bytes())
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            n_parents: commit.parent_count(),
+        });
+    }
+    Ok(commits)
+}
+
 fn open(repo_dir: &Path) -> Result<Repository, GitError> {
     Repository::open(repo_dir).map_err(|source| GitError::RepoNotFound {
         path: repo_dir.to_path_buf(),

@@ -97,6 +97,10 @@ pub struct ReviewStats {
     pub findings_deduplicated: usize,
     /// Left out of `findings` by `max_findings` (after the gate was decided).
     pub findings_truncated: usize,
+    /// `findings_truncated` per rule id: every rule keeps at least one finding in `findings`,
+    /// and this says how many more it had.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub findings_truncated_by_rule: BTreeMap<String, usize>,
     pub timings_ms: Timings,
 }
 

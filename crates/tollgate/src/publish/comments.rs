@@ -155,6 +155,11 @@ pub(super) fn review(
     let mut comments = Vec::new();
     let mut over_cap: Vec<&Finding> = Vec::new();
     for &finding in findings {
+        // The built-in notices (tests not touched, config files changed, …) are LOW or INFO,
+        // so the default threshold keeps them in the summary.
+        if finding.severity < config.min_inline_severity {
+            continue;
+        }
         let Some(anchor) = anchor(finding, changed) else {
             continue;
         };
@@ -359,6 +364,27 @@ diff --git a/src/a.rs b/src/a.rs
     }
 
     #[test]
+    fn notices_and_findings_below_the_inline_severity_stay_in_the_summary() {
+        let mut low = finding("semgrep/style", "src/a.rs", 11);
+        low.severity = Severity::Low;
+        low.fingerprint = "low".into();
+        let mut notice = finding("TG003", "src/a.rs", 12);
+        notice.severity = Severity::Low;
+        notice.fingerprint = "notice".into();
+        let mut defect = finding("tsc/TS2322", "src/a.rs", 11);
+        defect.severity = Severity::Medium;
+        defect.fingerprint = "defect".into();
+        let result = result_with(vec![low, notice, defect]);
+        let review = plan(&result, &changed(DIFF), &PublishConfig::new(None)).review;
+        let inline: Vec<&str> = review
+            .comments
+            .iter()
+            .map(|c| c.fingerprint.as_str())
+            .collect();
+        assert_eq!(inline, vec!["defect"]);
+    }
+
+    #[test]
     fn capped_worst_first_with_the_rest_listed_in_the_body() {
         let mut findings: Vec<Finding> = (0..5)
             .map(|idx| {
@@ -374,6 +400,7 @@ diff --git a/src/a.rs b/src/a.rs
         let result = result_with(findings);
         let mut config = PublishConfig::new(None);
         config.max_inline_comments = 2;
+        config.min_inline_severity = Severity::Low;
         let review = plan(&result, &changed(DIFF), &config).review;
         assert_eq!(review.comments.len(), 2);
         assert!(review.comments[0].body.contains("`CRIT`"));

@@ -30,7 +30,7 @@ pub use comments::{
 };
 
 use crate::diff::ChangedLines;
-use crate::findings::{Finding, ReviewResult};
+use crate::findings::{Finding, ReviewResult, Severity};
 use crate::report::{self, Format, ReportConfig};
 
 /// GitHub's limit on a job summary (`$GITHUB_STEP_SUMMARY`), in bytes.
@@ -54,6 +54,10 @@ pub struct PublishConfig {
     /// Inline comments in one review; findings past it are listed in the review body.
     /// reviewdog posts 30 per review: larger reviews time out and bury each other.
     pub max_inline_comments: usize,
+    /// Only findings at or above this severity are commented inline; the rest (the built-in
+    /// notices among them: tests not touched, config or dependency files changed, …, all LOW or
+    /// INFO) stay in the summary, so a pull request's conversation holds defects, not noise.
+    pub min_inline_severity: Severity,
     /// URL prefix that makes `path:line` a link in the summaries, such as
     /// `https://github.com/o/r/blob/<sha>/`.
     pub link_base: Option<String>,
@@ -61,11 +65,15 @@ pub struct PublishConfig {
 
 impl PublishConfig {
     pub const DEFAULT_MAX_INLINE_COMMENTS: usize = 30;
+    /// What the gate blocks, plus MEDIUM defects.
+    pub const DEFAULT_MIN_INLINE_SEVERITY: Severity = Severity::Medium;
 
-    /// [`Self::DEFAULT_MAX_INLINE_COMMENTS`] and the given link base.
+    /// [`Self::DEFAULT_MAX_INLINE_COMMENTS`], [`Self::DEFAULT_MIN_INLINE_SEVERITY`] and the given
+    /// link base.
     pub fn new(link_base: Option<String>) -> PublishConfig {
         PublishConfig {
             max_inline_comments: Self::DEFAULT_MAX_INLINE_COMMENTS,
+            min_inline_severity: Self::DEFAULT_MIN_INLINE_SEVERITY,
             link_base,
         }
     }

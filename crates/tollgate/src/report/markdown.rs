@@ -412,9 +412,28 @@ fn render_footer(result: &ReviewResult) -> String {
     let stats = &result.stats;
     let mut md = String::new();
     if stats.findings_truncated > 0 {
+        let per_rule: Vec<String> = stats
+            .findings_truncated_by_rule
+            .iter()
+            .take(MAX_LISTED_FACTORS)
+            .map(|(rule, n)| format!("{n} {}", code_span(rule, false)))
+            .collect();
+        let per_rule = if per_rule.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({}{})",
+                per_rule.join(", "),
+                if stats.findings_truncated_by_rule.len() > MAX_LISTED_FACTORS {
+                    ", …"
+                } else {
+                    ""
+                }
+            )
+        };
         let _ = writeln!(
             md,
-            "_{} more finding{} left out of this result by `max_findings`._\n",
+            "_{} more finding{} left out of this result by `max_findings`{per_rule}; every rule keeps at least one above._\n",
             stats.findings_truncated,
             if stats.findings_truncated == 1 {
                 " was"

@@ -4,6 +4,7 @@
 //! exact line (and columns) of a secret. Only changes without lines (binary files, pure mode or
 //! rename changes) are anchored at line 1.
 
+use super::public_api::ApiChangeKind;
 use super::signals::{self, FileFacts};
 use crate::config::RuleOverride;
 use crate::diff::Diff;
@@ -39,7 +40,7 @@ pub(crate) const BUILTIN_RULES: &[BuiltinRule] = &[
         id: TESTS_NOT_TOUCHED,
         upstream_alias: Some("PRE001"),
         name: "source-changed-without-tests",
-        severity: Severity::Medium,
+        severity: Severity::Low,
         category: Category::Reliability,
         confidence: 0.95,
         short: "Source code changed but no test changed",
@@ -50,18 +51,18 @@ pub(crate) const BUILTIN_RULES: &[BuiltinRule] = &[
         id: PUBLIC_API_CHANGED,
         upstream_alias: Some("PRE002"),
         name: "public-api-changed",
-        severity: Severity::High,
+        severity: Severity::Medium,
         category: Category::Architecture,
         confidence: 0.9,
-        short: "Public API added, changed or removed",
-        full: "A changed line declares public API: `pub` items in Rust, `export` in TypeScript/JavaScript, public top-level names in Python, exported names in Go, `public`/`protected` members in Java, Kotlin and C#. Callers outside the module may depend on it.",
+        short: "Public API removed or changed",
+        full: "The change removes an exported name or changes its declaration in a file of the package's public surface: `pub` items in Rust, `export` (including names in export lists) in TypeScript/JavaScript, public top-level names and `__all__` in Python, exported names in Go, `public`/`protected` members in Java, Kotlin and C#. Callers may break (MEDIUM). Names only added cannot break a caller and are reported at INFO. Config files, dotfiles, scripts, benches, examples, tests, docs, binaries, build scripts, Go `internal/` and `cmd/` packages and Python modules starting with `_` are not public surface.",
         help: "Check compatibility for existing callers, update documentation and the changelog, and consider a deprecation path for removals.",
     },
     BuiltinRule {
         id: CONFIG_CHANGED,
         upstream_alias: Some("PRE003"),
         name: "config-or-ci-changed",
-        severity: Severity::Medium,
+        severity: Severity::Low,
         category: Category::Infra,
         confidence: 0.9,
         short: "Build, CI or tool configuration changed",
@@ -109,7 +110,7 @@ pub(crate) const BUILTIN_RULES: &[BuiltinRule] = &[
         category: Category::Maintainability,
         confidence: 0.9,
         short: "Change is larger than the configured limits",
-        full: "The change exceeds `[preflight] large_change_lines` changed lines or `large_change_files` files. Large changes are reviewed less carefully.",
+        full: "The change exceeds `[preflight] large_change_lines` changed lines or `large_change_files` files. Lockfiles and generated files are not counted: nobody reviews them line by line. Large changes are reviewed less carefully.",
         help: "Split the change into smaller pull requests that can be reviewed on their own.",
     },
     BuiltinRule {
@@ -173,10 +174,12 @@ pub(crate) fn run(
         match rule.id {
             TESTS_NOT_TOUCHED => tests_not_touched(diff, facts, signals, rule, &mut out),
             PUBLIC_API_CHANGED => public_api(facts, rule, &mut out),
-            CONFIG_CHANGED => per_file(diff, facts, rule, |f| f.is_config, &mut out),
-            BINARY_CHANGED => per_file(diff, facts, rule, |f| f.file.binary, &mut out),
-            HOTSPOT_CHANGED => per_file(diff, facts, rule, |f| f.is_hotspot, &mut out),
-            DEPENDENCY_CHANGED => per_file(diff, facts, rule, |f| f.is_dependency, &mut out),
+            CONFIG_CHANGED => file_kind_notice(diff, facts, rule, |f| f.is_config, &mut out),
+            BINARY_CHANGED => file_kind_notice(diff, facts, rule, |f| f.file.binary, &mut out),
+            HOTSPOT_CHANGED => file_kind_notice(diff, facts, rule, |f| f.is_hotspot, &mut out),
+            DEPENDENCY_CHANGED => {
+                file_kind_notice(diff, facts, rule, |f| f.is_dependency, &mut out)
+            }
             LARGE_CHANGE => large(diff, facts, rule, large_change, &mut out),
             SECRET_IN_DIFF => n_secret_lines = secrets_in_added_lines(diff, facts, rule, &mut out),
             _ => {}
@@ -262,51 +265,105 @@ fn tests_not_touched(
     out.push(finding);
 }
 
+/// One finding per file whose exported names changed: MEDIUM when a name was removed or its
+/// declaration changed (callers may break), INFO when names were only added.
 fn public_api(facts: &[FileFacts<'_>], rule: &BuiltinRule, out: &mut Vec<Finding>) {
-    for f in facts.iter().filter(|f| !f.public_api_lines.is_empty()) {
-        let first = &f.public_api_lines[0];
-        // A removal-only API change points at the old line number: where the API was.
+    for f in facts.iter().filter(|f| !f.api_changes.is_empty()) {
+        // Removals and changes sort first: the finding is anchored where callers may break.
+        let first = &f.api_changes[0];
+        let breaking = first.kind != ApiChangeKind::Added;
+        let severity = if breaking {
+            rule.severity
+        } else {
+            Severity::Info
+        };
+        let mut summary = Vec::new();
+        for kind in [
+            ApiChangeKind::Removed,
+            ApiChangeKind::Changed,
+            ApiChangeKind::Added,
+        ] {
+            let names: Vec<&str> = f
+                .api_changes
+                .iter()
+                .filter(|change| change.kind == kind)
+                .map(|change| change.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                summary.push(format!("{}: {}", kind.verb(), preview(&names)));
+            }
+        }
+        let verbs = if breaking {
+            "removed or changed"
+        } else {
+            "added"
+        };
         let mut finding = base(
             rule,
-            format!("Public API changed in {}", f.path),
+            format!("Public API {verbs} in {}", f.path),
             Location::line(f.path, first.line),
         )
         .with_message(format!(
-            "{} changed line(s) declare public API in {}",
-            f.public_api_lines.len(),
-            f.path
+            "Exported names of {} {}",
+            f.path,
+            summary.join("; ")
         ))
-        .with_impact("Callers outside this module may break or change behaviour.")
-        .with_anchor(first.text.clone())
-        .on_changed_line(first.added);
-        for api in f.public_api_lines.iter().take(5) {
-            let sign = if api.added { '+' } else { '-' };
+        .with_impact(if breaking {
+            "Callers of the removed or changed names may break."
+        } else {
+            "Additive: no existing caller breaks; new names become part of what the package promises."
+        })
+        .with_anchor(first.anchor_text.clone())
+        .on_changed_line(first.on_added_line);
+        finding.severity = severity;
+        for change in f.api_changes.iter().take(5) {
+            let sign = match change.kind {
+                ApiChangeKind::Added => '+',
+                ApiChangeKind::Changed => '~',
+                ApiChangeKind::Removed => '-',
+            };
             // Masked before cutting, so a cut can never leave a secret too short to detect.
-            let text = secrets::redact_line(api.text.trim());
+            let text = secrets::redact_line(&change.text);
             finding = finding.with_evidence(format!("{sign} {}", truncate(&text, 200)));
         }
         out.push(finding);
     }
 }
 
-fn per_file(
+/// A notice that some kind of file changed (config, binary, hotspot, dependency manifest): one
+/// finding for the whole change, listing the files, at the first one's first changed line.
+fn file_kind_notice(
     diff: &Diff,
     facts: &[FileFacts<'_>],
     rule: &BuiltinRule,
     pred: impl Fn(&FileFacts<'_>) -> bool,
     out: &mut Vec<Finding>,
 ) {
-    for f in facts.iter().filter(|f| pred(f)) {
-        let (location, anchor, on_changed) = first_change(diff, f);
-        out.push(
-            base(rule, format!("{}: {}", rule.short, f.path), location)
-                .with_message(format!("{} ({})", rule.short, f.path))
-                .with_evidence(f.path)
-                .with_anchor(anchor)
-                .on_changed_line(on_changed),
-        );
+    let matching: Vec<&FileFacts<'_>> = facts.iter().filter(|f| pred(f)).collect();
+    let Some(first) = matching.first() else {
+        return;
+    };
+    let paths: Vec<&str> = matching.iter().map(|f| f.path).collect();
+    let (location, anchor, on_changed) = first_change(diff, first);
+    let title = match paths.as_slice() {
+        [only] => format!("{}: {only}", rule.short),
+        _ => format!("{}: {} files", rule.short, paths.len()),
+    };
+    let mut finding = base(rule, title, location)
+        .with_message(format!("{} ({})", rule.short, preview(&paths)))
+        .with_anchor(anchor)
+        .on_changed_line(on_changed);
+    for path in paths.iter().take(MAX_LISTED_FILES) {
+        finding = finding.with_evidence(*path);
     }
+    if paths.len() > MAX_LISTED_FILES {
+        finding = finding.with_evidence(format!("… and {} more", paths.len() - MAX_LISTED_FILES));
+    }
+    out.push(finding);
 }
+
+/// Files listed in a grouped notice's evidence; the rest are counted.
+const MAX_LISTED_FILES: usize = 20;
 
 fn large(
     diff: &Diff,
@@ -315,15 +372,33 @@ fn large(
     (max_lines, max_files): (usize, usize),
     out: &mut Vec<Finding>,
 ) {
-    let lines: usize = facts.iter().map(|f| f.lines_added + f.lines_removed).sum();
-    let n_files = signals::n_files(facts);
+    // Lockfiles and generated files are written by tools, not reviewed line by line.
+    let reviewed: Vec<&FileFacts<'_>> = facts
+        .iter()
+        .filter(|f| !f.is_lockfile && !f.is_generated)
+        .collect();
+    let lines: usize = reviewed
+        .iter()
+        .map(|f| f.lines_added + f.lines_removed)
+        .sum();
+    let n_files = signals::n_files(facts).saturating_sub(facts.len() - reviewed.len());
     if lines <= max_lines && n_files <= max_files {
         return;
     }
-    let Some(first) = facts.iter().find(|f| f.lines_added > 0).or(facts.first()) else {
+    let Some(first) = reviewed
+        .iter()
+        .find(|f| f.lines_added > 0)
+        .or(reviewed.first())
+    else {
         return;
     };
     let (location, anchor, on_changed) = first_change(diff, first);
+    let not_counted = facts.len() - reviewed.len();
+    let not_counted = if not_counted == 0 {
+        String::new()
+    } else {
+        format!("; {not_counted} lockfile(s) and generated file(s) not counted")
+    };
     out.push(
         base(
             rule,
@@ -331,7 +406,7 @@ fn large(
             location,
         )
         .with_message(format!(
-            "The change has {lines} changed lines in {n_files} files (limits: {max_lines} lines, {max_files} files)"
+            "The change has {lines} changed lines in {n_files} files (limits: {max_lines} lines, {max_files} files{not_counted})"
         ))
         .with_impact("Large changes hide defects from reviewers.")
         .with_anchor(anchor)
@@ -361,12 +436,15 @@ fn secrets_in_added_lines(
             for found in matches {
                 let start_col = text[..found.range.start].chars().count() as u32 + 1;
                 let end_col = start_col + text[found.range.clone()].chars().count() as u32;
-                // Test fixtures often hold fake credentials: still flagged, with less confidence.
-                let confidence = if f.is_test {
-                    found.confidence.min(0.6)
-                } else {
-                    found.confidence
-                };
+                let value = &text[found.range.clone()];
+                let (severity, confidence, why_lower) = secret_severity(
+                    rule.severity,
+                    found.kind,
+                    found.confidence,
+                    value,
+                    &text,
+                    f.is_test,
+                );
                 out.push(
                     base(
                         rule,
@@ -381,20 +459,61 @@ fn secrets_in_added_lines(
                     )
                     .with_confidence(confidence)
                     .with_message(format!(
-                        "Line {line_no} of {} adds a {} (`{}`). The value is not shown.",
+                        "Line {line_no} of {} adds a {} (`{}`). The value is not shown.{}",
                         f.path,
                         found.kind.label(),
-                        found.kind.as_str()
+                        found.kind.as_str(),
+                        why_lower
+                            .map(|why| format!(
+                                " Reported at {severity} rather than {}: {why}.",
+                                rule.severity
+                            ))
+                            .unwrap_or_default()
                     ))
                     .with_evidence(truncate(redacted.trim(), 200))
                     .with_impact("Anyone with read access to the repository or its history can use this credential.")
                     .with_anchor(redacted.clone())
                     .on_changed_line(true),
                 );
+                if let Some(last) = out.last_mut() {
+                    last.severity = severity;
+                }
             }
         }
     }
     n_lines
+}
+
+/// Severity and confidence of a detected secret, and why they are lower than the rule's when
+/// they are: a published example value (LOW), or a context-dependent detection (a JWT, a URL
+/// password, a password or secret by its name) in a test file, where fixtures are the norm
+/// (MEDIUM). A provider-format key in a test is as real as anywhere else.
+fn secret_severity(
+    rule_severity: Severity,
+    kind: secrets::SecretKind,
+    confidence: f64,
+    value: &str,
+    line: &str,
+    in_test: bool,
+) -> (Severity, f64, Option<String>) {
+    use secrets::SecretKind as K;
+    if let Some(reason) = secrets::known_example(kind, value, line) {
+        // Above the default confidence threshold: lowered, never filtered out of sight.
+        return (Severity::Low, confidence.min(0.6), Some(reason.to_string()));
+    }
+    let context_dependent = matches!(
+        kind,
+        K::Jwt | K::UrlCredentials | K::Password | K::GenericSecret
+    );
+    match (in_test, context_dependent) {
+        (true, true) => (
+            Severity::Medium,
+            confidence.min(0.6),
+            Some("it is in a test file, where such values are usually fixtures".to_string()),
+        ),
+        (true, false) => (rule_severity, confidence.min(0.6), None),
+        (false, _) => (rule_severity, confidence, None),
+    }
 }
 
 fn preview(items: &[&str]) -> String {

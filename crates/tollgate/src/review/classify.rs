@@ -44,7 +44,7 @@ pub(crate) fn classify(diff: &Diff, facts: &[FileFacts<'_>]) -> Classification {
         return Classification::Bugfix;
     }
     let (small, large) = (added.min(removed), added.max(removed));
-    let public_api_changed = facts.iter().any(|f| !f.public_api_lines.is_empty());
+    let public_api_changed = facts.iter().any(|f| !f.api_changes.is_empty());
     if added + removed >= 20 && small as f64 >= 0.6 * large as f64 && !public_api_changed {
         return Classification::Refactor;
     }

@@ -3,12 +3,13 @@
 //! The gate is decided on every finding that survived the filters, before `max_findings` cuts
 //! the list, so truncating the output can never hide a failure.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::baseline::Baseline;
 use super::checks::canonical_rule_id;
 use crate::config::ReviewConfig;
-use crate::findings::{Finding, dedupe_by_fingerprint, sort_for_display};
+use crate::findings::{Finding, Severity, Source, dedupe_by_fingerprint, sort_for_display};
 
 /// At most this many reasons are listed; the rest are counted.
 const MAX_FAIL_REASONS: usize = 20;
@@ -23,6 +24,10 @@ pub(crate) struct GateOutcome {
     pub(crate) n_allowlisted: usize,
     pub(crate) n_baselined: usize,
     pub(crate) n_truncated: usize,
+    /// Findings `max_findings` left out, per rule id.
+    pub(crate) truncated_by_rule: BTreeMap<String, usize>,
+    /// Findings per severity after every filter and before truncation: what the gate judged.
+    pub(crate) by_severity: BTreeMap<Severity, usize>,
     /// Findings that passed every filter (before truncation): what a baseline should record.
     pub(crate) accepted: Vec<Finding>,
 }
@@ -90,6 +95,11 @@ pub(crate) fn apply(
                 "{} {} at {at}: {} (fail_on_severity is {})",
                 finding.severity, finding.rule_id, finding.title, config.fail_on_severity
             ));
+        } else if config.fail_on_analyzer_errors && is_analyzer_error(finding) {
+            reasons.push(format!(
+                "{} {} at {at}: {} (an analyzer error on a changed line; fail_on_analyzer_errors is on)",
+                finding.severity, finding.rule_id, finding.title
+            ));
         }
     }
     outcome.should_fail = !reasons.is_empty();
@@ -100,12 +110,51 @@ pub(crate) fn apply(
     }
     outcome.fail_reasons = reasons;
 
+    for finding in &kept {
+        *outcome.by_severity.entry(finding.severity).or_default() += 1;
+    }
     if kept.len() > config.max_findings {
-        outcome.n_truncated = kept.len() - config.max_findings;
-        kept.truncate(config.max_findings);
+        let (shown, left_out) = keep_every_rule(kept, config.max_findings);
+        outcome.n_truncated = left_out.len();
+        for finding in left_out {
+            *outcome
+                .truncated_by_rule
+                .entry(finding.rule_id)
+                .or_default() += 1;
+        }
+        kept = shown;
     }
     outcome.findings = kept;
     outcome
+}
+
+/// Cuts display-sorted `findings` to `max` while keeping every rule visible: the first finding
+/// of each rule stays even past `max`, then the best of the rest fill what room is left.
+/// `max` 0 asks for no findings at all, and gets none. Returns (kept in display order, left
+/// out).
+fn keep_every_rule(findings: Vec<Finding>, max: usize) -> (Vec<Finding>, Vec<Finding>) {
+    if max == 0 {
+        return (Vec::new(), findings);
+    }
+    let mut seen_rules = BTreeSet::new();
+    let first_of_rule: Vec<bool> = findings
+        .iter()
+        .map(|finding| seen_rules.insert(finding.rule_id.clone()))
+        .collect();
+    let mut room = max.saturating_sub(seen_rules.len());
+    let mut shown = Vec::new();
+    let mut left_out = Vec::new();
+    for (finding, first) in findings.into_iter().zip(first_of_rule) {
+        if first {
+            shown.push(finding);
+        } else if room > 0 {
+            room -= 1;
+            shown.push(finding);
+        } else {
+            left_out.push(finding);
+        }
+    }
+    (shown, left_out)
 }
 
 /// The fail reason of a review whose time budget ran out; `skipped` names the work left undone.
@@ -121,10 +170,94 @@ pub(crate) fn time_budget_reason(budget: Duration, skipped: &[String]) -> String
     )
 }
 
+/// An error a static analyzer reports on a line the change added: what a reviewer blocks.
+fn is_analyzer_error(finding: &Finding) -> bool {
+    matches!(
+        finding.source,
+        Source::Tsc | Source::Semgrep | Source::Sarif
+    ) && finding.severity >= Severity::High
+        && finding.on_changed_line
+}
+
 /// Exact match, or a prefix match when the pattern ends in `*` (`semgrep/*`).
 fn id_matches(pattern: &str, rule_id: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some(prefix) => rule_id.starts_with(prefix),
         None => pattern == rule_id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RawConfig;
+    use crate::findings::{Category, Location};
+
+    fn finding(rule: &str, severity: Severity, source: Source, line: u32) -> Finding {
+        let mut finding = Finding::new(
+            rule,
+            severity,
+            Category::Correctness,
+            source,
+            format!("{rule} at {line}"),
+            Location::line("src/a.ts", line),
+        )
+        .on_changed_line(true);
+        finding.fingerprint = format!("{rule}:{line}");
+        finding
+    }
+
+    #[test]
+    fn truncation_keeps_every_rule_visible_and_counts_the_rest() {
+        let mut config = RawConfig::default().resolve().unwrap();
+        config.max_findings = 3;
+        let mut findings: Vec<Finding> = (1..=10)
+            .map(|line| finding("SEC002", Severity::High, Source::Sarif, line))
+            .collect();
+        findings
+            .extend((1..=5).map(|line| finding("REL001", Severity::Medium, Source::Sarif, line)));
+        findings.push(finding("TG002", Severity::Low, Source::Preflight, 1));
+        let outcome = apply(findings, &config, None, None);
+        let rules: BTreeSet<&str> = outcome
+            .findings
+            .iter()
+            .map(|f| f.rule_id.as_str())
+            .collect();
+        assert_eq!(rules, BTreeSet::from(["SEC002", "REL001", "TG002"]));
+        assert_eq!(outcome.findings.len(), 3);
+        assert_eq!(outcome.n_truncated, 13);
+        assert_eq!(outcome.truncated_by_rule["SEC002"], 9);
+        assert_eq!(outcome.truncated_by_rule["REL001"], 4);
+        assert!(!outcome.truncated_by_rule.contains_key("TG002"));
+        assert_eq!(
+            outcome.by_severity[&Severity::High],
+            10,
+            "counted before the cut"
+        );
+    }
+
+    #[test]
+    fn an_analyzer_error_on_a_changed_line_fails_the_default_gate() {
+        let config = RawConfig::default().resolve().unwrap();
+        assert_eq!(config.fail_on_severity, Severity::Critical);
+        let type_error = finding("tsc/TS2322", Severity::High, Source::Tsc, 3);
+        let outcome = apply(vec![type_error.clone()], &config, None, None);
+        assert!(outcome.should_fail);
+        assert!(
+            outcome.fail_reasons[0].contains("analyzer error"),
+            "{:?}",
+            outcome.fail_reasons
+        );
+
+        // Not on a changed line, a warning, a preflight notice at HIGH, or turned off: passes.
+        let mut old_error = type_error.clone();
+        old_error.on_changed_line = false;
+        let warning = finding("semgrep/x", Severity::Medium, Source::Semgrep, 4);
+        let notice = finding("TG002", Severity::High, Source::Preflight, 5);
+        let outcome = apply(vec![old_error, warning, notice], &config, None, None);
+        assert!(!outcome.should_fail, "{:?}", outcome.fail_reasons);
+        let mut off = config.clone();
+        off.fail_on_analyzer_errors = false;
+        assert!(!apply(vec![type_error], &off, None, None).should_fail);
     }
 }

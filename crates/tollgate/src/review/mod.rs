@@ -12,6 +12,7 @@ mod gate;
 mod gate_files;
 mod language;
 pub(crate) mod llm;
+mod public_api;
 mod request;
 mod signals;
 
@@ -24,6 +25,11 @@ pub use changes::{
     Suggestion, review_auto, review_changes, review_git_diff,
 };
 pub use gate_files::{GateFileError, GateFiles};
+
+/// Whether `id` names a built-in `TG` rule (or its upstream alias).
+pub(crate) fn is_builtin_rule(id: &str) -> bool {
+    checks::builtin_rule(id).is_some()
+}
 pub use request::{
     CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,
     MAX_INSTRUCTIONS_CHARS, MAX_PATH_CHARS, RequestError, ReviewDiffOptions, ReviewDiffRequest,
@@ -404,6 +410,7 @@ fn review_with(
         findings_baselined: outcome.n_baselined,
         findings_deduplicated: outcome.n_deduplicated,
         findings_truncated: outcome.n_truncated,
+        findings_truncated_by_rule: outcome.truncated_by_rule.clone(),
         timings_ms: Timings {
             parse: 0.0,
             preflight: preflight_ms,
@@ -425,6 +432,10 @@ fn review_with(
     gate_settings.insert(
         "confidence_threshold".to_string(),
         serde_json::json!(config.confidence_threshold),
+    );
+    gate_settings.insert(
+        "fail_on_analyzer_errors".to_string(),
+        serde_json::json!(config.fail_on_analyzer_errors),
     );
     gate_settings.insert(
         "max_findings".to_string(),
@@ -463,6 +474,7 @@ fn review_with(
         llm_summary
             .as_ref()
             .map_or(&[][..], |s| s.passes_executed.as_slice()),
+        config,
     );
     let result = ReviewResult {
         run_id: new_run_id(diff),
@@ -596,19 +608,17 @@ fn summarize(
     n_invariants: usize,
     analyzers_executed: &[AnalyzerKind],
     llm_passes: &[String],
+    config: &ReviewConfig,
 ) -> String {
     let total = outcome.findings.len() + outcome.n_truncated;
-    let mut by_severity = Vec::new();
-    for severity in Severity::ALL {
-        let n = outcome
-            .findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count();
-        if n > 0 {
-            by_severity.push(format!("{n} {severity}"));
-        }
-    }
+    // Counted before truncation, like `total`: the two always agree.
+    let by_severity: Vec<String> = Severity::ALL
+        .into_iter()
+        .filter_map(|severity| {
+            let n = outcome.by_severity.get(&severity).copied().unwrap_or(0);
+            (n > 0).then(|| format!("{n} {severity}"))
+        })
+        .collect();
     let findings = if total == 0 {
         "no findings".to_string()
     } else {
@@ -629,6 +639,31 @@ fn summarize(
         format!("Gate FAILED ({} reason(s))", outcome.fail_reasons.len())
     } else {
         "Gate passed".to_string()
+    };
+    let mut threshold = format!("fails on {} or worse", config.fail_on_severity);
+    if config.fail_on_analyzer_errors {
+        threshold.push_str(" and on analyzer errors on changed lines");
+    }
+    if !config.fail_on_rule_ids.is_empty() {
+        threshold.push_str(&format!(
+            " and on rules {}",
+            config.fail_on_rule_ids.join(", ")
+        ));
+    }
+    let set_aside: Vec<String> = [
+        (outcome.n_baselined, "baselined"),
+        (outcome.n_allowlisted, "allowlisted"),
+        (outcome.n_filtered, "filtered"),
+        (outcome.n_truncated, "not listed (max_findings)"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let verdict = if set_aside.is_empty() {
+        format!("{verdict} (the gate {threshold})")
+    } else {
+        format!("{verdict} (the gate {threshold}; {})", set_aside.join(", "))
     };
     let model = if llm_passes.is_empty() {
         String::new()

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use super::language::Language;
+use super::public_api::{self, ApiChange};
 use crate::config::{PathPatterns, PreflightConfig};
 use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
 use crate::findings::Signals;
@@ -20,23 +21,20 @@ pub(crate) struct FileFacts<'d> {
     pub(crate) is_dependency: bool,
     pub(crate) is_docs: bool,
     pub(crate) is_hotspot: bool,
+    /// A lockfile (`Cargo.lock`, `package-lock.json`, `uv.lock`, …): written by a tool.
+    pub(crate) is_lockfile: bool,
+    /// Generated code: by its name (`*.min.js`, `*.pb.go`, `generated/`) or a generator's
+    /// header (`@generated`, `Code generated … DO NOT EDIT`) on its first lines.
+    pub(crate) is_generated: bool,
     /// Added lines that add Rust inline tests (`#[test]`, `#[cfg(test)]`).
     pub(crate) adds_inline_tests: bool,
-    /// Changed lines declaring public API, added ones first.
-    pub(crate) public_api_lines: Vec<ApiLine>,
+    /// Exported names the change adds, removes or changes, removals first; empty outside a
+    /// package's public surface.
+    pub(crate) api_changes: Vec<ApiChange>,
     /// The first added line (new side), else the first removed line (old side).
     pub(crate) first_changed_line: Option<u32>,
     pub(crate) lines_added: usize,
     pub(crate) lines_removed: usize,
-}
-
-/// A changed line that declares public API.
-#[derive(Debug)]
-pub(crate) struct ApiLine {
-    /// Added (new-side number) or removed (old-side number).
-    pub(crate) added: bool,
-    pub(crate) line: u32,
-    pub(crate) text: String,
 }
 
 impl FileFacts<'_> {
@@ -85,7 +83,7 @@ pub(crate) fn compute<'d>(
         test_files: collect(&|f| f.is_test || f.adds_inline_tests),
         config_files: collect(&|f| f.is_config),
         dependency_files: collect(&|f| f.is_dependency),
-        public_api_files: collect(&|f| !f.public_api_lines.is_empty()),
+        public_api_files: collect(&|f| !f.api_changes.is_empty()),
         binary_files: collect(&|f| f.file.binary),
         hotspot_files: collect(&|f| f.is_hotspot),
         docs_files: collect(&|f| f.is_docs),
@@ -104,39 +102,30 @@ fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) 
     let is_docs = DOCS_FILES.is_match(path);
 
     let mut adds_inline_tests = false;
-    let mut public_api_lines = Vec::new();
     let mut first_added = None;
     let mut first_removed = None;
-    let check_api = language.is_code() && !is_test;
     for line in file.hunks.iter().flat_map(|h| h.lines.iter()) {
-        let number = match line.kind {
+        match line.kind {
             LineKind::Context => continue,
-            LineKind::Added => {
-                first_added = first_added.or(line.new_line);
-                line.new_line
-            }
-            LineKind::Removed => {
-                first_removed = first_removed.or(line.old_line);
-                line.old_line
-            }
-        };
-        if !check_api && language != Language::Rust {
-            continue;
+            LineKind::Added => first_added = first_added.or(line.new_line),
+            LineKind::Removed => first_removed = first_removed.or(line.old_line),
         }
-        let text = diff.line_text(line);
-        if line.kind == LineKind::Added && language.is_inline_test_marker(&text) {
+        if line.kind == LineKind::Added
+            && language == Language::Rust
+            && language.is_inline_test_marker(&diff.line_text(line))
+        {
             adds_inline_tests = true;
         }
-        if check_api && language.declares_public_api(&text) {
-            public_api_lines.push(ApiLine {
-                added: line.kind == LineKind::Added,
-                line: number.unwrap_or(1),
-                text: text.into_owned(),
-            });
-        }
     }
-    // Stable: added lines first, each group in diff order.
-    public_api_lines.sort_by_key(|api| !api.added);
+    let api_changes = if language.is_code()
+        && !is_test
+        && !file.binary
+        && public_api::is_public_surface(language, path)
+    {
+        public_api::api_changes(diff, file, language)
+    } else {
+        Vec::new()
+    };
     let (lines_added, lines_removed) = file.line_counts();
     FileFacts {
         file,
@@ -147,8 +136,10 @@ fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) 
         is_dependency,
         is_docs,
         is_hotspot: config.hotspots.is_match(path),
+        is_lockfile: LOCKFILES.is_match(path),
+        is_generated: GENERATED_FILES.is_match(path) || has_generated_header(diff, file),
         adds_inline_tests,
-        public_api_lines,
+        api_changes,
         first_changed_line: first_added.or(first_removed),
         lines_added,
         lines_removed,
@@ -257,6 +248,61 @@ static DEPENDENCY_FILES: LazyLock<PathPatterns> = LazyLock::new(|| {
         "packages.lock.json",
         "mix.exs",
         "mix.lock",
+    ])
+});
+
+/// Whether one of the first added lines carries a code generator's marker.
+fn has_generated_header(diff: &Diff, file: &FileDiff) -> bool {
+    file.added_lines()
+        .take_while(|line| line.new_line.is_some_and(|n| n <= 5))
+        .any(|line| {
+            let text = diff.line_text(line);
+            text.contains("@generated")
+                || text.contains("DO NOT EDIT")
+                || text.contains("do not edit")
+                || text.contains("autogenerated")
+                || text.contains("auto-generated")
+        })
+}
+
+static LOCKFILES: LazyLock<PathPatterns> = LazyLock::new(|| {
+    patterns(&[
+        "Cargo.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "bun.lock",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "go.sum",
+        "gradle.lockfile",
+        "Gemfile.lock",
+        "composer.lock",
+        "packages.lock.json",
+        "mix.lock",
+        "flake.lock",
+        "Package.resolved",
+        "pubspec.lock",
+    ])
+});
+
+static GENERATED_FILES: LazyLock<PathPatterns> = LazyLock::new(|| {
+    patterns(&[
+        "**/generated/**",
+        "**/__generated__/**",
+        "*.generated.*",
+        "*_generated.*",
+        "*.min.js",
+        "*.min.css",
+        "*.pb.go",
+        "*_pb2.py",
+        "*_pb2.pyi",
+        "*.pb.rs",
+        "*.snap",
     ])
 });
 

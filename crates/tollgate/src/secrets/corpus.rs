@@ -2,12 +2,24 @@
 //! secrets of every detected kind and look-alikes that are not secrets (environment lookups,
 //! placeholders, hashes, public keys, prefixes in code).
 //!
-//! Measured per line: a secret line counts as found when a match of its kind is on it; a
-//! look-alike line with any match is a false positive.
+//! Measured per line as the gate reports: a secret line counts as found when a match of its kind
+//! is on it; a look-alike line with any match that is not a published example (see
+//! [`known_example`]: those are reported at LOW, as examples) is a false positive.
 
 use std::path::Path;
 
-use crate::secrets::find_secrets;
+use crate::secrets::{SecretMatch, find_secrets, known_example};
+
+/// The matches the gate reports as real secrets: published examples set apart.
+fn reported_as_real(text: &str) -> Vec<SecretMatch> {
+    find_secrets(text)
+        .into_iter()
+        .filter(|m| {
+            m.value(text)
+                .is_none_or(|value| known_example(m.kind, value, text).is_none())
+        })
+        .collect()
+}
 
 struct Expanded {
     secret_kind: Option<String>,
@@ -83,7 +95,7 @@ fn detection_precision_and_recall_on_the_corpus() {
     let mut missed = Vec::new();
     let mut flagged = Vec::new();
     for line in &corpus {
-        let found = find_secrets(&line.text);
+        let found = reported_as_real(&line.text);
         match &line.secret_kind {
             Some(kind) => {
                 if found.iter().any(|m| m.kind.as_str() == kind) {

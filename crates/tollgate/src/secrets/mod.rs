@@ -24,11 +24,13 @@
 #[cfg(test)]
 mod corpus;
 mod detect;
+mod examples;
 mod heuristics;
 mod mask;
 mod request;
 mod validate;
 
+pub use examples::known_example;
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
 pub use request::{
     MAX_SCRUB_CHARS, MAX_VISIBLE_CHARS, ScrubError, ScrubSecretsRequest, ScrubSecretsResult,

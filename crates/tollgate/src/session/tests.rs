@@ -158,7 +158,8 @@ fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline() {
         .iter()
         .map(|s| full.findings.by_severity[*s])
         .sum();
-    assert!(high_or_worse >= 2, "{:?}", full.findings.by_severity);
+    // The secret; the public API the PR adds is a notice (INFO), not a defect.
+    assert!(high_or_worse >= 1, "{:?}", full.findings.by_severity);
 
     let telemetry = telemetry(&store, &created.session_id, &settings).unwrap();
     assert_eq!(telemetry.totals.steps_completed, 4);

@@ -53,7 +53,7 @@ pub(crate) fn weight(facts: &FileFacts<'_>) -> u32 {
     if facts.is_hotspot {
         weight += 20;
     }
-    if !facts.public_api_lines.is_empty() {
+    if !facts.api_changes.is_empty() {
         weight += 15;
     }
     if facts.is_source() {

@@ -1,0 +1,101 @@
+//! `tollgate replay` on a real repository: each commit against its parent, with the
+//! configuration that commit had, resumable, and no secret in what it prints.
+
+use crate::util::{TestRepo, tollgate};
+
+/// A GitHub token shape, assembled at run time so this file holds none.
+fn fake_token() -> String {
+    format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap())
+}
+
+#[test]
+fn replay_reviews_each_commit_with_its_own_configuration_and_resumes() {
+    let repo = TestRepo::new();
+    repo.write("src/lib.rs", "fn a() {}\n");
+    repo.commit("initial import");
+    repo.write(
+        "src/keys.rs",
+        &format!("const TOKEN: &str = \"{}\";\n", fake_token()),
+    );
+    let secret_commit = repo.commit("add the deploy token");
+    repo.write("tollgate.toml", "[rules.TG001]\nenabled = false\n");
+    repo.write("src/more.rs", "fn more() {}\n");
+    let quiet_commit = repo.commit("turn off TG001, add more");
+    repo.write("tollgate.toml", "[review]\nmax_findngs = 3\n");
+    let broken_commit = repo.commit("a typo in the configuration");
+
+    let path = repo.path().to_str().unwrap();
+    let run = tollgate(&[
+        "replay",
+        "--repo",
+        path,
+        "-n",
+        "10",
+        "--commits",
+        "--json",
+        "-j",
+        "2",
+    ])
+    .run();
+    run.assert_code(0);
+    assert!(
+        !run.stdout.contains(&fake_token()),
+        "the secret leaked: {}",
+        run.stdout
+    );
+    let report = run.json();
+    let summary = &report["summary"];
+    assert_eq!(report["selection"], "commits");
+    assert_eq!(summary["commits_reviewed"], 2, "{summary}");
+    assert_eq!(summary["commits_with_errors"], 1, "{summary}");
+    assert_eq!(summary["commits_resumed"], 0);
+
+    let commits = report["commits"].as_array().unwrap();
+    let shas: Vec<&str> = commits.iter().map(|c| c["sha"].as_str().unwrap()).collect();
+    assert_eq!(
+        shas,
+        vec![&broken_commit, &quiet_commit, &secret_commit],
+        "newest first, no root"
+    );
+    let error = commits[0]["error"].as_str().unwrap();
+    assert!(error.contains("max_findngs"), "{error}");
+    let rules_of = |commit: &serde_json::Value| -> Vec<String> {
+        commit["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        !rules_of(&commits[1]).contains(&"TG001".to_string()),
+        "the commit's own tollgate.toml turned TG001 off: {}",
+        commits[1]
+    );
+    assert!(rules_of(&commits[2]).contains(&"TG008".to_string()));
+    assert_eq!(commits[2]["should_fail"], true);
+    let failures = summary["gate_failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0]["sha"], secret_commit.as_str());
+
+    // A second run takes every result from the state file.
+    assert!(repo.path().join(".tollgate/replay/results.jsonl").is_file());
+    let again = tollgate(&["replay", "--repo", path, "-n", "10", "--commits", "--json"]).run();
+    again.assert_code(0);
+    let again = again.json();
+    assert_eq!(again["summary"]["commits_resumed"], 3);
+    assert_eq!(
+        again["summary"]["gate_failures"],
+        report["summary"]["gate_failures"]
+    );
+
+    // The human summary names the failure and the rules.
+    let human = tollgate(&["replay", "--repo", path, "-n", "10", "--commits"]).run();
+    human.assert_code(0);
+    assert!(
+        human.stdout.contains("Gate: 1 of 2 would have failed"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("TG008"), "{}", human.stdout);
+}

@@ -19,7 +19,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CONFIG_FILE_NAME, DEFAULT_IGNORE, RawConfig, ReviewConfig};
+use crate::config::{CONFIG_FILE_NAME, RawConfig, ReviewConfig};
 use crate::control::Control;
 use crate::diff::{self, DiffSpec, GitError, HistoryCommit};
 use crate::findings::Severity;
@@ -455,15 +455,11 @@ fn append_state(file: &mut std::fs::File, result: &CommitReplay) -> std::io::Res
 /// without ever reaching HIGH.
 const NOISY_RULE_SHARE: f64 = 0.25;
 
-/// Directories suggested for `preflight.ignore` hold at least this share of all findings and
-/// no finding at HIGH or worse.
-const NOISY_PATH_SHARE: f64 = 0.25;
-
 fn summarize(commits: &[CommitReplay], n_resumed: usize, duration_ms: f64) -> ReplaySummary {
     let reviewed: Vec<&CommitReplay> = commits.iter().filter(|c| c.error.is_none()).collect();
     let n_reviewed = reviewed.len();
     let mut rules: BTreeMap<&str, RuleTally> = BTreeMap::new();
-    let mut paths: BTreeMap<String, (usize, Severity)> = BTreeMap::new();
+    let mut paths: BTreeMap<String, usize> = BTreeMap::new();
     let mut n_findings = 0;
     let mut high_or_worse = 0;
     for commit in &reviewed {
@@ -486,19 +482,12 @@ fn summarize(commits: &[CommitReplay], n_resumed: usize, duration_ms: f64) -> Re
             if seen_rules.insert(finding.rule_id.as_str()) {
                 tally.commits += 1;
             }
-            let entry = paths
-                .entry(directory_of(&finding.path))
-                .or_insert((0, Severity::Info));
-            entry.0 += 1;
-            entry.1 = entry.1.max(finding.severity);
+            *paths.entry(directory_of(&finding.path)).or_default() += 1;
         }
     }
     let mut rules: Vec<RuleTally> = rules.into_values().collect();
     rules.sort_by(|a, b| b.findings.cmp(&a.findings).then(a.rule_id.cmp(&b.rule_id)));
-    let mut path_list: Vec<(String, usize, Severity)> = paths
-        .into_iter()
-        .map(|(path, (n, severity))| (path, n, severity))
-        .collect();
+    let mut path_list: Vec<(String, usize)> = paths.into_iter().collect();
     path_list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
 
     let gate_failures: Vec<GateFailure> = reviewed
@@ -510,8 +499,7 @@ fn summarize(commits: &[CommitReplay], n_resumed: usize, duration_ms: f64) -> Re
             reasons: c.fail_reasons.clone(),
         })
         .collect();
-    let suggested_config =
-        suggest_config(&rules, &path_list, n_reviewed, n_findings, &gate_failures);
+    let suggested_config = suggest_config(&rules, n_reviewed, &gate_failures);
     ReplaySummary {
         commits_reviewed: n_reviewed,
         commits_with_errors: commits.len() - n_reviewed,
@@ -528,7 +516,7 @@ fn summarize(commits: &[CommitReplay], n_resumed: usize, duration_ms: f64) -> Re
         paths: path_list
             .into_iter()
             .take(10)
-            .map(|(path, findings, _)| PathTally { path, findings })
+            .map(|(path, findings)| PathTally { path, findings })
             .collect(),
         suggested_config,
         duration_ms,
@@ -546,15 +534,10 @@ fn directory_of(path: &str) -> String {
     }
 }
 
-/// A starting `tollgate.toml`: noisy built-in rules turned off, noisy directories ignored,
-/// and what to do about commits that would have failed.
-fn suggest_config(
-    rules: &[RuleTally],
-    paths: &[(String, usize, Severity)],
-    n_commits: usize,
-    n_findings: usize,
-    failures: &[GateFailure],
-) -> String {
+/// A starting `tollgate.toml`: noisy built-in notices turned off, and what to do about commits
+/// that would have failed. Noisy paths are listed, never suggested for `preflight.ignore`: an
+/// ignored path is not scanned for secrets either.
+fn suggest_config(rules: &[RuleTally], n_commits: usize, failures: &[GateFailure]) -> String {
     let mut toml = String::new();
     if n_commits == 0 {
         return toml;
@@ -572,24 +555,6 @@ fn suggest_config(
                 rule.rule_id
             ));
         }
-    }
-    let noisy_dirs: Vec<&(String, usize, Severity)> = paths
-        .iter()
-        .filter(|(path, n, severity)| {
-            path.ends_with('/')
-                && *severity < Severity::High
-                && (*n as f64) >= NOISY_PATH_SHARE * n_findings as f64
-        })
-        .collect();
-    if !noisy_dirs.is_empty() {
-        toml.push_str("[preflight]\n# The defaults, then the directories that held a quarter or more of all findings, none at HIGH or worse\nignore = [\n");
-        for pattern in DEFAULT_IGNORE {
-            toml.push_str(&format!("  {pattern:?},\n"));
-        }
-        for (path, n, _) in noisy_dirs {
-            toml.push_str(&format!("  \"{path}**\",  # {n} findings\n"));
-        }
-        toml.push_str("]\n\n");
     }
     if !failures.is_empty() {
         toml.push_str(&format!(
@@ -680,7 +645,10 @@ mod tests {
             !toml.contains("[rules.TG008]"),
             "a rule at CRITICAL is never quieted: {toml}"
         );
-        assert!(toml.contains("\"web/app/**\""), "{toml}");
+        assert!(
+            !toml.contains("ignore"),
+            "paths are never suggested for ignoring: {toml}"
+        );
         assert!(toml.contains("1 of 3 commits would have failed"), "{toml}");
         // The suggestion is a valid configuration.
         let parsed = RawConfig::from_toml(toml, "suggested").unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Run, TestRepo, fixture, tollgate};
+use crate::util::{Run, TestRepo, Tollgate, fixture, tollgate};
 
 /// Whether `tool` is on PATH; outside CI a missing tool skips the test with a message.
 fn require_tool(tool: &str) -> bool {
@@ -57,6 +57,15 @@ fn project_repo(project: &str) -> TestRepo {
 }
 
 fn review(repo: &TestRepo, extra: &[&str]) -> Run {
+    review_command(repo, extra).run()
+}
+
+/// [`review`] with one environment variable set.
+fn review_with_env(repo: &TestRepo, extra: &[&str], key: &str, value: &str) -> Run {
+    review_command(repo, extra).env(key, value).run()
+}
+
+fn review_command(repo: &TestRepo, extra: &[&str]) -> Tollgate {
     let mut args = vec![
         "review",
         "--repo",
@@ -64,7 +73,7 @@ fn review(repo: &TestRepo, extra: &[&str]) -> Run {
         "--working-tree",
     ];
     args.extend_from_slice(extra);
-    tollgate(&args).run()
+    tollgate(&args)
 }
 
 /// An executable script at `rel` in the repository.
@@ -110,8 +119,27 @@ fn tsc_counts_only_type_errors_on_changed_lines() {
     }
     let repo = project_repo("ts-monorepo");
     let run = review(&repo, &["--analyzers", "tsc"]);
-    run.assert_code(0);
+    // New type errors on changed lines fail the default gate; the one outside the change does
+    // not count.
+    run.assert_code(1);
     let json = run.json();
+    let reasons = json["fail_reasons"].as_array().unwrap();
+    assert!(
+        !reasons.is_empty()
+            && reasons.iter().all(|r| r
+                .as_str()
+                .unwrap()
+                .contains("analyzer error on a changed line")),
+        "{reasons:?}"
+    );
+    // Switched off, the same errors pass the gate.
+    review_with_env(
+        &repo,
+        &["--analyzers", "tsc"],
+        "TOLLGATE_FAIL_ON_ANALYZER_ERRORS",
+        "false",
+    )
+    .assert_code(0);
 
     let tsc = analyzer(&json, "tsc");
     assert_eq!(tsc["status"], "executed", "{tsc:#}");
@@ -212,9 +240,17 @@ fn semgrep_honours_nosemgrep_and_carries_its_autofix() {
     }
     let repo = project_repo("semgrep-project");
     let run = review(&repo, &["--analyzers", "semgrep", "--format", "json"]);
-    // ERROR maps to HIGH: a plain rule does not fail the default (CRITICAL) gate.
-    run.assert_code(0);
+    // ERROR maps to HIGH, an analyzer error on a changed line: it fails the default gate.
+    run.assert_code(1);
     let json = run.json();
+    assert!(
+        json["fail_reasons"].as_array().unwrap().iter().all(|r| r
+            .as_str()
+            .unwrap()
+            .contains("analyzer error on a changed line")),
+        "{}",
+        json["fail_reasons"]
+    );
     let semgrep = analyzer(&json, "semgrep");
     assert_eq!(semgrep["status"], "executed", "{semgrep:#}");
     assert!(!semgrep["version"].as_str().unwrap().is_empty());

@@ -28,12 +28,12 @@ fn file_then_env_then_flags() {
         .assert_code(0);
     // A flag overrides the environment.
     let mut with_flag = args.to_vec();
-    with_flag.extend(["--fail-on-severity", "HIGH"]);
+    with_flag.extend(["--fail-on-severity", "LOW"]);
     let run = tollgate(&with_flag)
         .env("TOLLGATE_FAIL_ON_SEVERITY", "CRITICAL")
         .run();
     run.assert_code(1);
-    assert_eq!(run.json()["metadata"]["gate"]["fail_on_severity"], "HIGH");
+    assert_eq!(run.json()["metadata"]["gate"]["fail_on_severity"], "LOW");
 }
 
 #[test]

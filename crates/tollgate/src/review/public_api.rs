@@ -175,7 +175,21 @@ fn declarations_in_hunk(
 ) {
     let mut in_export_list = false;
     for (idx, line) in hunk.lines.iter().enumerate() {
+        // Context lines matter only inside an export list or where one opens: most are skipped
+        // before their text is even looked at.
+        if line.kind == LineKind::Context
+            && !in_export_list
+            && !matches!(
+                language,
+                Language::TypeScript | Language::JavaScript | Language::Python
+            )
+        {
+            continue;
+        }
         let text = diff.line_text(line);
+        if line.kind == LineKind::Context && !in_export_list && !may_open_export_list(&text) {
+            continue;
+        }
         let mut names = Vec::new();
         if in_export_list {
             let (body, closed) = match text.find(language.export_list_close()) {
@@ -241,8 +255,16 @@ fn new_side_beside(diff: &Diff, hunk: &Hunk, idx: usize) -> (u32, String) {
         .unwrap_or((1, String::new()))
 }
 
+/// A cheap test before [`export_list_opening`]'s regex: every opening has one of these words.
+fn may_open_export_list(text: &str) -> bool {
+    text.contains("export") || text.starts_with("__all__")
+}
+
 /// After `export {` (TypeScript/JavaScript) or `__all__ = [` (Python): the rest of the line.
 fn export_list_opening(language: Language, text: &str) -> Option<&str> {
+    if !may_open_export_list(text) {
+        return None;
+    }
     let pattern: &Regex = match language {
         Language::TypeScript | Language::JavaScript => &JS_EXPORT_LIST,
         Language::Python => &PY_ALL_LIST,
@@ -271,7 +293,8 @@ fn list_names(body: &str) -> Vec<String> {
 /// (a Java member with unusual modifiers, say), so it still counts.
 fn declared_name(language: Language, text: &str) -> Option<String> {
     let pattern: &Regex = match language {
-        Language::Rust => &RUST_NAME,
+        // Read by hand: a capturing regex here cost more than the rest of the rule.
+        Language::Rust => return Some(rust_declared_name(text).unwrap_or_else(|| normalized(text))),
         Language::TypeScript | Language::JavaScript => &JS_NAME,
         Language::Python => &PY_NAME,
         Language::Go => &GO_NAME,
@@ -290,6 +313,52 @@ fn declared_name(language: Language, text: &str) -> Option<String> {
     Some(name)
 }
 
+/// The name a Rust `pub` line declares: the item after `pub [const|async|unsafe|extern "…"]*
+/// fn|struct|…`, the path of a `pub use`, or a field before its `:`.
+fn rust_declared_name(text: &str) -> Option<String> {
+    let mut rest = text.trim_start().strip_prefix("pub")?;
+    let mut item_keyword_seen = false;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after_quote) = rest.strip_prefix('"') {
+            // The ABI of `extern "C"`.
+            rest = &after_quote[after_quote.find('"')? + 1..];
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        if word.is_empty() {
+            return None;
+        }
+        if item_keyword_seen {
+            if word == "mut" {
+                rest = after;
+                continue;
+            }
+            return Some(word.to_string());
+        }
+        match word {
+            "unsafe" | "async" | "extern" => {}
+            // `pub const fn f` (a modifier) or `pub const N: u8` (the item itself).
+            "const" => {
+                let next = after.trim_start();
+                let is_modifier = ["fn", "unsafe", "async", "extern"]
+                    .iter()
+                    .any(|m| next.starts_with(m));
+                item_keyword_seen = !is_modifier;
+            }
+            "fn" | "struct" | "enum" | "trait" | "type" | "mod" | "static" | "union" | "macro" => {
+                item_keyword_seen = true;
+            }
+            "use" => return Some(normalized(after.split(';').next().unwrap_or(after))),
+            field => return after.trim_start().starts_with(':').then(|| field.to_string()),
+        }
+        rest = after;
+    }
+}
+
 impl Language {
     /// What closes an export list opened by [`export_list_opening`].
     fn export_list_close(self) -> char {
@@ -302,12 +371,6 @@ static JS_EXPORT_LIST: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PY_ALL_LIST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^__all__\s*\+?=\s*[\[(]").expect("static regex"));
-static RUST_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"^\s*pub\s+(?:(?:unsafe|async|const|extern\s+"[^"]*")\s+)*(?:(?:fn|struct|enum|trait|type|mod|const|static|union|macro)\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)|use\s+(?P<path>[^;]+)|(?P<field>[a-z_][a-z0-9_]*)\s*:)"#,
-    )
-    .expect("static regex")
-});
 static JS_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^\s*(?:export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|class|const|let|var|interface|type|enum|namespace)\s+(?P<name>[A-Za-z_$][A-Za-z0-9_$]*)|exports\.(?P<cjs>[A-Za-z_$][A-Za-z0-9_$]*))",
@@ -409,6 +472,25 @@ mod tests {
         );
         // The removal is anchored on the new side, inside the hunk: the line that follows it.
         assert_eq!(changes[0].anchor_text, "pub fn new_helper() {}");
+    }
+
+    #[test]
+    fn rust_names_are_read_past_modifiers() {
+        let cases = [
+            ("pub fn parse(x: u8) {", Some("parse")),
+            ("    pub async unsafe fn run() {", Some("run")),
+            ("pub const fn new() -> Self {", Some("new")),
+            ("pub const LIMIT: usize = 3;", Some("LIMIT")),
+            ("pub static mut COUNT: u8 = 0;", Some("COUNT")),
+            ("pub extern \"C\" fn callback() {}", Some("callback")),
+            ("pub struct Config {", Some("Config")),
+            ("pub use crate::a::{b, c};", Some("crate::a::{b, c}")),
+            ("    pub name: String,", Some("name")),
+            ("pub(crate) fn hidden() {}", None),
+        ];
+        for (line, name) in cases {
+            assert_eq!(rust_declared_name(line).as_deref(), name, "{line}");
+        }
     }
 
     #[test]

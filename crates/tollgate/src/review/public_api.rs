@@ -294,7 +294,9 @@ fn list_names(body: &str) -> Vec<String> {
 fn declared_name(language: Language, text: &str) -> Option<String> {
     let pattern: &Regex = match language {
         // Read by hand: a capturing regex here cost more than the rest of the rule.
-        Language::Rust => return Some(rust_declared_name(text).unwrap_or_else(|| normalized(text))),
+        Language::Rust => {
+            return Some(rust_declared_name(text).unwrap_or_else(|| normalized(text)));
+        }
         Language::TypeScript | Language::JavaScript => &JS_NAME,
         Language::Python => &PY_NAME,
         Language::Go => &GO_NAME,
@@ -353,7 +355,12 @@ fn rust_declared_name(text: &str) -> Option<String> {
                 item_keyword_seen = true;
             }
             "use" => return Some(normalized(after.split(';').next().unwrap_or(after))),
-            field => return after.trim_start().starts_with(':').then(|| field.to_string()),
+            field => {
+                return after
+                    .trim_start()
+                    .starts_with(':')
+                    .then(|| field.to_string());
+            }
         }
         rest = after;
     }

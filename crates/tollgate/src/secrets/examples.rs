@@ -17,11 +17,21 @@ pub fn known_example(kind: SecretKind, value: &str, line: &str) -> Option<&'stat
             Some("AWS's documented example key (it ends in EXAMPLE)")
         }
         SecretKind::Jwt => {
-            let payload = value.split('.').nth(1).unwrap_or_default();
-            EXAMPLE_JWT_PAYLOADS
+            let mut segments = value.split('.');
+            let payload = segments.nth(1).unwrap_or_default();
+            let signature = segments.next().unwrap_or_default();
+            if EXAMPLE_JWT_PAYLOADS
                 .iter()
                 .any(|known| payload.starts_with(known))
-                .then_some("the example token of jwt.io or RFC 7519")
+            {
+                Some("the example token of jwt.io or RFC 7519")
+            } else if signature.len() < MIN_REAL_SIGNATURE_CHARS
+                || signature.chars().all(|c| c.is_ascii_lowercase())
+            {
+                Some("its signature is a placeholder, too short or a plain word to be a real one")
+            } else {
+                None
+            }
         }
         SecretKind::UrlCredentials => url_host(line, value)
             .filter(|host| is_documentation_host(host))
@@ -30,11 +40,15 @@ pub fn known_example(kind: SecretKind, value: &str, line: &str) -> Option<&'stat
     }
 }
 
+/// The shortest real signature: HMAC-SHA256, the smallest common one, is 32 bytes, 43
+/// characters of base64url.
+const MIN_REAL_SIGNATURE_CHARS: usize = 43;
+
 /// The start of the payload segment of the well-known example tokens: jwt.io's
-/// `{"sub":"1234567890","name":"John Doe",…}` and RFC 7519's `{"iss":"joe",…}`. Only a prefix,
-/// so this file holds no token-shaped text.
+/// `{"sub":"1234567890",…}` and RFC 7519's `{"iss":"joe",…}`. Only a prefix, so this file holds
+/// no token-shaped text.
 const EXAMPLE_JWT_PAYLOADS: &[&str] = &[
-    "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIi",
+    "eyJzdWIiOiIxMjM0NTY3ODkwI",
     "eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQog",
 ];
 
@@ -116,6 +130,12 @@ mod tests {
         let (kind, reason) = judge(&format!("const token = \"{jwt_io}\";"));
         assert_eq!(kind, SecretKind::Jwt);
         assert!(reason.is_some());
+        // A benchmark's fixture: the signature is the word "signature".
+        let fixture = format!("{header}.eyJ1c2VyIjoiYWxpY2UifQ.signature");
+        assert_eq!(
+            judge(&format!("const t = \"{fixture}\";")).1,
+            Some("its signature is a placeholder, too short or a plain word to be a real one")
+        );
         let other = format!(
             "{header}.eyJ1c2VyIjoiYWxpY2UiLCJyb2xlIjoiYWRtaW4ifQ.{}",
             "Kx7q2LmN9pQr4StUv8WyZ1aBcDeFgHiJkLmNoPqRsTu"

@@ -423,19 +423,8 @@ fn secrets_in_added_lines(
     out: &mut Vec<Finding>,
 ) -> usize {
     let mut n_lines = 0;
-    // One scan of the whole diff for the detectors' literals; only lines holding one are read.
-    let candidates = secrets::candidate_starts(diff.as_bytes());
-    let holds_candidate = |range: &std::ops::Range<usize>| {
-        let first = candidates.partition_point(|&start| start < range.start);
-        candidates
-            .get(first)
-            .is_some_and(|&start| start < range.end)
-    };
     for f in facts.iter().filter(|f| !f.file.binary) {
         for line in f.file.added_lines() {
-            if !holds_candidate(&line.content) {
-                continue;
-            }
             let text = diff.line_text(line);
             let matches = secrets::find_secrets(&text);
             if matches.is_empty() {

@@ -35,18 +35,6 @@ pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
     scan(text, |idx| possible.contains(&idx))
 }
 
-/// Where any detector's literal starts in `bytes`, sorted: a stretch of text without one holds no
-/// secret. Lets a caller with many lines in one buffer (a diff) scan the buffer once and run
-/// [`find`] only on the lines that hold a literal.
-pub(crate) fn literal_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut starts = Vec::new();
-    COMPILED.sensitive.starts(bytes, &mut starts);
-    COMPILED.insensitive.starts(bytes, &mut starts);
-    starts.sort_unstable();
-    starts.dedup();
-    starts
-}
-
 /// Every detector run on `text`, prefilter or not: what [`find`] must always equal.
 #[cfg(test)]
 pub(crate) fn find_unfiltered(text: &str) -> Vec<SecretMatch> {
@@ -584,18 +572,6 @@ impl Literals {
             .build(&literals)
             .expect("secret literals build an automaton");
         Literals { automaton, owners }
-    }
-
-    fn starts(&self, bytes: &[u8], out: &mut Vec<usize>) {
-        let mut from = 0;
-        while from < bytes.len() {
-            let input = aho_corasick::Input::new(bytes).span(from..bytes.len());
-            let Some(hit) = self.automaton.find(input) else {
-                break;
-            };
-            out.push(hit.start());
-            from = hit.start() + 1;
-        }
     }
 
     fn mark(&self, text: &str, found: &mut Vec<usize>) {
@@ -1146,18 +1122,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn a_line_without_a_literal_start_holds_no_secret() {
-        let text = "let a = 1;\napi_key = \"Zq8vW2xK9pL4mN7rT5yH\"\nfn main() {}\n";
-        let starts = literal_starts(text.as_bytes());
-        let second = text.find("api_key").unwrap();
-        assert!(
-            starts.iter().all(|&s| s >= second && s < second + 30),
-            "{starts:?}"
-        );
-        assert!(!find("api_key = \"Zq8vW2xK9pL4mN7rT5yH\"").is_empty());
     }
 
     #[test]

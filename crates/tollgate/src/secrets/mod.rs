@@ -217,13 +217,6 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
     detect::find(text)
 }
 
-/// Where a secret could start in `bytes` (sorted offsets of the detectors' literals): text with
-/// none of them holds no secret, so a caller with many lines in one buffer scans it once and
-/// runs [`find_secrets`] only where a line holds one.
-pub(crate) fn candidate_starts(bytes: &[u8]) -> Vec<usize> {
-    detect::literal_starts(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     //! Fake secrets are assembled from pieces at run time so that this file holds nothing shaped

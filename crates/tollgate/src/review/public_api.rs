@@ -262,14 +262,14 @@ fn may_open_export_list(text: &str) -> bool {
 
 /// After `export {` (TypeScript/JavaScript) or `__all__ = [` (Python): the rest of the line.
 fn export_list_opening(language: Language, text: &str) -> Option<&str> {
-    if !may_open_export_list(text) {
-        return None;
-    }
     let pattern: &Regex = match language {
         Language::TypeScript | Language::JavaScript => &JS_EXPORT_LIST,
         Language::Python => &PY_ALL_LIST,
         _ => return None,
     };
+    if !may_open_export_list(text) {
+        return None;
+    }
     pattern.find(text).map(|m| &text[m.end()..])
 }
 

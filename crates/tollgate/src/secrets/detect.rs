@@ -563,12 +563,18 @@ impl Literals {
         // one byte after each hit's start, so hits that overlap are all seen. What it cannot
         // see is a literal that is a prefix of another at the same start: the table avoids
         // those (one `sk-` for every `sk-…` format, one `://` for URLs), and a test checks it.
-        // A full DFA: a few dozen short literals make a small table, and a table lookup per
-        // byte is the cheapest scan (the case-insensitive set defeats the memchr prefilters).
+        // The case-insensitive set is matched in lowercase against a lowercased text: an
+        // ASCII-case-insensitive automaton has no prefilter and walks every byte, while a
+        // case-sensitive one skips ahead with Teddy.
+        let literals: Vec<String> = literals
+            .iter()
+            .map(|literal| match case {
+                Case::Sensitive => literal.to_string(),
+                Case::Insensitive => literal.to_ascii_lowercase(),
+            })
+            .collect();
         let automaton = AhoCorasick::builder()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-            .ascii_case_insensitive(case == Case::Insensitive)
             .build(&literals)
             .expect("secret literals build an automaton");
         Literals { automaton, owners }
@@ -628,7 +634,9 @@ impl Compiled {
     fn possible_detectors(&self, text: &str) -> Vec<usize> {
         let mut found = Vec::new();
         self.sensitive.mark(text, &mut found);
-        self.insensitive.mark(text, &mut found);
+        // Same length, same offsets: ASCII lowercasing changes no byte count.
+        self.insensitive
+            .mark(&text.to_ascii_lowercase(), &mut found);
         found.sort_unstable();
         found.dedup();
         found

@@ -425,6 +425,12 @@ fn a_timed_out_tool_is_killed_with_its_children() {
         &["--analyzers", "tsc", "--analyzer-timeout-ms", "1500"],
     );
     run.assert_code(0);
+    // A review waiting on an analyzer says so on stderr.
+    assert!(
+        run.stderr.contains("static analysis (tsc) still running"),
+        "{}",
+        run.stderr
+    );
     let json = run.json();
     let tsc = analyzer(&json, "tsc");
     assert_eq!(tsc["status"], "timed_out", "{tsc:#}");

@@ -26,11 +26,27 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
     let diff = diff_input(&args, config.max_input_bytes)?;
     let workspace = args.repo.clone();
 
-    let outcome = review::run(ReviewRequest {
-        workspace: &workspace,
-        diff,
-        config: &config,
-        changed_files: args.changed_files.clone(),
+    let analyzers: Vec<&str> = config
+        .analyzers
+        .enabled
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
+    let outcome = std::thread::scope(|scope| {
+        // Analyzers can take half a minute (tsc on a real project): say so on stderr meanwhile.
+        let (finished, ticks) = std::sync::mpsc::channel::<()>();
+        if !args.quiet && !analyzers.is_empty() {
+            let analyzers = &analyzers;
+            scope.spawn(move || report_slow_analysis(analyzers, &ticks));
+        }
+        let outcome = review::run(ReviewRequest {
+            workspace: &workspace,
+            diff,
+            config: &config,
+            changed_files: args.changed_files.clone(),
+        });
+        drop(finished);
+        outcome
     })?;
     let result = &outcome.result;
 
@@ -85,6 +101,21 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
     } else {
         ExitStatus::Pass
     })
+}
+
+/// Prints a line on stderr after the first second of a review with analyzers, then every five
+/// seconds, until the review is done (the sender of `finished` is dropped).
+fn report_slow_analysis(analyzers: &[&str], finished: &std::sync::mpsc::Receiver<()>) {
+    let started = std::time::Instant::now();
+    let mut wait = std::time::Duration::from_secs(1);
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(wait) {
+        eprintln!(
+            "tollgate: static analysis ({}) still running, {} s",
+            analyzers.join(", "),
+            started.elapsed().as_secs()
+        );
+        wait = std::time::Duration::from_secs(5);
+    }
 }
 
 fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {

@@ -11,6 +11,7 @@ mod analyzers;
 mod baseline_allowlist;
 mod ci_formats;
 mod config_precedence;
+mod confine;
 mod fake_github;
 mod fake_llm;
 mod git_sources;

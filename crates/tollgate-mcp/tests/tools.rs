@@ -503,7 +503,7 @@ async fn review_diff_defaults_pass_and_unavailable_options_are_reported() {
             json!({"diff": DIFF, "options": {"enable_llm": true, "two_pass": false, "semgrep_args": []}}),
         )
         .await;
-    // HIGH does not reach the default CRITICAL gate.
+    // A model's HIGH does not reach the default CRITICAL gate (only analyzer errors do).
     assert_eq!(result["should_fail"], false);
     assert!(result.get("sarif").is_none());
     let warnings: Vec<&str> = result["metadata"]["warnings"]

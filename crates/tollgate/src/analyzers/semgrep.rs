@@ -4,8 +4,8 @@
 //! about 100 s on its version check and metrics upload, and metrics would send facts about the
 //! code away), `--json`, the configured rule sources, then `--` and the changed files in batches.
 //! `--json` drops results suppressed with `nosemgrep`, and any result marked `is_ignored` is
-//! dropped too. Severities go through the configured table (ERROR is HIGH by default, so a plain
-//! rule does not fail the default gate by itself); a rule's `fix` becomes the finding's suggested
+//! dropped too. Severities go through the configured table (ERROR is HIGH by default: it fails the
+//! default gate only on a changed line, as an analyzer error); a rule's `fix` becomes the finding's suggested
 //! fix, spliced into the whole lines it replaces. Exit codes 0 and 1 mean semgrep ran; any other
 //! code with errors in its JSON (a missing or invalid rule file is exit 7) is a failure with
 //! semgrep's own message.

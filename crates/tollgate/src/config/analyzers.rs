@@ -105,8 +105,9 @@ pub struct SemgrepSettings {
     pub batch_size: usize,
 }
 
-/// The default semgrep severity table. ERROR becomes HIGH, not CRITICAL: a plain semgrep rule
-/// at its usual severity should not fail the default gate (which fails on CRITICAL) by itself.
+/// The default semgrep severity table. ERROR becomes HIGH, not CRITICAL: it fails the default
+/// gate only as an analyzer error on a changed line (`fail_on_analyzer_errors`), never
+/// through `fail_on_severity` (CRITICAL) alone.
 /// Rules that use semgrep's newer CRITICAL/HIGH/MEDIUM/LOW levels keep them.
 pub fn default_semgrep_severity_map() -> BTreeMap<String, Severity> {
     [

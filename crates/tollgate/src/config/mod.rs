@@ -20,7 +20,7 @@ pub use llm::{
     DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, LlmPassConfig, MAX_RETRY_AFTER,
     ProviderKind, RawLlm, StructuredOutput,
 };
-pub use raw::{ConfigError, RawConfig, RawPreflight, RawReview, RawRuleOverride};
+pub use raw::{ConfigError, RawConfig, RawPathOverride, RawPreflight, RawReview, RawRuleOverride};
 
 use std::collections::BTreeMap;
 
@@ -73,6 +73,8 @@ pub struct ReviewConfig {
     pub preflight: PreflightConfig,
     /// Per-rule overrides of the built-in checks, keyed by rule id.
     pub rule_overrides: BTreeMap<String, RuleOverride>,
+    /// `[[overrides]]`: per-path rule settings, applied in order (a later match wins).
+    pub path_overrides: Vec<PathOverride>,
     /// Static analyzers (`[analyzers]`).
     pub analyzers: AnalyzersConfig,
     /// The model provider (`[llm]`); model passes run only when one is configured.
@@ -91,6 +93,16 @@ pub struct InvariantsSetting {
 pub struct RuleOverride {
     pub enabled: bool,
     pub severity: Option<Severity>,
+}
+
+/// One `[[overrides]]` entry, validated.
+#[derive(Debug, Clone)]
+pub struct PathOverride {
+    pub paths: PathPatterns,
+    /// Rule ids (or `prefix*`) whose findings on these paths are dropped.
+    pub disable: Vec<String>,
+    /// Severity per rule id on these paths.
+    pub severity: BTreeMap<String, Severity>,
 }
 
 /// Globs and thresholds behind the preflight signals.

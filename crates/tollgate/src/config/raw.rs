@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::analyzers::RawAnalyzers;
 use super::llm::RawLlm;
 use super::{
-    DEFAULT_HOTSPOTS, DEFAULT_IGNORE, DEFAULT_INVARIANTS_PATH, InvariantsSetting, PathPatterns,
-    PreflightConfig, ReviewConfig, RuleOverride,
+    DEFAULT_HOTSPOTS, DEFAULT_IGNORE, DEFAULT_INVARIANTS_PATH, InvariantsSetting, PathOverride,
+    PathPatterns, PreflightConfig, ReviewConfig, RuleOverride,
 };
 use crate::findings::{Category, Severity};
 use crate::input::{self, DEFAULT_MAX_INPUT_BYTES, InputError, Limit, MAX_CONFIG_BYTES};
@@ -51,6 +51,23 @@ pub struct RawConfig {
     /// The model provider (`[llm]`).
     #[serde(default)]
     pub llm: RawLlm,
+    /// Per-directory settings for monorepos (`[[overrides]]`), like ruff's per-file ignores.
+    #[serde(default)]
+    pub overrides: Vec<RawPathOverride>,
+}
+
+/// One `[[overrides]]` entry: paths, then what changes for findings on them.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawPathOverride {
+    /// Globs, repository-relative (`packages/legacy/**`, `*.generated.ts`).
+    pub paths: Vec<String>,
+    /// Rule ids whose findings on these paths are dropped (`prefix*` allowed: `semgrep/*`).
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// Severity per rule id on these paths (`{ TG002 = "INFO" }`).
+    #[serde(default)]
+    pub severity: BTreeMap<String, String>,
 }
 
 /// The `[review]` table.
@@ -235,12 +252,19 @@ impl RawConfig {
             entry.enabled = over.enabled.or(entry.enabled);
             entry.severity = over.severity.or(entry.severity.take());
         }
+        // Entries are a list: a layer that has some replaces the lower layer's.
+        let overrides = if higher.overrides.is_empty() {
+            self.overrides
+        } else {
+            higher.overrides
+        };
         RawConfig {
             review,
             preflight,
             rules,
             analyzers: self.analyzers.overlay(higher.analyzers),
             llm: self.llm.overlay(higher.llm),
+            overrides,
         }
     }
 
@@ -317,6 +341,32 @@ impl RawConfig {
             );
         }
 
+        let mut path_overrides = Vec::with_capacity(self.overrides.len());
+        for (idx, raw) in self.overrides.into_iter().enumerate() {
+            let key = format!("overrides[{idx}]");
+            if raw.paths.is_empty() {
+                return Err(value_error(
+                    &format!("{key}.paths"),
+                    "give at least one glob; an override without paths would apply nowhere"
+                        .to_string(),
+                ));
+            }
+            let paths = PathPatterns::new(&raw.paths)
+                .map_err(|e| value_error(&format!("{key}.paths"), e.to_string()))?;
+            let mut severity = BTreeMap::new();
+            for (rule, text) in raw.severity {
+                let parsed = text
+                    .parse::<Severity>()
+                    .map_err(|e| value_error(&format!("{key}.severity.{rule}"), e.to_string()))?;
+                severity.insert(rule, parsed);
+            }
+            path_overrides.push(PathOverride {
+                paths,
+                disable: raw.disable,
+                severity,
+            });
+        }
+
         let max_input_bytes = review.max_input_bytes.unwrap_or(DEFAULT_MAX_INPUT_BYTES);
         if max_input_bytes == 0 {
             return Err(value_error(
@@ -349,6 +399,7 @@ impl RawConfig {
             time_budget,
             preflight,
             rule_overrides,
+            path_overrides,
         })
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::baseline::Baseline;
 use super::checks::canonical_rule_id;
-use crate::config::ReviewConfig;
+use crate::config::{PathOverride, ReviewConfig};
 use crate::findings::{Finding, Severity, Source, dedupe_by_fingerprint, sort_for_display};
 
 /// At most this many reasons are listed; the rest are counted.
@@ -59,6 +59,11 @@ pub(crate) fn apply(
 
     let mut kept = Vec::with_capacity(findings.len());
     for finding in findings {
+        // `[[overrides]]` first: a rule disabled for a path counts as allowlisted there.
+        let Some(finding) = apply_path_overrides(finding, &config.path_overrides) else {
+            outcome.n_allowlisted += 1;
+            continue;
+        };
         let below_threshold = finding.confidence < config.confidence_threshold;
         let other_category =
             !config.categories.is_empty() && !config.categories.contains(&finding.category);
@@ -170,6 +175,28 @@ pub(crate) fn time_budget_reason(budget: Duration, skipped: &[String]) -> String
     )
 }
 
+/// `finding` as the `[[overrides]]` matching its path leave it: `None` when one disables its
+/// rule; otherwise with the severity the last matching entry sets for its rule, if any.
+fn apply_path_overrides(mut finding: Finding, overrides: &[PathOverride]) -> Option<Finding> {
+    let rule_matches = |id: &str| id_matches(canonical_rule_id(id.trim()), &finding.rule_id);
+    let mut severity = None;
+    for entry in overrides
+        .iter()
+        .filter(|entry| entry.paths.is_match(&finding.location.file))
+    {
+        if entry.disable.iter().any(|id| rule_matches(id)) {
+            return None;
+        }
+        if let Some((_, set)) = entry.severity.iter().find(|(id, _)| rule_matches(id)) {
+            severity = Some(*set);
+        }
+    }
+    if let Some(severity) = severity {
+        finding.severity = severity;
+    }
+    Some(finding)
+}
+
 /// An error a static analyzer reports on a line the change added: what a reviewer blocks.
 fn is_analyzer_error(finding: &Finding) -> bool {
     matches!(
@@ -205,6 +232,78 @@ mod tests {
         .on_changed_line(true);
         finding.fingerprint = format!("{rule}:{line}");
         finding
+    }
+
+    #[test]
+    fn overrides_disable_and_reseverity_rules_per_path() {
+        let config = RawConfig::from_toml(
+            r#"
+[[overrides]]
+paths = ["packages/legacy/**"]
+disable = ["TG001", "semgrep/*"]
+
+[[overrides]]
+paths = ["packages/**"]
+severity = { "tsc/*" = "LOW", PRE002 = "INFO" }
+"#,
+            "tollgate.toml",
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        let at = |rule: &str, severity: Severity, source: Source, path: &str| {
+            let mut f = finding(rule, severity, source, 1);
+            f.location.file = path.to_string();
+            f.fingerprint = format!("{rule}:{path}");
+            f
+        };
+        let findings = vec![
+            at(
+                "TG001",
+                Severity::Low,
+                Source::Preflight,
+                "packages/legacy/a.ts",
+            ),
+            at(
+                "semgrep/eval",
+                Severity::High,
+                Source::Semgrep,
+                "packages/legacy/a.ts",
+            ),
+            at(
+                "tsc/TS2322",
+                Severity::High,
+                Source::Tsc,
+                "packages/legacy/a.ts",
+            ),
+            at(
+                "TG002",
+                Severity::Medium,
+                Source::Preflight,
+                "packages/api/b.ts",
+            ),
+            at("TG001", Severity::Low, Source::Preflight, "src/c.ts"),
+        ];
+        let outcome = apply(findings, &config, None, None);
+        assert_eq!(outcome.n_allowlisted, 2);
+        let kept: Vec<(&str, &str, Severity)> = outcome
+            .findings
+            .iter()
+            .map(|f| (f.rule_id.as_str(), f.location.file.as_str(), f.severity))
+            .collect();
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        assert!(kept.contains(&("tsc/TS2322", "packages/legacy/a.ts", Severity::Low)));
+        assert!(kept.contains(&("TG002", "packages/api/b.ts", Severity::Info)));
+        assert!(kept.contains(&("TG001", "src/c.ts", Severity::Low)));
+        // The type error was lowered below HIGH on that path: it no longer fails the gate.
+        assert!(!outcome.should_fail, "{:?}", outcome.fail_reasons);
+
+        let err = RawConfig::from_toml("[[overrides]]\npaths = []\n", "t")
+            .unwrap()
+            .resolve()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("overrides[0].paths"), "{err}");
     }
 
     #[test]

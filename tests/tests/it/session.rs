@@ -46,6 +46,8 @@ fn start_runs_a_session_to_completion_and_the_other_commands_read_it() {
     assert_eq!(status["progress"]["total"], 2);
     // The secret (CRITICAL) and the public API the PR adds (INFO: additive).
     assert_eq!(status["findings"]["by_severity"]["CRITICAL"], 1, "{status}");
+    // The secret fails the gate: the status states the verdict.
+    assert_eq!(status["gate"]["verdict"], "failed", "{status}");
     assert!(
         status["findings"]["by_severity"]["INFO"].as_u64().unwrap() >= 1,
         "{status}"
@@ -131,7 +133,16 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
     store.session_claim(&id, &lease, now, &|_| false).unwrap();
     assert!(store.step_begin(&id, 0, "dead-process", 0, now).unwrap());
     store
-        .step_complete(&id, 0, "dead-process", 7.5, StepUsage::default(), &[], now)
+        .step_complete(
+            &id,
+            0,
+            "dead-process",
+            7.5,
+            StepUsage::default(),
+            &[],
+            &[],
+            now,
+        )
         .unwrap();
     assert!(store.step_begin(&id, 1, "dead-process", 1, now).unwrap());
     drop(store);

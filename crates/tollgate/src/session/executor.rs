@@ -28,6 +28,8 @@ pub(crate) const KIND_FILES: &str = "files";
 pub(crate) struct StepReport {
     pub(crate) findings: Vec<Finding>,
     pub(crate) usage: StepUsage,
+    /// Why the gate failed on this step's review; empty when it passed.
+    pub(crate) gate_reasons: Vec<String>,
 }
 
 /// Runs steps; implemented by the pipeline (and by scripted executors in tests).
@@ -160,9 +162,14 @@ impl StepExecutor for PipelineExecutor<'_> {
         })?
         .map_err(|err| format!("{} ({})", err, err.code()))?;
         let result = outcome.result;
+        let mut gate_reasons = result.fail_reasons.clone();
+        if result.should_fail && gate_reasons.is_empty() {
+            gate_reasons.push("the gate failed without giving a reason".to_string());
+        }
         Ok(StepReport {
             usage: step_usage(&result),
             findings: result.findings,
+            gate_reasons,
         })
     }
 }

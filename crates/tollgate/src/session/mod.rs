@@ -32,8 +32,8 @@ pub use request::{
 pub use runner::{ClaimedSession, Resumed, StepEvent, drive};
 pub use split::StepLimits;
 pub use status::{
-    FindingCounts, Progress, SessionStatus, SessionTelemetry, StepTelemetry, TelemetryTotals,
-    WorkerInfo,
+    FindingCounts, GateState, GateVerdict, MAX_GATE_REASONS, Progress, SessionStatus,
+    SessionTelemetry, StepTelemetry, TelemetryTotals, WorkerInfo,
 };
 
 use std::path::Path;

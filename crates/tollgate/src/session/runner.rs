@@ -264,8 +264,16 @@ fn record(
         Ok(report) => {
             let rows: Vec<FindingRow> = report.findings.iter().map(finding_row).collect();
             let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
-            let Some(n_new) =
-                store.step_complete(id, step.idx, token, duration_ms, report.usage, &rows, now)?
+            let Some(n_new) = store.step_complete(
+                id,
+                step.idx,
+                token,
+                duration_ms,
+                report.usage,
+                &rows,
+                &report.gate_reasons,
+                now,
+            )?
             else {
                 return Ok(None);
             };

@@ -28,6 +28,8 @@ pub struct SessionStatus {
     pub author: Option<String>,
     pub progress: Progress,
     pub findings: FindingCounts,
+    /// The gate's verdict on what was reviewed so far.
+    pub gate: GateVerdict,
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
@@ -71,6 +73,52 @@ pub struct FindingCounts {
     pub total: usize,
     /// Every severity, CRITICAL to INFO, with its count.
     pub by_severity: BTreeMap<String, usize>,
+}
+
+/// The gate's verdict on a session: `failed` as soon as a completed step failed it (no later
+/// step can undo that), `passed` once every step completed without, `pending` until then.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateVerdict {
+    pub verdict: GateState,
+    /// The fail reasons of every step that failed the gate (at most [`MAX_GATE_REASONS`]).
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GateState {
+    Pending,
+    Passed,
+    Failed,
+}
+
+/// Reasons listed in a [`GateVerdict`]; the rest are counted in a last one.
+pub const MAX_GATE_REASONS: usize = 20;
+
+fn gate_verdict(steps: &[StepRecord], all_completed: bool) -> GateVerdict {
+    let mut reasons: Vec<String> = Vec::new();
+    for reason in steps
+        .iter()
+        .filter_map(|s| s.gate_reasons.as_ref())
+        .flatten()
+    {
+        if !reasons.contains(reason) {
+            reasons.push(reason.clone());
+        }
+    }
+    let verdict = if !reasons.is_empty() {
+        GateState::Failed
+    } else if all_completed {
+        GateState::Passed
+    } else {
+        GateState::Pending
+    };
+    if reasons.len() > MAX_GATE_REASONS {
+        let rest = reasons.len() - MAX_GATE_REASONS;
+        reasons.truncate(MAX_GATE_REASONS);
+        reasons.push(format!("… and {rest} more"));
+    }
+    GateVerdict { verdict, reasons }
 }
 
 /// The process holding a session's lease.
@@ -188,7 +236,9 @@ pub(crate) fn status(
     let appears_stalled = session.state == SessionState::Running
         && (idle_ms > settings.stall_after.as_millis() as u64
             || worker.as_ref().is_none_or(|w| !w.alive));
+    let gate = gate_verdict(&steps, total > 0 && completed == total);
     Ok(SessionStatus {
+        gate,
         progress: Progress {
             completed,
             total,

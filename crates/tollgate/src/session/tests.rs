@@ -160,6 +160,13 @@ fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline() {
         .sum();
     // The secret; the public API the PR adds is a notice (INFO), not a defect.
     assert!(high_or_worse >= 1, "{:?}", full.findings.by_severity);
+    // The secret fails the gate, and the status says so, naming it.
+    assert_eq!(full.gate.verdict, crate::session::GateState::Failed);
+    assert!(
+        full.gate.reasons.iter().any(|r| r.contains("TG008")),
+        "{:?}",
+        full.gate.reasons
+    );
 
     let telemetry = telemetry(&store, &created.session_id, &settings).unwrap();
     assert_eq!(telemetry.totals.steps_completed, 4);
@@ -260,6 +267,7 @@ impl StepExecutor for Scripted {
         Ok(StepReport {
             findings: Vec::new(),
             usage: StepUsage::default(),
+            gate_reasons: Vec::new(),
         })
     }
 }
@@ -345,7 +353,16 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
     let token = claimed.lease_token().to_string();
     assert!(store.step_begin("s", 0, &token, 0, now_ms()).unwrap());
     store
-        .step_complete("s", 0, &token, 1.0, StepUsage::default(), &[], now_ms())
+        .step_complete(
+            "s",
+            0,
+            &token,
+            1.0,
+            StepUsage::default(),
+            &[],
+            &[],
+            now_ms(),
+        )
         .unwrap();
     assert!(store.step_begin("s", 1, &token, 0, now_ms()).unwrap());
     drop(claimed);

@@ -34,6 +34,10 @@ const MIGRATIONS: &[Migration] = &[
         id: "0300_plan_apply_journal",
         sql: include_str!("migrations/0300_plan_apply_journal.sql"),
     },
+    Migration {
+        id: "0400_session_gate",
+        sql: include_str!("migrations/0400_session_gate.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

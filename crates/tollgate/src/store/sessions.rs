@@ -200,6 +200,8 @@ pub struct StepRecord {
     pub findings_reported: Option<u64>,
     pub findings_new: Option<u64>,
     pub usage: StepUsage,
+    /// The gate's fail reasons for a completed step (empty: it passed); `None` before then.
+    pub gate_reasons: Option<Vec<String>>,
 }
 
 /// What a step's model passes used (all zero when no model pass ran).
@@ -323,7 +325,7 @@ impl Store {
             let mut stmt = tx.prepare(
                 "SELECT idx, kind, files, changed_lines, state, attempts, last_error, next_attempt_at,
                         worker, started_at, finished_at, duration_ms, findings_reported, findings_new,
-                        llm_passes, input_tokens, output_tokens, cost_usd, cache_hits
+                        llm_passes, input_tokens, output_tokens, cost_usd, cache_hits, gate_reasons
                  FROM review_session_steps WHERE session_id = ?1 ORDER BY idx",
             )?;
             let rows = stmt.query_map([id], step_from_row)?;
@@ -511,8 +513,14 @@ impl Store {
         duration_ms: f64,
         usage: StepUsage,
         findings: &[FindingRow],
+        gate_reasons: &[String],
         now: i64,
     ) -> Result<Option<u64>, StoreError> {
+        let gate_reasons =
+            serde_json::to_string(gate_reasons).map_err(|err| StoreError::Corrupt {
+                what: "step gate_reasons".to_string(),
+                reason: err.to_string(),
+            })?;
         self.write(|tx| {
             if !owns(tx, id, token)? {
                 return Ok(None);
@@ -530,7 +538,7 @@ impl Store {
                 "UPDATE review_session_steps SET state = 'completed', finished_at = ?3,
                      duration_ms = ?4, findings_reported = ?5, findings_new = ?6,
                      attempts = attempts + 1, llm_passes = ?7, input_tokens = ?8,
-                     output_tokens = ?9, cost_usd = ?10, cache_hits = ?11
+                     output_tokens = ?9, cost_usd = ?10, cache_hits = ?11, gate_reasons = ?12
                  WHERE session_id = ?1 AND idx = ?2",
                 params![
                     id,
@@ -544,6 +552,7 @@ impl Store {
                     to_i64(usage.output_tokens),
                     usage.cost_usd,
                     to_i64(usage.cache_hits),
+                    gate_reasons,
                 ],
             )?;
             tx.execute(
@@ -770,8 +779,10 @@ fn step_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StepRecord, StoreErro
         findings_reported: row.get::<_, Option<i64>>(12)?.map(to_u64),
         findings_new: row.get::<_, Option<i64>>(13)?.map(to_u64),
         usage,
+        gate_reasons: None,
     };
-    Ok(finish_step(record, &state, &files))
+    let gate_reasons: Option<String> = row.get(19)?;
+    Ok(finish_step(record, &state, &files, gate_reasons.as_deref()))
 }
 
 /// The parts of a session row stored as text, parsed.
@@ -789,11 +800,19 @@ fn finish_session(
     Ok(record)
 }
 
-fn finish_step(mut record: StepRecord, state: &str, files: &str) -> Result<StepRecord, StoreError> {
+fn finish_step(
+    mut record: StepRecord,
+    state: &str,
+    files: &str,
+    gate_reasons: Option<&str>,
+) -> Result<StepRecord, StoreError> {
     record.state = state
         .parse()
         .map_err(|reason| corrupt("step state", reason))?;
     record.files = from_json(files, "step files")?;
+    record.gate_reasons = gate_reasons
+        .map(|text| from_json(text, "step gate_reasons"))
+        .transpose()?;
     Ok(record)
 }
 
@@ -949,19 +968,19 @@ mod tests {
         assert!(store.step_begin("s1", 0, "t1", 0, 120).unwrap());
         let usage = StepUsage::default();
         let n_new = store
-            .step_complete("s1", 0, "t1", 5.0, usage, &[row("f1"), row("f2")], 130)
+            .step_complete("s1", 0, "t1", 5.0, usage, &[row("f1"), row("f2")], &[], 130)
             .unwrap();
         assert_eq!(n_new, Some(2));
         assert!(!store.session_complete("s1", "t1", 131).unwrap());
         assert!(store.step_begin("s1", 1, "t1", 1, 132).unwrap());
         let n_new = store
-            .step_complete("s1", 1, "t1", 5.0, usage, &[row("f2"), row("f3")], 140)
+            .step_complete("s1", 1, "t1", 5.0, usage, &[row("f2"), row("f3")], &[], 140)
             .unwrap();
         assert_eq!(n_new, Some(1), "f2 is already stored");
         // Someone without the lease writes nothing.
         assert_eq!(
             store
-                .step_complete("s1", 1, "other", 1.0, usage, &[row("f9")], 141)
+                .step_complete("s1", 1, "other", 1.0, usage, &[row("f9")], &[], 141)
                 .unwrap(),
             None
         );
@@ -1012,7 +1031,7 @@ mod tests {
         // The old owner's late write is refused.
         assert_eq!(
             store
-                .step_complete("s2", 0, "t1", 1.0, StepUsage::default(), &[], 5)
+                .step_complete("s2", 0, "t1", 1.0, StepUsage::default(), &[], &[], 5)
                 .unwrap(),
             None
         );

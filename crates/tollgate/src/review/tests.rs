@@ -366,3 +366,88 @@ fn a_spent_time_budget_stops_invariants_and_fails_the_gate_saying_what_was_skipp
         cut.metadata.warnings
     );
 }
+
+#[test]
+fn file_kind_notices_are_one_finding_per_change_and_lockfiles_are_not_large() {
+    let mut diff = String::new();
+    for path in [".github/workflows/ci.yml", "Dockerfile", "tsconfig.json"] {
+        diff.push_str(&new_file(path, &["a: 1"]));
+    }
+    let lock: Vec<String> = (0..40).map(|n| format!("pkg-{n} = 1.0.{n}")).collect();
+    let lock: Vec<&str> = lock.iter().map(String::as_str).collect();
+    diff.push_str(&new_file("uv.lock", &lock));
+    let result = check_review(&diff, "[preflight]\nlarge_change_lines = 20\n");
+    let config: Vec<&Finding> = result
+        .findings
+        .iter()
+        .filter(|f| f.rule_id == "TG003")
+        .collect();
+    assert_eq!(config.len(), 1, "one notice for the three files");
+    assert_eq!(config[0].severity, Severity::Low);
+    assert_eq!(config[0].evidence.len(), 3, "{:?}", config[0].evidence);
+    assert!(config[0].title.contains("3 files"), "{}", config[0].title);
+    // 43 changed lines, 40 of them the lockfile's: below the limit of 20 once it is not counted.
+    assert!(rule_lines(&result, "TG007").is_empty());
+    let counted = check_review(
+        &diff.replace("uv.lock", "pkgs.txt"),
+        "[preflight]\nlarge_change_lines = 20\n",
+    );
+    assert_eq!(
+        rule_lines(&counted, "TG007").len(),
+        1,
+        "the same lines in a plain file count"
+    );
+}
+
+#[test]
+fn secrets_in_tests_and_published_examples_are_lowered_with_the_reason() {
+    let header = "eyJhbGciOiJIUzI1NiJ9";
+    let jwt = format!(
+        "{header}.eyJ1c2VyIjoiYWxpY2UiLCJyb2xlIjoiYWRtaW4ifQ.Kx7q2LmN9pQr4StUv8WyZ1aBcDeFgHiJkLmNoPqRsTu"
+    );
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+    let placeholder = format!("{header}.eyJ1c2VyIjoiYWxpY2UifQ.signature");
+    let diff = [
+        new_file(
+            "tests/auth.test.ts",
+            &[
+                &format!("const t = \"{jwt}\";"),
+                &format!("const g = \"{token}\";"),
+            ],
+        ),
+        new_file("src/bench.ts", &[&format!("const t = \"{placeholder}\";")]),
+        new_file("src/client.ts", &[&format!("const t = \"{jwt}\";")]),
+    ]
+    .concat();
+    let result = check_review(&diff, "");
+    let secret = |path: &str, kind: &str| {
+        result
+            .findings
+            .iter()
+            .find(|f| f.rule_id == "TG008" && f.location.file == path && f.title.contains(kind))
+            .unwrap_or_else(|| panic!("no {kind} finding in {path}: {:?}", result.findings))
+    };
+    let in_test = secret("tests/auth.test.ts", "JSON Web Token");
+    assert_eq!(in_test.severity, Severity::Medium);
+    assert!(in_test.message.contains("test file"), "{}", in_test.message);
+    assert_eq!(
+        secret("tests/auth.test.ts", "GitHub").severity,
+        Severity::Critical
+    );
+    let example = secret("src/bench.ts", "JSON Web Token");
+    assert_eq!(example.severity, Severity::Low);
+    assert!(
+        example.message.contains("placeholder"),
+        "{}",
+        example.message
+    );
+    assert_eq!(
+        secret("src/client.ts", "JSON Web Token").severity,
+        Severity::Critical
+    );
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(
+        !json.contains(&jwt) && !json.contains(&token),
+        "still masked"
+    );
+}

@@ -396,7 +396,9 @@ fn commit_config(
         .resolve()
         .map_err(|err| err.to_string())?;
     config.max_findings = usize::MAX;
+    // Analyzers and imported SARIF files would read the working tree, not this commit.
     config.analyzers.enabled.clear();
+    config.analyzers.import_sarif.clear();
     config.llm = Default::default();
     Ok(config)
 }

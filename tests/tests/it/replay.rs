@@ -18,9 +18,20 @@ fn replay_reviews_each_commit_with_its_own_configuration_and_resumes() {
         &format!("const TOKEN: &str = \"{}\";\n", fake_token()),
     );
     let secret_commit = repo.commit("add the deploy token");
-    repo.write("tollgate.toml", "[rules.TG001]\nenabled = false\n");
+    // A SARIF import names a file of the working tree, not of the commit: replay leaves it out
+    // (were it read, the file, gone from the working tree below, would make the commit an error).
+    repo.write(
+        "tollgate.toml",
+        "[rules.TG001]\nenabled = false\n\n[analyzers]\nimport_sarif = [\"lint.sarif\"]\n",
+    );
+    std::fs::write(
+        repo.path().join("lint.sarif"),
+        r#"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"lint"}},"results":[{"ruleId":"x","level":"error","message":{"text":"bad"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/more.rs"},"region":{"startLine":1}}}]}]}]}"#,
+    )
+    .unwrap();
     repo.write("src/more.rs", "fn more() {}\n");
     let quiet_commit = repo.commit("turn off TG001, add more");
+    std::fs::remove_file(repo.path().join("lint.sarif")).ok();
     repo.write("tollgate.toml", "[review]\nmax_findngs = 3\n");
     let broken_commit = repo.commit("a typo in the configuration");
 

@@ -424,9 +424,11 @@ fn secrets_in_added_lines(
 ) -> usize {
     let mut n_lines = 0;
     for f in facts.iter().filter(|f| !f.file.binary) {
-        for line in f.file.added_lines() {
-            let text = diff.line_text(line);
-            let matches = secrets::find_secrets(&text);
+        let lines: Vec<_> = f.file.added_lines().collect();
+        let owned: Vec<_> = lines.iter().map(|line| diff.line_text(line)).collect();
+        let texts: Vec<&str> = owned.iter().map(|text| text.as_ref()).collect();
+        let found = secrets::find_secrets_each(&texts);
+        for ((line, text), matches) in lines.into_iter().zip(texts).zip(found) {
             if matches.is_empty() {
                 continue;
             }

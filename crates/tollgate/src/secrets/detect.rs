@@ -25,14 +25,25 @@ use crate::secrets::{SecretKind, SecretMatch};
 
 /// Finds all secrets in `text`, resolved into sorted, non-overlapping matches.
 pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
-    if text.is_empty() {
-        return Vec::new();
-    }
-    let possible = COMPILED.possible_detectors(text);
-    if possible.is_empty() {
-        return Vec::new();
-    }
-    scan(text, |idx| possible.contains(&idx))
+    find_each(&[text]).pop().unwrap_or_default()
+}
+
+/// [`find`] on each of `texts`, with one prefilter pass over all of them: a review scans tens
+/// of thousands of short added lines, and a prefilter call per line cost more than the
+/// search itself.
+pub(crate) fn find_each(texts: &[&str]) -> Vec<Vec<SecretMatch>> {
+    let possible = COMPILED.possible_detectors_each(texts);
+    texts
+        .iter()
+        .zip(possible)
+        .map(|(text, possible)| {
+            if possible.is_empty() {
+                Vec::new()
+            } else {
+                scan(text, |idx| possible.contains(&idx))
+            }
+        })
+        .collect()
 }
 
 /// Every detector run on `text`, prefilter or not: what [`find`] must always equal.
@@ -580,7 +591,10 @@ impl Literals {
         Literals { automaton, owners }
     }
 
-    fn mark(&self, text: &str, found: &mut Vec<usize>) {
+    /// Marks in `found[i]` the detectors whose literals occur in `spans[i]` of `text`. The
+    /// spans are sorted and separated by a byte no literal holds (`\n`), so no hit crosses two.
+    fn mark(&self, text: &str, spans: &[Range<usize>], found: &mut [Vec<usize>]) {
+        let mut span_idx = 0;
         let mut last = LastOccurrences::default();
         let mut from = 0;
         while from < text.len() {
@@ -588,14 +602,22 @@ impl Literals {
             let Some(hit) = self.automaton.find(input) else {
                 break;
             };
+            while spans.get(span_idx).is_some_and(|span| span.end < hit.end()) {
+                span_idx += 1;
+                last = LastOccurrences::default();
+            }
+            let Some(span) = spans.get(span_idx) else {
+                break;
+            };
             for &idx in &self.owners[hit.pattern().as_usize()] {
                 let needs = DETECTORS[idx].rule.needs_after_literal();
                 if needs.is_empty()
-                    || needs
-                        .iter()
-                        .any(|needed| last.starts_at(text, needed) >= Some(hit.end()))
+                    || needs.iter().any(|needed| {
+                        last.starts_at(&text[span.clone()], needed)
+                            .is_some_and(|at| span.start + at >= hit.end())
+                    })
                 {
-                    found.push(idx);
+                    found[span_idx].push(idx);
                 }
             }
             from = hit.start() + 1;
@@ -631,14 +653,32 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 
 impl Compiled {
     /// Indexes of the detectors whose literals occur in `text`, sorted.
+    #[cfg(test)]
     fn possible_detectors(&self, text: &str) -> Vec<usize> {
-        let mut found = Vec::new();
-        self.sensitive.mark(text, &mut found);
+        self.possible_detectors_each(&[text])
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// For each of `texts`, the indexes of the detectors whose literals occur in it, sorted.
+    fn possible_detectors_each(&self, texts: &[&str]) -> Vec<Vec<usize>> {
+        let mut found = vec![Vec::new(); texts.len()];
+        let mut joined = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum());
+        let mut spans = Vec::with_capacity(texts.len());
+        for text in texts {
+            let start = joined.len();
+            joined.push_str(text);
+            spans.push(start..joined.len());
+            joined.push('\n');
+        }
+        self.sensitive.mark(&joined, &spans, &mut found);
         // Same length, same offsets: ASCII lowercasing changes no byte count.
-        self.insensitive
-            .mark(&text.to_ascii_lowercase(), &mut found);
-        found.sort_unstable();
-        found.dedup();
+        joined.make_ascii_lowercase();
+        self.insensitive.mark(&joined, &spans, &mut found);
+        for possible in &mut found {
+            possible.sort_unstable();
+            possible.dedup();
+        }
         found
     }
 }

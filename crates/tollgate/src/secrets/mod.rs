@@ -217,6 +217,12 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
     detect::find(text)
 }
 
+/// [`find_secrets`] on each of `texts`, in order: the same matches, found faster when the texts
+/// are many and short (a diff's added lines).
+pub fn find_secrets_each(texts: &[&str]) -> Vec<Vec<SecretMatch>> {
+    detect::find_each(texts)
+}
+
 #[cfg(test)]
 mod tests {
     //! Fake secrets are assembled from pieces at run time so that this file holds nothing shaped
@@ -917,6 +923,16 @@ mod tests {
         #[test]
         fn secret_shaped_soup_keeps_invariants(pieces in prop::collection::vec(piece(), 0..32)) {
             check_invariants(&pieces.concat())?;
+        }
+
+        #[test]
+        fn a_batch_finds_what_each_text_alone_does(
+            texts in prop::collection::vec(prop::collection::vec(piece(), 0..12), 0..8)
+        ) {
+            let texts: Vec<String> = texts.iter().map(|pieces| pieces.concat()).collect();
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let each: Vec<_> = texts.iter().map(|text| detect::find_unfiltered(text)).collect();
+            prop_assert_eq!(find_secrets_each(&texts), each);
         }
     }
 }

@@ -150,6 +150,7 @@ impl Cx<'_, '_> {
     fn container_body(&mut self, body: Node, parent: Option<&str>) {
         let mut gap_start: Option<usize> = None; // first line of pending gap
         let mut gap_end = 0;
+        let mut gap_imports_only = true;
         let mut doc_start: Option<usize> = None; // first row of comments/attributes before a def
         let mut cursor = body.walk();
         let children: Vec<Node> = body.named_children(&mut cursor).collect();
@@ -171,13 +172,15 @@ impl Cx<'_, '_> {
             if let Some(kind) = definition_kind(self.language, *child, parent.is_some()) {
                 let def_start = doc_start.take().unwrap_or(start_row);
                 if let Some(start) = gap_start.take() {
-                    self.gap(start, gap_end.min(def_start));
+                    self.gap(start, gap_end.min(def_start), gap_imports_only);
                 }
+                gap_imports_only = true;
                 self.definition(*child, kind, def_start, parent);
             } else {
                 let first = doc_start.take().unwrap_or(start_row);
                 gap_start.get_or_insert(first);
                 gap_end = child.end_position().row + 1;
+                gap_imports_only &= is_import_or_comment(self.language, *child);
             }
         }
         if let Some(start) = doc_start {
@@ -185,16 +188,18 @@ impl Cx<'_, '_> {
             gap_end = gap_end.max(body.end_position().row + 1);
         }
         if let Some(start) = gap_start {
-            self.gap(start, gap_end);
+            self.gap(start, gap_end, gap_imports_only);
         }
     }
 
-    /// A gap chunk over rows `[start, end)`, unless it is blank.
-    fn gap(&mut self, start_row: usize, end_row: usize) {
+    /// A gap chunk over rows `[start, end)`, unless it is blank; `imports` when it holds only
+    /// imports and comments (a header that matches every query naming a module it uses).
+    fn gap(&mut self, start_row: usize, end_row: usize, imports_only: bool) {
         if end_row <= start_row {
             return;
         }
-        let chunks = windows(&self.lines, start_row + 1, end_row, None, "gap");
+        let kind = if imports_only { "imports" } else { "gap" };
+        let chunks = windows(&self.lines, start_row + 1, end_row, None, kind);
         self.out
             .chunks
             .extend(chunks.into_iter().filter(|c| !c.text.trim().is_empty()));
@@ -374,6 +379,31 @@ fn is_doc_like(language: Language, node: Node) -> bool {
     }
 }
 
+/// Imports, package lines and comments: what a file header is made of.
+fn is_import_or_comment(language: Language, node: Node) -> bool {
+    let kind = node.kind();
+    kind.contains("comment")
+        || match language {
+            Language::Rust => {
+                kind == "use_declaration"
+                    || kind == "extern_crate_declaration"
+                    || (kind == "mod_item" && node.child_by_field_name("body").is_none())
+            }
+            Language::Python => matches!(
+                kind,
+                "import_statement" | "import_from_statement" | "future_import_statement"
+            ),
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                kind == "import_statement"
+                    || (kind == "export_statement"
+                        && node.child_by_field_name("source").is_some())
+            }
+            Language::Go => matches!(kind, "import_declaration" | "package_clause"),
+            Language::Java => matches!(kind, "import_declaration" | "package_declaration"),
+            Language::Markdown | Language::Other => false,
+        }
+}
+
 /// The symbol kind of a definition node, or `None` for anything else.
 fn definition_kind(language: Language, node: Node, in_container: bool) -> Option<&'static str> {
     let function = if in_container { "method" } else { "function" };
@@ -425,6 +455,11 @@ fn definition_kind(language: Language, node: Node, in_container: bool) -> Option
                 let inner = node.child_by_field_name("declaration")?;
                 return definition_kind(language, inner, in_container);
             }
+            // `req.accepts = function () {…}`, `exports.parse = (s) => …`: CommonJS methods.
+            "expression_statement" => {
+                assigned_function(node)?;
+                "function"
+            }
             _ => return None,
         },
         (Language::Go, "function_declaration") => "function",
@@ -440,6 +475,20 @@ fn definition_kind(language: Language, node: Node, in_container: bool) -> Option
         _ => return None,
     };
     Some(kind)
+}
+
+/// The `a.b = function …` assignment of an expression statement, when it assigns a function.
+fn assigned_function(statement: Node) -> Option<Node> {
+    let assignment = statement.named_child(0)?;
+    if assignment.kind() != "assignment_expression" {
+        return None;
+    }
+    let value = assignment.child_by_field_name("right")?;
+    matches!(
+        value.kind(),
+        "function_expression" | "function" | "arrow_function" | "generator_function"
+    )
+    .then_some(assignment)
 }
 
 /// The definition inside a wrapper (`export`, decorators).
@@ -476,6 +525,11 @@ fn symbol_name(language: Language, node: Node, text: &str) -> Option<String> {
                 .named_children(&mut cursor)
                 .find(|c| c.kind() == "variable_declarator")?;
             decl.child_by_field_name("name").map(get)
+        }
+        (Language::JavaScript | Language::TypeScript | Language::Tsx, "expression_statement") => {
+            assigned_function(node)?
+                .child_by_field_name("left")
+                .map(get)
         }
         _ => node.child_by_field_name("name").map(get),
     }
@@ -626,7 +680,7 @@ mod tests {
         assert_eq!(
             spans(&chunked),
             [
-                (1, 2, None, "gap"),
+                (1, 2, None, "imports"),
                 (4, 8, Some("add"), "function"),
                 (10, 10, Some("X"), "const"),
                 (11, 11, None, "gap"),

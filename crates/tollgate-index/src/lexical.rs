@@ -12,7 +12,10 @@ use tantivy::schema::{
     FAST, Field, IndexRecordOption, NumericOptions, STORED, STRING, Schema, TextFieldIndexing,
     TextOptions, Value,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{
+    DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED,
+    TantivyDocument, Term,
+};
 
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
@@ -46,6 +49,7 @@ pub(crate) struct Fields {
     pub kind: Field,
     pub symbol: Field,
     pub file_key: Field,
+    pub generated: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -71,6 +75,7 @@ fn schema() -> (Schema, Fields) {
         symbol: builder.add_text_field("symbol", STORED),
         // Last: an index of an older format keeps the ids of the fields before it.
         file_key: builder.add_u64_field(FILE_KEY_FIELD, FAST),
+        generated: builder.add_u64_field("generated", STORED),
     };
     (builder.build(), fields)
 }
@@ -85,6 +90,10 @@ pub(crate) struct StoredChunk {
     pub language: String,
     pub kind: String,
     pub symbol: Option<String>,
+    /// The file announced itself as generated (ranked lower, still found).
+    pub generated: bool,
+    /// Where a search found it (`None` when built for writing).
+    pub address: Option<DocAddress>,
 }
 
 #[derive(Debug)]
@@ -177,6 +186,7 @@ pub(crate) fn document(
     doc.add_text(fields.language, &chunk.language);
     doc.add_text(fields.kind, &chunk.kind);
     doc.add_u64(fields.file_key, file_key(path));
+    doc.add_u64(fields.generated, u64::from(chunk.generated));
     doc
 }
 
@@ -250,12 +260,114 @@ impl Searcher {
             }
             None => self.searcher.search(&query, &top_docs)?,
         };
+        self.load(top)
+    }
+
+    /// Chunks whose symbol holds `name` (the whole identifier, lowercased, as the tokenizer
+    /// keeps it): definitions a BM25 over bodies can rank below hundreds of uses.
+    pub(crate) fn symbol_lookup(
+        &self,
+        name: &str,
+        k: usize,
+        allowed: Option<&AllowedKeys>,
+    ) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
+        let Some(word) = tokens(name).into_iter().next() else {
+            return Ok(Vec::new());
+        };
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.symbol_text, &word),
+            IndexRecordOption::WithFreqs,
+        );
+        let top_docs = TopDocs::with_limit(k).order_by_score();
+        let top = match allowed {
+            Some(keys) if keys.is_empty() => return Ok(Vec::new()),
+            Some(keys) => {
+                let keys = Arc::clone(keys);
+                let filtered = FilterCollector::new(
+                    FILE_KEY_FIELD.to_string(),
+                    move |key: u64| keys.contains(&key),
+                    top_docs,
+                );
+                self.searcher.search(&query, &filtered)?
+            }
+            None => self.searcher.search(&query, &top_docs)?,
+        };
+        self.load(top)
+    }
+
+    fn load(&self, top: Vec<(f32, DocAddress)>) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
         let mut out = Vec::with_capacity(top.len());
         for (score, address) in top {
             let doc: TantivyDocument = self.searcher.doc(address)?;
-            out.push((score, self.stored(&doc)));
+            let mut chunk = self.stored(&doc);
+            chunk.address = Some(address);
+            out.push((score, chunk));
         }
         Ok(out)
+    }
+
+    /// For each chunk, the share of the query's information it holds: the IDF-weighted fraction
+    /// of `words` found in its body, path or symbol. Absolute (a chunk holding every word
+    /// scores 1, whatever else ranks), so a query nothing answers scores low; a word no chunk
+    /// holds weighs the most.
+    pub(crate) fn coverage(&self, words: &[String], chunks: &[&StoredChunk]) -> Result<Vec<f32>, IndexError> {
+        let f = self.fields;
+        let n_docs = self.searcher.num_docs().max(1) as f32;
+        let mut covered = vec![0.0f32; chunks.len()];
+        let mut total = 0.0f32;
+        for word in words {
+            let body = Term::from_field_text(f.body, word);
+            let df = self.searcher.doc_freq(&body)? as f32;
+            let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln();
+            total += idf;
+            if df == 0.0 && !self.in_any(word, &[f.path_text, f.symbol_text])? {
+                continue;
+            }
+            for (i, chunk) in chunks.iter().enumerate() {
+                let Some(address) = chunk.address else {
+                    continue;
+                };
+                for field in [f.body, f.path_text, f.symbol_text] {
+                    if self.holds(address, &Term::from_field_text(field, word))? {
+                        covered[i] += idf;
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(covered
+            .into_iter()
+            .map(|c| if total > 0.0 { c / total } else { 0.0 })
+            .collect())
+    }
+
+    fn in_any(&self, word: &str, fields: &[Field]) -> Result<bool, IndexError> {
+        for field in fields {
+            if self.searcher.doc_freq(&Term::from_field_text(*field, word))? > 0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the document at `address` holds `term`.
+    fn holds(&self, address: DocAddress, term: &Term) -> Result<bool, IndexError> {
+        let segment = self.searcher.segment_reader(address.segment_ord);
+        let index = segment
+            .inverted_index(term.field())
+            .map_err(|err| IndexError::Engine(err.to_string()))?;
+        let Some(mut postings) = index
+            .read_postings(term, IndexRecordOption::Basic)
+            .map_err(|err| IndexError::Engine(err.to_string()))?
+        else {
+            return Ok(false);
+        };
+        // A fresh posting list stands on its first document; `seek` only moves forward.
+        let at = postings.doc();
+        if at == TERMINATED || at > address.doc_id {
+            return Ok(false);
+        }
+        Ok(postings.seek(address.doc_id) == address.doc_id)
     }
 
     /// The stored chunk with this id, if it is still live.
@@ -268,7 +380,9 @@ impl Searcher {
         match top.first() {
             Some((_, address)) => {
                 let doc: TantivyDocument = self.searcher.doc(*address)?;
-                Ok(Some(self.stored(&doc)))
+                let mut chunk = self.stored(&doc);
+                chunk.address = Some(*address);
+                Ok(Some(chunk))
             }
             None => Ok(None),
         }
@@ -289,6 +403,8 @@ impl Searcher {
             language: text(f.language).unwrap_or_default(),
             kind: text(f.kind).unwrap_or_default(),
             symbol: text(f.symbol),
+            generated: num(f.generated) == 1,
+            address: None,
         }
     }
 }

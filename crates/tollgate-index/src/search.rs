@@ -1,9 +1,11 @@
-//! Hybrid search: the lexical, vector and history channels each rank files (line and chunk hits
-//! mapped to their file), reciprocal rank fusion combines them, boosts and penalties apply
-//! after fusion, and each file is shown by its best chunks. Filters narrow every channel before
-//! its top-k cut.
+//! Hybrid search: the lexical and vector channels (and a lookup of the queried name among
+//! definitions) score chunks, the history channel files. Each arm's scores are scaled to 0..1
+//! and weighted by what kind of query this is; a chunk whose symbol is what the query names is
+//! boosted, an import-only chunk lowered; a file adds up its chunks with diminishing returns,
+//! its commit history and its path's match, and tests, docs, changelogs and generated files
+//! rank lower unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -13,19 +15,14 @@ use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
 use crate::store::{self, ListedFile, Meta, file_key};
+use crate::rank::{
+    self, FileClass, IMPORT_PENALTY, PATH_MATCH_BOOST, QueryClass, QueryTerms, Signal, Signals,
+    definition_boost,
+};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
-use crate::walk::{Language, is_test_path};
+use crate::walk::Language;
 use crate::{IndexConfig, history};
-
-/// RRF's rank offset; everyone uses 60.
-const RRF_K: f32 = 60.0;
-
-/// Factor on a test file's fused score when tests are penalised. At `RRF_K` = 60 a file's
-/// score barely falls with rank (rank 1 scores 1/61, rank 10 1/70), so a factor is a large
-/// demotion: 0.9 is about seven places at the top ("ranked lower"), where 0.6 sank a test file
-/// that every channel put first below files ranked 40th.
-const TEST_PENALTY: f32 = 0.9;
 
 /// History evidence kept: files of commits scoring at least this fraction of the best commit.
 /// Weaker commits share only common words with the query (every "Merge pull request …"
@@ -46,9 +43,8 @@ pub enum Mode {
 /// What to do with test files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Tests {
-    /// Keep them, ranked lower.
+    /// Keep them; like docs and changelogs they rank lower unless the query asks for tests.
     #[default]
-    Penalise,
     Include,
     Exclude,
     /// Only test files.
@@ -71,15 +67,6 @@ impl Channel {
             Channel::Lexical => "lexical",
             Channel::Vector => "vector",
             Channel::History => "history",
-        }
-    }
-
-    /// RRF weight of the channel.
-    fn weight(self) -> f32 {
-        match self {
-            Channel::Lexical => 1.0,
-            Channel::Vector => 1.0,
-            Channel::History => 0.7,
         }
     }
 }
@@ -229,6 +216,10 @@ pub struct SearchQuery {
     pub chunks_per_file: usize,
     /// Channels to fuse; empty: all available.
     pub channels: Vec<Channel>,
+    /// Attach each hit's evidence ([`Explain`]).
+    pub explain: bool,
+    /// Ranking signals in use (all, unless an evaluation switches some off).
+    pub signals: Signals,
 }
 
 /// The most results a search returns.
@@ -243,6 +234,8 @@ impl SearchQuery {
             filter: Filter::default(),
             chunks_per_file: 1,
             channels: Vec::new(),
+            explain: false,
+            signals: Signals::from_env(),
         }
     }
 }
@@ -256,12 +249,45 @@ pub struct Hit {
     pub symbol: Option<String>,
     pub kind: String,
     pub language: String,
-    /// The file's fused score (RRF with boosts: small numbers, only their order means much).
+    /// The ranking score (only the order means much).
     pub score: f32,
+    /// How much of the query the chunk holds, 0..=1: the IDF-weighted share of the query's
+    /// words in its text, path or symbol. Absolute, so a query nothing answers scores low.
+    pub relevance: f32,
     /// Rank of the file (1-based) among the results.
     pub file_rank: usize,
     /// The channels that found this file.
     pub channels: Vec<Channel>,
+    /// Why it ranks here, when the query asked.
+    pub explain: Option<Explain>,
+}
+
+/// The evidence behind a hit's rank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explain {
+    pub query_class: QueryClass,
+    pub file_class: FileClass,
+    /// Each arm that found the chunk (or, for history, its file).
+    pub evidence: Vec<ArmEvidence>,
+    /// Factors on the chunk's score (definition, imports only).
+    pub chunk_boosts: Vec<(&'static str, f32)>,
+    /// Factors on the file's score (path words, file class).
+    pub file_boosts: Vec<(&'static str, f32)>,
+    pub chunk_score: f32,
+    pub file_score: f32,
+}
+
+/// One arm's part in a hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmEvidence {
+    /// `lexical`, `symbol`, `vector` or `history`.
+    pub arm: &'static str,
+    /// 1-based rank within the arm.
+    pub rank: usize,
+    /// The arm's own score (BM25, cosine similarity, commit match).
+    pub score: f32,
+    /// What it added: scaled to 0..1 within the arm, times the channel's weight.
+    pub weighted: f32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -333,31 +359,45 @@ pub fn search(
             .as_ref()
             .is_none_or(|keys| keys.contains(&file_key(path)))
     };
-    let penalise_tests = query.filter.tests == Tests::Penalise;
 
-    // Chunk-level arms, then file ranks per arm.
-    let mut arms: Vec<(Channel, Vec<String>)> = Vec::new();
-    let mut chunk_scores: HashMap<u64, (f32, StoredChunk)> = HashMap::new();
-    let mut add_chunk_arm =
-        |channel: Channel, chunks: Vec<StoredChunk>, arms: &mut Vec<(Channel, Vec<String>)>| {
-            let mut files = Vec::new();
-            let mut seen = HashSet::new();
-            for (rank, chunk) in chunks.into_iter().enumerate() {
-                if seen.insert(chunk.path.clone()) {
-                    files.push(chunk.path.clone());
-                }
-                let entry = chunk_scores.entry(chunk.chunk_id).or_insert((0.0, chunk));
-                entry.0 += channel.weight() / (RRF_K + rank as f32 + 1.0);
-            }
-            arms.push((channel, files));
-        };
+    let terms = QueryTerms::new(&query.text);
+    let signals = &query.signals;
+    let weight = |channel: Channel| {
+        if signals.on(Signal::QueryClass) {
+            terms.class.weight(channel)
+        } else {
+            1.0
+        }
+    };
+
+    // Chunk candidates from the lexical, symbol and vector arms, each with its evidence.
+    let mut candidates: HashMap<u64, Candidate> = HashMap::new();
+    let mut add = |chunks: Vec<(f32, StoredChunk)>, arm: Arm| {
+        for (rank, (score, chunk)) in chunks.into_iter().enumerate() {
+            let entry = candidates.entry(chunk.chunk_id).or_insert_with(|| Candidate {
+                chunk,
+                evidence: Vec::new(),
+            });
+            entry.evidence.push(Evidence {
+                arm,
+                rank: rank + 1,
+                score,
+            });
+        }
+    };
     if wanted(Channel::Lexical) {
-        let hits = searcher.search(&query.text, fetch, allowed.as_ref())?;
-        add_chunk_arm(
-            Channel::Lexical,
-            hits.into_iter().map(|(_, c)| c).collect(),
-            &mut arms,
+        add(
+            searcher.search(&query.text, fetch, allowed.as_ref())?,
+            Arm::Lexical,
         );
+        if signals.on(Signal::SymbolLookup)
+            && let Some(name) = &terms.name
+        {
+            add(
+                searcher.symbol_lookup(name, SYMBOL_LOOKUP_K, allowed.as_ref())?,
+                Arm::Symbol,
+            );
+        }
         outcome.channels.push(Channel::Lexical);
     }
     if wanted(Channel::Vector) {
@@ -370,7 +410,7 @@ pub fn search(
             allowed.as_ref(),
         ) {
             Ok(Some(chunks)) => {
-                add_chunk_arm(Channel::Vector, chunks, &mut arms);
+                add(chunks, Arm::Vector);
                 outcome.channels.push(Channel::Vector);
             }
             Ok(None) => outcome.warnings.push(format!(
@@ -382,6 +422,7 @@ pub fn search(
                 .push(format!("vector channel skipped: {err}")),
         }
     }
+    let mut history: HashMap<String, Evidence> = HashMap::new();
     if wanted(Channel::History) {
         let history_dir = dir.join("history");
         if history_dir.join("meta.json").exists() {
@@ -390,116 +431,321 @@ pub fn search(
                 Mode::Deep => 400,
             };
             let ranked = history::rank_files(&history_dir, &query.text, commits)?;
-            let files: Vec<String> = ranked
+            let files = ranked
                 .into_iter()
                 .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
-                .map(|(path, _)| path)
-                .filter(|path| is_allowed(path))
-                .take(fetch)
-                .collect();
-            arms.push((Channel::History, files));
+                .filter(|(path, _)| is_allowed(path))
+                .take(fetch);
+            for (rank, (path, score)) in files.enumerate() {
+                history.insert(
+                    path,
+                    Evidence {
+                        arm: Arm::History,
+                        rank: rank + 1,
+                        score,
+                    },
+                );
+            }
             outcome.channels.push(Channel::History);
         }
     }
 
-    // File-level RRF.
-    let mut fused: BTreeMap<String, (f32, Vec<Channel>)> = BTreeMap::new();
-    for (channel, files) in &arms {
-        for (rank, path) in files.iter().enumerate() {
-            let entry = fused.entry(path.clone()).or_insert((0.0, Vec::new()));
-            entry.0 += channel.weight() / (RRF_K + rank as f32 + 1.0);
-            entry.1.push(*channel);
+    // Each arm's scores scaled to 0..1 by its best (vectors: between its worst and best, as
+    // similarities of unrelated chunks are far from 0).
+    let scale = Scale::new(candidates.values(), history.values());
+    let mut files: HashMap<String, FileScore> = HashMap::new();
+    for candidate in candidates.into_values() {
+        let mut score = 0.0;
+        for evidence in &candidate.evidence {
+            score += weight(evidence.arm.channel()) * scale.of(evidence);
+        }
+        let mut boosts = Vec::new();
+        if signals.on(Signal::Definitions)
+            && let Some((factor, why)) = definition_boost(
+                &terms,
+                candidate.chunk.symbol.as_deref(),
+                &candidate.chunk.kind,
+                &candidate.chunk.path,
+            )
+        {
+            score *= factor;
+            boosts.push((why, factor));
+        }
+        if signals.on(Signal::FileClassPenalty)
+            && rank::is_test_chunk(candidate.chunk.symbol.as_deref())
+            && !terms.asks_for.contains(&FileClass::Test)
+        {
+            let factor = FileClass::Test.penalty();
+            score *= factor;
+            boosts.push(("test module", factor));
+        }
+        if signals.on(Signal::ImportPenalty) && candidate.chunk.kind == "imports" {
+            score *= IMPORT_PENALTY;
+            boosts.push(("imports only", IMPORT_PENALTY));
+        }
+        let file = files
+            .entry(candidate.chunk.path.clone())
+            .or_insert_with(|| FileScore::new(candidate.chunk.generated));
+        file.generated |= candidate.chunk.generated;
+        file.chunks.push(ScoredChunk {
+            score,
+            chunk: candidate.chunk,
+            evidence: candidate.evidence,
+            boosts,
+        });
+    }
+    for path in history.keys() {
+        files
+            .entry(path.clone())
+            .or_insert_with(|| FileScore::new(false));
+    }
+    for (path, file) in &mut files {
+        file.chunks.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.chunk.start_line.cmp(&b.chunk.start_line))
+        });
+        let chunk_scores: Vec<f32> = file.chunks.iter().map(|c| c.score).collect();
+        file.score = if signals.on(Signal::FileAggregation) {
+            rank::aggregate(&chunk_scores)
+        } else {
+            chunk_scores.first().copied().unwrap_or(0.0)
+        };
+        if let Some(evidence) = history.get(path) {
+            file.score += weight(Channel::History) * scale.of(evidence);
+            file.history = Some(evidence.clone());
+        }
+        // Words already count in the lexical channel's path field; a file named after the
+        // thing a name or path query asks for is its likely home.
+        if signals.on(Signal::PathMatch) && terms.class != QueryClass::NaturalLanguage {
+            let matched = rank::path_match(&terms, path);
+            if matched > 0.0 {
+                let factor = 1.0 + PATH_MATCH_BOOST * matched;
+                file.score *= factor;
+                file.boosts.push(("path words", factor));
+            }
+        }
+        file.class = FileClass::of(path, file.generated);
+        if signals.on(Signal::FileClassPenalty) && !terms.asks_for.contains(&file.class) {
+            let factor = file.class.penalty();
+            if factor < 1.0 {
+                file.score *= factor;
+                file.boosts.push((file.class.as_str(), factor));
+            }
         }
     }
-    let query_words: HashSet<String> = tokens(&query.text).into_iter().collect();
-    let mut by_file: HashMap<String, Vec<(f32, StoredChunk)>> = HashMap::new();
-    for (score, chunk) in chunk_scores.into_values() {
-        by_file
-            .entry(chunk.path.clone())
-            .or_default()
-            .push((score, chunk));
-    }
-    let mut ranked: Vec<(String, f32, Vec<Channel>)> = fused
-        .into_iter()
-        .map(|(path, (mut score, channels))| {
-            if penalise_tests && is_test_path(&path) {
-                score *= TEST_PENALTY;
-            }
-            // Boosts after fusion: a query word naming a definition found in the file, or the
-            // file itself.
-            let names_symbol = by_file.get(&path).is_some_and(|chunks| {
-                chunks.iter().any(|(_, c)| {
-                    c.symbol.as_ref().is_some_and(|s| {
-                        let last = s.rsplit("::").next().unwrap_or(s).to_lowercase();
-                        query_words.contains(&last)
-                    })
-                })
-            });
-            if names_symbol {
-                score *= 1.15;
-            }
-            let stem = path
-                .rsplit('/')
-                .next()
-                .and_then(|n| n.split('.').next())
-                .unwrap_or("")
-                .to_lowercase();
-            if !stem.is_empty() && query_words.contains(&stem) {
-                score *= 1.1;
-            }
-            (path, score, channels)
-        })
-        .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut ranked: Vec<(String, FileScore)> = files.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
 
+    // Results: each file's best chunk at the file's score; a further chunk of the same file
+    // only where its own, halved, score still beats the files below.
     let per_file = query.chunks_per_file.max(1);
-    for (file_rank, (path, score, channels)) in ranked.into_iter().enumerate() {
-        if outcome.hits.len() >= top_k {
+    let mut entries: Vec<(f32, usize, usize)> = Vec::new(); // (key, file index, chunk index)
+    for (file_idx, (path, file)) in ranked.iter_mut().enumerate() {
+        if file_idx >= top_k {
             break;
         }
-        let mut chunks = by_file.remove(&path).unwrap_or_default();
-        if chunks.is_empty() {
+        if file.chunks.is_empty() {
             // Found by history only: show its best-matching chunk, else its first.
-            let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(&path)]));
-            chunks = searcher
-                .search(&query.text, 1, Some(&only))?
-                .into_iter()
-                .map(|(_, c)| (0.0, c))
-                .collect();
-            if chunks.is_empty() {
-                chunks = searcher
-                    .chunks_of(&path)?
-                    .into_iter()
-                    .take(1)
-                    .map(|c| (0.0, c))
-                    .collect();
+            let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(path)]));
+            let mut chunk = searcher.search(&query.text, 1, Some(&only))?.pop().map(|(_, c)| c);
+            if chunk.is_none() {
+                chunk = searcher.chunks_of(path)?.into_iter().next();
             }
-            if chunks.is_empty() {
+            let Some(chunk) = chunk else {
                 continue; // No longer indexed.
-            }
-        }
-        chunks.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.start_line.cmp(&b.1.start_line))
-        });
-        for (_, chunk) in chunks.into_iter().take(per_file) {
-            if outcome.hits.len() >= top_k {
-                break;
-            }
-            outcome.hits.push(Hit {
-                path: chunk.path,
-                start_line: chunk.start_line,
-                end_line: chunk.end_line,
-                symbol: chunk.symbol,
-                kind: chunk.kind,
-                language: chunk.language,
-                score,
-                file_rank: file_rank + 1,
-                channels: channels.clone(),
+            };
+            file.chunks.push(ScoredChunk {
+                score: 0.0,
+                chunk,
+                evidence: Vec::new(),
+                boosts: Vec::new(),
             });
         }
+        let best = file.chunks[0].score.max(f32::MIN_POSITIVE);
+        for (chunk_idx, chunk) in file.chunks.iter().enumerate().take(per_file) {
+            let key = if chunk_idx == 0 {
+                file.score
+            } else {
+                file.score * (chunk.score / best) * 0.5f32.powi(chunk_idx as i32)
+            };
+            entries.push((key, file_idx, chunk_idx));
+        }
+    }
+    entries.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    entries.truncate(top_k);
+    let shown: Vec<&StoredChunk> = entries
+        .iter()
+        .map(|&(_, f, c)| &ranked[f].1.chunks[c].chunk)
+        .collect();
+    let mut words = tokens(&query.text);
+    words.sort();
+    words.dedup();
+    let relevance = searcher.coverage(&words, &shown)?;
+    for (&(key, file_idx, chunk_idx), relevance) in entries.iter().zip(relevance) {
+        let file = &ranked[file_idx].1;
+        let scored = &file.chunks[chunk_idx];
+        let mut channels: Vec<Channel> = scored
+            .evidence
+            .iter()
+            .map(|e| e.arm.channel())
+            .chain(file.history.as_ref().map(|_| Channel::History))
+            .collect();
+        channels.sort();
+        channels.dedup();
+        let explain = query.explain.then(|| Explain {
+            query_class: terms.class,
+            file_class: file.class,
+            evidence: scored
+                .evidence
+                .iter()
+                .chain(file.history.as_ref())
+                .map(|e| ArmEvidence {
+                    arm: e.arm.as_str(),
+                    rank: e.rank,
+                    score: e.score,
+                    weighted: weight(e.arm.channel()) * scale.of(e),
+                })
+                .collect(),
+            chunk_boosts: scored.boosts.clone(),
+            file_boosts: file.boosts.clone(),
+            chunk_score: scored.score,
+            file_score: file.score,
+        });
+        let chunk = scored.chunk.clone();
+        outcome.hits.push(Hit {
+            path: chunk.path,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            symbol: chunk.symbol,
+            kind: chunk.kind,
+            language: chunk.language,
+            score: key,
+            relevance,
+            file_rank: file_idx + 1,
+            channels,
+            explain,
+        });
     }
     Ok(outcome)
+}
+
+/// How many definitions the symbol lookup adds for an identifier query.
+const SYMBOL_LOOKUP_K: usize = 20;
+
+/// Where a candidate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arm {
+    Lexical,
+    /// The lexical index's symbol field, for a queried name.
+    Symbol,
+    Vector,
+    History,
+}
+
+impl Arm {
+    fn channel(self) -> Channel {
+        match self {
+            Arm::Lexical | Arm::Symbol => Channel::Lexical,
+            Arm::Vector => Channel::Vector,
+            Arm::History => Channel::History,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Arm::Lexical => "lexical",
+            Arm::Symbol => "symbol",
+            Arm::Vector => "vector",
+            Arm::History => "history",
+        }
+    }
+}
+
+/// One arm's verdict on a chunk (or, for history, a file).
+#[derive(Debug, Clone)]
+struct Evidence {
+    arm: Arm,
+    /// 1-based, within the arm.
+    rank: usize,
+    /// The arm's own score (BM25, cosine similarity, commit match).
+    score: f32,
+}
+
+struct Candidate {
+    chunk: StoredChunk,
+    evidence: Vec<Evidence>,
+}
+
+struct ScoredChunk {
+    score: f32,
+    chunk: StoredChunk,
+    evidence: Vec<Evidence>,
+    boosts: Vec<(&'static str, f32)>,
+}
+
+struct FileScore {
+    score: f32,
+    chunks: Vec<ScoredChunk>,
+    history: Option<Evidence>,
+    generated: bool,
+    class: FileClass,
+    boosts: Vec<(&'static str, f32)>,
+}
+
+impl FileScore {
+    fn new(generated: bool) -> FileScore {
+        FileScore {
+            score: 0.0,
+            chunks: Vec::new(),
+            history: None,
+            generated,
+            class: FileClass::Code,
+            boosts: Vec::new(),
+        }
+    }
+}
+
+/// Per arm, the range its scores are scaled from.
+struct Scale {
+    best: HashMap<&'static str, f32>,
+    worst: HashMap<&'static str, f32>,
+}
+
+impl Scale {
+    fn new<'a>(
+        candidates: impl Iterator<Item = &'a Candidate>,
+        history: impl Iterator<Item = &'a Evidence>,
+    ) -> Scale {
+        let mut best: HashMap<&'static str, f32> = HashMap::new();
+        let mut worst: HashMap<&'static str, f32> = HashMap::new();
+        let all = candidates.flat_map(|c| c.evidence.iter()).chain(history);
+        for evidence in all {
+            let name = evidence.arm.as_str();
+            let b = best.entry(name).or_insert(f32::MIN);
+            *b = b.max(evidence.score);
+            let w = worst.entry(name).or_insert(f32::MAX);
+            *w = w.min(evidence.score);
+        }
+        Scale { best, worst }
+    }
+
+    /// `evidence`'s score in 0..=1 within its arm.
+    fn of(&self, evidence: &Evidence) -> f32 {
+        let name = evidence.arm.as_str();
+        let best = self.best.get(name).copied().unwrap_or(1.0);
+        if evidence.arm == Arm::Vector {
+            let worst = self.worst.get(name).copied().unwrap_or(0.0);
+            if best - worst <= f32::EPSILON {
+                return 1.0;
+            }
+            return ((evidence.score - worst) / (best - worst)).clamp(0.0, 1.0);
+        }
+        if best <= 0.0 {
+            return 0.0;
+        }
+        (evidence.score / best).clamp(0.0, 1.0)
+    }
 }
 
 /// The vector arm: chunk hits resolved through the lexical index (chunks it no longer holds
@@ -511,7 +757,7 @@ fn vector_arm(
     text: &str,
     k: usize,
     allowed: Option<&AllowedKeys>,
-) -> Result<Option<Vec<StoredChunk>>, IndexError> {
+) -> Result<Option<Vec<(f32, StoredChunk)>>, IndexError> {
     let meta: Option<Meta> = store::read_json(&config.dir.join("meta.json"))?;
     if meta.is_some_and(|m| m.embedder != embedder.id()) {
         return Ok(None);
@@ -528,11 +774,11 @@ fn vector_arm(
         allowed.is_none_or(|keys| keys.contains(&key))
     })?;
     let mut out = Vec::with_capacity(hits.len());
-    for (id, _) in hits {
+    for (id, similarity) in hits {
         if let Some(chunk) = searcher.chunk(id)?
             && allowed.is_none_or(|keys| keys.contains(&file_key(&chunk.path)))
         {
-            out.push(chunk);
+            out.push((similarity, chunk));
         }
     }
     Ok(Some(out))

@@ -28,8 +28,9 @@ use crate::error::IndexError;
 use crate::walk::is_test_path;
 
 /// 2: the file table moved from `files.json` to `files.bin`; 3: outlines kept as bytes;
-/// 4: chunks carry their file's key as a fast field (filters without the file table).
-pub(crate) const FORMAT_VERSION: u32 = 4;
+/// 4: chunks carry their file's key as a fast field (filters without the file table); 5:
+/// generated files are indexed, marked on their chunks, and import-only chunks have a kind.
+pub(crate) const FORMAT_VERSION: u32 = 5;
 
 /// The stable key of a path (FNV-1a), in the vector store and the lexical index: filters
 /// compare keys, not strings.

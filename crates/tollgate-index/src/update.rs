@@ -416,9 +416,12 @@ fn prepare(
         return Ok(Outcome::Skipped);
     }
     let text = String::from_utf8_lossy(&bytes);
-    if walk::looks_generated(&text) || walk::looks_minified(&text) {
+    // Generated code is indexed (a change to it must be findable) and ranked lower; minified
+    // code is not readable as code at all.
+    if walk::looks_minified(&text) {
         return Ok(Outcome::Skipped);
     }
+    let generated = walk::looks_generated(&text);
     let chunked = chunk_file(file.language, &text);
     let texts: Vec<String> = chunked
         .chunks
@@ -444,6 +447,8 @@ fn prepare(
                     language: language.clone(),
                     kind: c.kind.to_string(),
                     symbol: c.symbol,
+                    generated,
+                    address: None,
                 },
                 c.text,
             )

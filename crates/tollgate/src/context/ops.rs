@@ -79,13 +79,12 @@ fn read_lines(ws: &Workspace, path: &str, start: usize, end: usize) -> Vec<Strin
 }
 
 fn to_results(ws: &Workspace, hits: Vec<Hit>) -> Vec<SearchResult> {
-    let best = hits.first().map_or(1.0, |h| h.score).max(f32::MIN_POSITIVE);
     hits.into_iter()
         .map(|hit| {
             let end = hit.end_line.min(hit.start_line + SNIPPET_LINES - 1);
             let snippet = read_lines(ws, &hit.path, hit.start_line, end).join("\n");
             SearchResult {
-                relevance: round(f64::from(hit.score / best)),
+                relevance: round(f64::from(hit.relevance)),
                 channels: hit
                     .channels
                     .iter()

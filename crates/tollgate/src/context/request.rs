@@ -106,10 +106,12 @@ pub struct SearchResult {
     pub end_line: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
-    /// `function`, `method`, `class`, …, `section`, `gap` (code between definitions), `window`.
+    /// `function`, `method`, `class`, …, `section`, `gap` (code between definitions), `imports`
+    /// (a header of imports only), `window`.
     pub kind: String,
     pub language: String,
-    /// 0–1, relative to the best result.
+    /// 0–1: the IDF-weighted share of the query's words the chunk holds (absolute: a query
+    /// nothing answers scores low, whatever ranks first).
     pub relevance: f64,
     /// The channels that found the file: `lexical`, `vector`, `history`.
     pub channels: Vec<String>,

@@ -1,0 +1,523 @@
+//! The ranking signals applied on top of the channels: what kind of query this is, how much
+//! each channel counts for it, how well a chunk's symbol names what was asked, which files are
+//! tests, docs, changelogs, generated or vendored, and how a file's chunks add up. Each signal
+//! can be switched off by name (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it
+//! alone; search wires them together.
+
+use std::collections::HashSet;
+
+use crate::search::Channel;
+use crate::tokenize::tokens;
+use crate::walk::is_test_path;
+
+/// What a query looks like, which decides how the channels are weighted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryClass {
+    /// One identifier: `Semantics`, `parse_args`, `rewrite_asserts`.
+    Identifier,
+    /// A qualified name: `hir::Semantics`, `_pytest.assertion.rewrite`, `Foo#bar`.
+    Qualified,
+    /// A file path or name: `src/main.rs`, `conftest.py`.
+    Path,
+    /// Words: "how does pytest rewrite assert statements".
+    NaturalLanguage,
+}
+
+impl QueryClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryClass::Identifier => "identifier",
+            QueryClass::Qualified => "qualified",
+            QueryClass::Path => "path",
+            QueryClass::NaturalLanguage => "natural-language",
+        }
+    }
+
+    /// A channel's weight in the fusion. Symbol-like queries are answered by exact terms;
+    /// vectors and commit messages mostly add noise to them, and help with words.
+    pub(crate) fn weight(self, channel: Channel) -> f32 {
+        match (self, channel) {
+            (_, Channel::Lexical) => 1.0,
+            (QueryClass::NaturalLanguage, Channel::Vector) => 0.6,
+            (QueryClass::NaturalLanguage, Channel::History) => 0.5,
+            (QueryClass::Path, Channel::Vector) => 0.2,
+            (QueryClass::Path, Channel::History) => 0.3,
+            (QueryClass::Identifier | QueryClass::Qualified, Channel::Vector) => 0.25,
+            (QueryClass::Identifier | QueryClass::Qualified, Channel::History) => 0.2,
+        }
+    }
+}
+
+/// Known file extensions, for telling `conftest.py` (a path) from `os.path` (a name).
+const PATH_EXTENSIONS: &[&str] = &[
+    "rs", "py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "go", "java", "kt", "swift", "c",
+    "h", "cc", "cpp", "hpp", "cs", "rb", "php", "md", "toml", "yaml", "yml", "json", "txt", "cfg",
+    "ini", "sh",
+];
+
+pub fn classify(query: &str) -> QueryClass {
+    let query = query.trim();
+    if query.split_whitespace().count() != 1 {
+        return QueryClass::NaturalLanguage;
+    }
+    let is_ident = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    if query.contains('/')
+        || query
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && PATH_EXTENSIONS.contains(&ext))
+    {
+        return QueryClass::Path;
+    }
+    let segments: Vec<&str> = query
+        .split("::")
+        .flat_map(|s| s.split(['.', '#']))
+        .collect();
+    if segments.len() > 1 && segments.iter().all(|s| is_ident(s)) {
+        return QueryClass::Qualified;
+    }
+    let trimmed = query.trim_end_matches("()");
+    if is_ident(trimmed) {
+        return QueryClass::Identifier;
+    }
+    QueryClass::NaturalLanguage
+}
+
+/// A ranking signal that can be switched off for an ablation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// Channel weights by query class (off: every channel weighs 1).
+    QueryClass,
+    /// Boosts for chunks whose symbol is what the query names, definitions over impls and uses.
+    Definitions,
+    /// The extra lexical lookup of the queried name among definitions' symbols.
+    SymbolLookup,
+    /// A file's extra chunks add with diminishing returns (off: the best chunk alone counts).
+    FileAggregation,
+    /// Chunks holding only imports rank below code.
+    ImportPenalty,
+    /// Query words in a file's path or name.
+    PathMatch,
+    /// Tests, docs, changelogs, generated and vendored files rank lower unless asked for.
+    FileClassPenalty,
+}
+
+impl Signal {
+    const ALL: [Signal; 7] = [
+        Signal::QueryClass,
+        Signal::Definitions,
+        Signal::SymbolLookup,
+        Signal::FileAggregation,
+        Signal::ImportPenalty,
+        Signal::PathMatch,
+        Signal::FileClassPenalty,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Signal::QueryClass => "query-class",
+            Signal::Definitions => "definitions",
+            Signal::SymbolLookup => "symbol-lookup",
+            Signal::FileAggregation => "file-aggregation",
+            Signal::ImportPenalty => "import-penalty",
+            Signal::PathMatch => "path-match",
+            Signal::FileClassPenalty => "file-class-penalty",
+        }
+    }
+}
+
+/// Which signals a search uses: all, unless an evaluation names some to leave out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signals {
+    off: HashSet<&'static str>,
+}
+
+impl Signals {
+    /// All signals except those named in `TOLLGATE_SEARCH_SIGNALS_OFF` (comma-separated, for
+    /// ablations; unknown names are ignored so an older binary runs a newer evaluation).
+    pub fn from_env() -> Signals {
+        let off = std::env::var("TOLLGATE_SEARCH_SIGNALS_OFF").unwrap_or_default();
+        let names: Vec<&str> = off.split(',').map(str::trim).collect();
+        Signals {
+            off: Signal::ALL
+                .iter()
+                .map(|s| s.as_str())
+                .filter(|name| names.contains(name))
+                .collect(),
+        }
+    }
+
+    pub fn on(&self, signal: Signal) -> bool {
+        !self.off.contains(signal.as_str())
+    }
+}
+
+/// What the query names, prepared once per search.
+#[derive(Debug)]
+pub(crate) struct QueryTerms {
+    pub class: QueryClass,
+    /// Content words, lowercased (the tokenizer's tokens).
+    pub words: HashSet<String>,
+    /// For identifier and qualified queries: the name asked for, as written, and its qualifier
+    /// segments lowercased (`hir::Semantics` → `Semantics`, [`hir`]).
+    pub name: Option<String>,
+    pub qualifiers: Vec<String>,
+    /// Words that ask for tests, docs, changelogs or generated code.
+    pub asks_for: HashSet<FileClass>,
+}
+
+impl QueryTerms {
+    pub fn new(text: &str) -> QueryTerms {
+        let class = classify(text);
+        let words: HashSet<String> = tokens(text).into_iter().collect();
+        let (name, qualifiers) = match class {
+            QueryClass::Identifier => (Some(text.trim().trim_end_matches("()").to_string()), vec![]),
+            QueryClass::Qualified => {
+                let mut segments: Vec<&str> = text
+                    .trim()
+                    .trim_end_matches("()")
+                    .split("::")
+                    .flat_map(|s| s.split(['.', '#']))
+                    .collect();
+                let name = segments.pop().map(str::to_string);
+                (
+                    name,
+                    segments.iter().map(|s| s.to_ascii_lowercase()).collect(),
+                )
+            }
+            QueryClass::Path | QueryClass::NaturalLanguage => (None, vec![]),
+        };
+        let asks_for = FileClass::ALL
+            .into_iter()
+            .filter(|class| class.asked_by(&words))
+            .collect();
+        QueryTerms {
+            class,
+            words,
+            name,
+            qualifiers,
+            asks_for,
+        }
+    }
+}
+
+/// Kinds that define something, as the chunker names them.
+fn is_definition_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "struct"
+            | "enum"
+            | "union"
+            | "trait"
+            | "class"
+            | "interface"
+            | "type"
+            | "function"
+            | "method"
+            | "macro"
+            | "const"
+            | "static"
+            | "module"
+            | "namespace"
+    )
+}
+
+/// Type-like definitions answer a name query before functions do (a type is what a bare
+/// capitalised name usually means).
+fn is_type_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "struct" | "enum" | "union" | "trait" | "class" | "interface" | "type"
+    )
+}
+
+/// The boost for a chunk whose symbol matches the query, with why. `symbol` is the chunk's
+/// display name (`Parent::name`, `impl Trait for Type`), `kind` its kind, `path` its file.
+pub(crate) fn definition_boost(
+    terms: &QueryTerms,
+    symbol: Option<&str>,
+    kind: &str,
+    path: &str,
+) -> Option<(f32, &'static str)> {
+    let symbol = symbol?;
+    let last = symbol.rsplit("::").next().unwrap_or(symbol);
+    let last = last.rsplit('.').next().unwrap_or(last);
+    if let Some(name) = &terms.name {
+        let exact = last == name;
+        let folded = !exact && last.eq_ignore_ascii_case(name);
+        if exact || folded {
+            let mut factor = match (exact, is_definition_kind(kind)) {
+                (true, true) => 3.0,
+                (false, true) => 2.4,
+                (_, false) => 1.4, // `impl Foo`, a heading, a window named after it
+            };
+            if is_type_kind(kind) {
+                factor *= 1.15;
+            }
+            // Each qualifier found in the path or the symbol's parents confirms the name.
+            let lower_path = path.to_ascii_lowercase();
+            let lower_symbol = symbol.to_ascii_lowercase();
+            let confirmed = terms
+                .qualifiers
+                .iter()
+                .filter(|q| lower_path.contains(q.as_str()) || lower_symbol.contains(q.as_str()))
+                .count();
+            factor *= 1.0 + 0.3 * confirmed as f32;
+            return Some((factor, if exact { "definition" } else { "definition (case)" }));
+        }
+        // `impl Display for Semantics`: the type it is for.
+        if kind == "impl" && symbol.split_whitespace().last() == Some(name.as_str()) {
+            return Some((1.3, "impl of the name"));
+        }
+    }
+    // Sub-token matches: a query word that is a whole part of the symbol's name.
+    if terms.words.is_empty() || !is_definition_kind(kind) {
+        return None;
+    }
+    let parts = tokens(last);
+    let matched = parts.iter().filter(|p| terms.words.contains(*p)).count();
+    if matched == 0 {
+        return None;
+    }
+    let whole = tokens(last).first().is_some_and(|w| terms.words.contains(w));
+    let factor = if whole {
+        1.5
+    } else {
+        1.0 + 0.3 * (matched as f32 / parts.len().max(1) as f32)
+    };
+    Some((factor, "symbol words"))
+}
+
+/// A chunk holding only imports: header boilerplate that matches many module-name queries.
+pub(crate) const IMPORT_PENALTY: f32 = 0.5;
+
+/// How much a file's path says it is what the query asks about: the share of the query's
+/// words found among the path's words, the file name counting double.
+pub(crate) fn path_match(terms: &QueryTerms, path: &str) -> f32 {
+    if terms.words.is_empty() {
+        return 0.0;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    let stem_words: HashSet<String> = tokens(stem).into_iter().collect();
+    let dir_words: HashSet<String> = tokens(&path[..path.len() - name.len()])
+        .into_iter()
+        .collect();
+    let mut score = 0.0;
+    for word in &terms.words {
+        if stem_words.contains(word) {
+            score += 2.0;
+        } else if dir_words.contains(word) {
+            score += 1.0;
+        }
+    }
+    // The whole stem is the query's name (`semantics.rs` for `Semantics`).
+    if let Some(name) = &terms.name
+        && stem.replace('_', "").eq_ignore_ascii_case(&name.replace('_', ""))
+    {
+        score += 2.0;
+    }
+    (score / (2.0 * terms.words.len() as f32)).min(1.0)
+}
+
+/// The boost a full path match gives a file.
+pub(crate) const PATH_MATCH_BOOST: f32 = 0.35;
+
+/// What a file is, for ranking: code unless its path or content says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileClass {
+    Code,
+    Test,
+    Docs,
+    Changelog,
+    Generated,
+    Vendored,
+}
+
+impl FileClass {
+    const ALL: [FileClass; 6] = [
+        FileClass::Code,
+        FileClass::Test,
+        FileClass::Docs,
+        FileClass::Changelog,
+        FileClass::Generated,
+        FileClass::Vendored,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileClass::Code => "code",
+            FileClass::Test => "test",
+            FileClass::Docs => "docs",
+            FileClass::Changelog => "changelog",
+            FileClass::Generated => "generated",
+            FileClass::Vendored => "vendored",
+        }
+    }
+
+    /// The factor on a file of this class when the query does not ask for it.
+    pub(crate) fn penalty(self) -> f32 {
+        match self {
+            FileClass::Code => 1.0,
+            FileClass::Test => 0.7,
+            FileClass::Docs => 0.6,
+            FileClass::Changelog => 0.35,
+            FileClass::Generated => 0.7,
+            FileClass::Vendored => 0.5,
+        }
+    }
+
+    fn asked_by(self, words: &HashSet<String>) -> bool {
+        let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
+        match self {
+            FileClass::Code => false,
+            FileClass::Test => any(&["test", "tests", "testing", "spec", "specs", "fixture"]),
+            FileClass::Docs => any(&["doc", "docs", "documentation", "readme", "guide"]),
+            FileClass::Changelog => any(&["changelog", "changes", "release", "news"]),
+            FileClass::Generated => any(&["generated", "codegen", "generate"]),
+            FileClass::Vendored => any(&["vendor", "vendored", "third"]),
+        }
+    }
+
+    /// The class of `path`; `generated` when its content announced it.
+    pub fn of(path: &str, generated: bool) -> FileClass {
+        let lower = path.to_ascii_lowercase();
+        let name = lower.rsplit('/').next().unwrap_or(&lower);
+        let dirs: Vec<&str> = lower.split('/').rev().skip(1).collect();
+        let stem = name.split('.').next().unwrap_or(name);
+        if matches!(
+            stem,
+            "changelog" | "changes" | "history" | "news" | "release-notes" | "releases"
+        ) || dirs
+            .iter()
+            .any(|d| matches!(*d, "changelog" | "changelogs" | "changes" | "changelog.d"))
+        {
+            return FileClass::Changelog;
+        }
+        if dirs.iter().any(|d| {
+            matches!(
+                *d,
+                "vendor" | "vendored" | "third_party" | "thirdparty" | "external" | "node_modules"
+            )
+        }) {
+            return FileClass::Vendored;
+        }
+        if generated
+            || dirs.iter().any(|d| d.contains("generated"))
+            || stem.contains("generated")
+            || name.ends_with(".pb.go")
+            || name.ends_with("_pb2.py")
+        {
+            return FileClass::Generated;
+        }
+        if is_test_path(path) {
+            return FileClass::Test;
+        }
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        if matches!(ext, "md" | "mdx" | "rst" | "adoc" | "txt")
+            || dirs
+                .iter()
+                .any(|d| matches!(*d, "doc" | "docs" | "documentation" | "website"))
+        {
+            return FileClass::Docs;
+        }
+        FileClass::Code
+    }
+}
+
+/// A chunk of an in-file test module (Rust's `mod tests`, a `tests::…` function): test code
+/// in a file of code.
+pub(crate) fn is_test_chunk(symbol: Option<&str>) -> bool {
+    symbol.is_some_and(|s| {
+        matches!(s, "tests" | "test") || s.starts_with("tests::") || s.starts_with("test::")
+    })
+}
+
+/// A file's score from its chunks' scores, best first: the best counts whole and each further
+/// chunk less, so one file with many matching chunks cannot outweigh several good files.
+pub(crate) fn aggregate(sorted_chunk_scores: &[f32]) -> f32 {
+    let mut weight = 0.25;
+    let mut total = sorted_chunk_scores.first().copied().unwrap_or(0.0);
+    for score in sorted_chunk_scores.iter().skip(1).take(4) {
+        total += weight * score;
+        weight *= 0.5;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_classified() {
+        assert_eq!(classify("Semantics"), QueryClass::Identifier);
+        assert_eq!(classify("parse_args"), QueryClass::Identifier);
+        assert_eq!(classify("hir::Semantics"), QueryClass::Qualified);
+        assert_eq!(classify("_pytest.assertion.rewrite"), QueryClass::Qualified);
+        assert_eq!(classify("src/main.rs"), QueryClass::Path);
+        assert_eq!(classify("conftest.py"), QueryClass::Path);
+        assert_eq!(
+            classify("how does pytest rewrite assert statements"),
+            QueryClass::NaturalLanguage
+        );
+    }
+
+    #[test]
+    fn definitions_beat_impls_and_uses() {
+        let terms = QueryTerms::new("hir::Semantics");
+        let def = definition_boost(&terms, Some("Semantics"), "struct", "crates/hir/src/semantics.rs")
+            .unwrap()
+            .0;
+        let imp = definition_boost(
+            &terms,
+            Some("impl Clone for Semantics"),
+            "impl",
+            "crates/hir/src/semantics.rs",
+        )
+        .unwrap()
+        .0;
+        let elsewhere = definition_boost(&terms, Some("Semantics"), "struct", "crates/ide/src/x.rs")
+            .unwrap()
+            .0;
+        assert!(def > elsewhere && elsewhere > imp, "{def} {elsewhere} {imp}");
+        assert!(definition_boost(&terms, Some("other"), "function", "a.rs").is_none());
+    }
+
+    #[test]
+    fn file_classes_come_from_paths() {
+        assert_eq!(FileClass::of("src/lib.rs", false), FileClass::Code);
+        assert_eq!(FileClass::of("crates/ide/src/tests.rs", false), FileClass::Test);
+        assert_eq!(FileClass::of("changelog/1234.bugfix.rst", false), FileClass::Changelog);
+        assert_eq!(FileClass::of("CHANGELOG.md", false), FileClass::Changelog);
+        assert_eq!(FileClass::of("doc/en/how-to.rst", false), FileClass::Docs);
+        assert_eq!(
+            FileClass::of("crates/syntax/src/ast/generated/nodes.rs", false),
+            FileClass::Generated
+        );
+        assert_eq!(FileClass::of("src/lints.rs", true), FileClass::Generated);
+        let asks = QueryTerms::new("where are the tests for parsing").asks_for;
+        assert!(asks.contains(&FileClass::Test) && !asks.contains(&FileClass::Docs));
+    }
+
+    #[test]
+    fn extra_chunks_add_less_and_less() {
+        assert_eq!(aggregate(&[]), 0.0);
+        assert_eq!(aggregate(&[1.0]), 1.0);
+        let many = aggregate(&[1.0; 20]);
+        assert!(many < 1.5, "{many}");
+        assert!(aggregate(&[1.0, 1.0]) > aggregate(&[1.0]));
+    }
+
+    #[test]
+    fn path_words_match() {
+        let terms = QueryTerms::new("Semantics");
+        assert!(path_match(&terms, "crates/hir/src/semantics.rs") >= 1.0);
+        assert_eq!(path_match(&terms, "crates/hir/src/lib.rs"), 0.0);
+        let terms = QueryTerms::new("assertion rewrite");
+        assert!(path_match(&terms, "src/_pytest/assertion/rewrite.py") > 0.5);
+    }
+}

@@ -210,7 +210,7 @@ pub struct SearchArgs {
     pub query: String,
     #[command(flatten)]
     pub location: IndexLocationArgs,
-    /// Results (1–50).
+    /// Results (1–100).
     #[arg(long, short = 'k', default_value_t = 10)]
     pub top_k: usize,
     /// Over-fetch more in every channel.
@@ -222,8 +222,9 @@ pub struct SearchArgs {
     /// Leave out paths under this prefix or matching this glob (repeatable).
     #[arg(long, value_name = "PATH|GLOB")]
     pub exclude: Vec<String>,
-    /// Test files: include, exclude (the default) or only.
-    #[arg(long, value_name = "MODE", default_value = "exclude", value_parser = ["include", "exclude", "only"])]
+    /// Test files: include (the default: ranked lower unless the query asks for tests, like
+    /// docs, changelogs and generated files), exclude or only.
+    #[arg(long, value_name = "MODE", default_value = "include", value_parser = ["include", "exclude", "only"])]
     pub tests: String,
     /// Only files in this language (rust, typescript, python, go, java, …).
     #[arg(long, value_name = "LANG")]
@@ -234,6 +235,12 @@ pub struct SearchArgs {
     /// Print JSON (results with paths, lines, relevance and snippets).
     #[arg(long)]
     pub json: bool,
+    /// Show why each result ranks where it does: each channel's rank and score, each boost.
+    #[arg(long)]
+    pub explain: bool,
+    /// Lines shown per result around the lines that match the query (like `rg -C`).
+    #[arg(long, short = 'C', value_name = "N", default_value_t = 0)]
+    pub context: usize,
 }
 
 #[derive(Debug, Args)]

@@ -395,8 +395,7 @@ fn is_import_or_comment(language: Language, node: Node) -> bool {
             ),
             Language::JavaScript | Language::TypeScript | Language::Tsx => {
                 kind == "import_statement"
-                    || (kind == "export_statement"
-                        && node.child_by_field_name("source").is_some())
+                    || (kind == "export_statement" && node.child_by_field_name("source").is_some())
             }
             Language::Go => matches!(kind, "import_declaration" | "package_clause"),
             Language::Java => matches!(kind, "import_declaration" | "package_declaration"),

@@ -22,6 +22,12 @@ pub enum IndexError {
     },
     #[error("no index at {}: run `tollgate index` first", .0.display())]
     NotIndexed(PathBuf),
+    /// A search would build an index of a directory no repository bounds (`/tmp`, a home).
+    #[error(
+        "no index for {}, and it is not inside a git work tree, so a search does not index it on its own (it could be all of /tmp or a home directory): search from inside a repository, or run `tollgate index --repo {}` to index that directory deliberately",
+        .0.display(), .0.display()
+    )]
+    NotAWorkTree(PathBuf),
     #[error("the index at {} is unreadable: {detail}; run `tollgate index` to rebuild it", dir.display())]
     Corrupt { dir: PathBuf, detail: String },
     #[error("search engine error: {0}")]
@@ -52,7 +58,7 @@ impl IndexError {
         match self {
             IndexError::Io { .. } => "IO_ERROR",
             IndexError::Busy { .. } => "INDEX_BUSY",
-            IndexError::NotIndexed(_) => "INDEX_NOT_FOUND",
+            IndexError::NotIndexed(_) | IndexError::NotAWorkTree(_) => "INDEX_NOT_FOUND",
             IndexError::Corrupt { .. } => "INDEX_CORRUPT",
             IndexError::Engine(_) => "INDEX_ERROR",
             IndexError::Embedder(_) => "EMBEDDER_ERROR",

@@ -13,8 +13,8 @@ use tantivy::schema::{
     TextOptions, Value,
 };
 use tantivy::{
-    DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED,
-    TantivyDocument, Term,
+    DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument,
+    Term,
 };
 
 use crate::error::IndexError;
@@ -310,7 +310,11 @@ impl Searcher {
     /// of `words` found in its body, path or symbol. Absolute (a chunk holding every word
     /// scores 1, whatever else ranks), so a query nothing answers scores low; a word no chunk
     /// holds weighs the most.
-    pub(crate) fn coverage(&self, words: &[String], chunks: &[&StoredChunk]) -> Result<Vec<f32>, IndexError> {
+    pub(crate) fn coverage(
+        &self,
+        words: &[String],
+        chunks: &[&StoredChunk],
+    ) -> Result<Vec<f32>, IndexError> {
         let f = self.fields;
         let n_docs = self.searcher.num_docs().max(1) as f32;
         let mut covered = vec![0.0f32; chunks.len()];
@@ -343,7 +347,11 @@ impl Searcher {
 
     fn in_any(&self, word: &str, fields: &[Field]) -> Result<bool, IndexError> {
         for field in fields {
-            if self.searcher.doc_freq(&Term::from_field_text(*field, word))? > 0 {
+            if self
+                .searcher
+                .doc_freq(&Term::from_field_text(*field, word))?
+                > 0
+            {
                 return Ok(true);
             }
         }

@@ -104,6 +104,14 @@ pub fn exists(config: &IndexConfig) -> bool {
     config.dir.join("meta.json").is_file()
 }
 
+/// Whether the index exists in the format this build reads (an older one must be rebuilt).
+pub fn is_current(config: &IndexConfig) -> bool {
+    store::read_json::<store::Meta>(&config.dir.join("meta.json"))
+        .ok()
+        .flatten()
+        .is_some_and(|meta| meta.version == store::FORMAT_VERSION)
+}
+
 /// Reports on the index at `config.dir` without changing it.
 pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     let dir = &config.dir;
@@ -462,7 +470,10 @@ mod tests {
             found.iter().position(|p| *p == "src/auth.rs"),
             found.iter().position(|p| *p == "gen.go"),
         );
-        assert!(code.is_some() && generated.is_some() && code < generated, "{found:?}");
+        assert!(
+            code.is_some() && generated.is_some() && code < generated,
+            "{found:?}"
+        );
 
         let outcome = search(
             &config,

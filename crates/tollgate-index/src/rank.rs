@@ -62,7 +62,8 @@ pub fn classify(query: &str) -> QueryClass {
     }
     let is_ident = |s: &str| {
         !s.is_empty()
-            && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
             && !s.starts_with(|c: char| c.is_ascii_digit())
     };
     if query.contains('/')
@@ -174,7 +175,9 @@ impl QueryTerms {
         let class = classify(text);
         let words: HashSet<String> = tokens(text).into_iter().collect();
         let (name, qualifiers) = match class {
-            QueryClass::Identifier => (Some(text.trim().trim_end_matches("()").to_string()), vec![]),
+            QueryClass::Identifier => {
+                (Some(text.trim().trim_end_matches("()").to_string()), vec![])
+            }
             QueryClass::Qualified => {
                 let mut segments: Vec<&str> = text
                     .trim()
@@ -266,7 +269,14 @@ pub(crate) fn definition_boost(
                 .filter(|q| lower_path.contains(q.as_str()) || lower_symbol.contains(q.as_str()))
                 .count();
             factor *= 1.0 + 0.3 * confirmed as f32;
-            return Some((factor, if exact { "definition" } else { "definition (case)" }));
+            return Some((
+                factor,
+                if exact {
+                    "definition"
+                } else {
+                    "definition (case)"
+                },
+            ));
         }
         // `impl Display for Semantics`: the type it is for.
         if kind == "impl" && symbol.split_whitespace().last() == Some(name.as_str()) {
@@ -282,7 +292,9 @@ pub(crate) fn definition_boost(
     if matched == 0 {
         return None;
     }
-    let whole = tokens(last).first().is_some_and(|w| terms.words.contains(w));
+    let whole = tokens(last)
+        .first()
+        .is_some_and(|w| terms.words.contains(w));
     let factor = if whole {
         1.5
     } else {
@@ -316,7 +328,9 @@ pub(crate) fn path_match(terms: &QueryTerms, path: &str) -> f32 {
     }
     // The whole stem is the query's name (`semantics.rs` for `Semantics`).
     if let Some(name) = &terms.name
-        && stem.replace('_', "").eq_ignore_ascii_case(&name.replace('_', ""))
+        && stem
+            .replace('_', "")
+            .eq_ignore_ascii_case(&name.replace('_', ""))
     {
         score += 2.0;
     }
@@ -469,9 +483,14 @@ mod tests {
     #[test]
     fn definitions_beat_impls_and_uses() {
         let terms = QueryTerms::new("hir::Semantics");
-        let def = definition_boost(&terms, Some("Semantics"), "struct", "crates/hir/src/semantics.rs")
-            .unwrap()
-            .0;
+        let def = definition_boost(
+            &terms,
+            Some("Semantics"),
+            "struct",
+            "crates/hir/src/semantics.rs",
+        )
+        .unwrap()
+        .0;
         let imp = definition_boost(
             &terms,
             Some("impl Clone for Semantics"),
@@ -480,18 +499,28 @@ mod tests {
         )
         .unwrap()
         .0;
-        let elsewhere = definition_boost(&terms, Some("Semantics"), "struct", "crates/ide/src/x.rs")
-            .unwrap()
-            .0;
-        assert!(def > elsewhere && elsewhere > imp, "{def} {elsewhere} {imp}");
+        let elsewhere =
+            definition_boost(&terms, Some("Semantics"), "struct", "crates/ide/src/x.rs")
+                .unwrap()
+                .0;
+        assert!(
+            def > elsewhere && elsewhere > imp,
+            "{def} {elsewhere} {imp}"
+        );
         assert!(definition_boost(&terms, Some("other"), "function", "a.rs").is_none());
     }
 
     #[test]
     fn file_classes_come_from_paths() {
         assert_eq!(FileClass::of("src/lib.rs", false), FileClass::Code);
-        assert_eq!(FileClass::of("crates/ide/src/tests.rs", false), FileClass::Test);
-        assert_eq!(FileClass::of("changelog/1234.bugfix.rst", false), FileClass::Changelog);
+        assert_eq!(
+            FileClass::of("crates/ide/src/tests.rs", false),
+            FileClass::Test
+        );
+        assert_eq!(
+            FileClass::of("changelog/1234.bugfix.rst", false),
+            FileClass::Changelog
+        );
         assert_eq!(FileClass::of("CHANGELOG.md", false), FileClass::Changelog);
         assert_eq!(FileClass::of("doc/en/how-to.rst", false), FileClass::Docs);
         assert_eq!(

@@ -14,11 +14,11 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
-use crate::store::{self, ListedFile, Meta, file_key};
 use crate::rank::{
     self, FileClass, IMPORT_PENALTY, PATH_MATCH_BOOST, QueryClass, QueryTerms, Signal, Signals,
     definition_boost,
 };
+use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
 use crate::walk::Language;
@@ -297,6 +297,9 @@ pub struct SearchOutcome {
     pub channels: Vec<Channel>,
     /// Why a channel could not take part, and similar.
     pub warnings: Vec<String>,
+    /// Files of the hits changed since the index was last updated (their lines and snippets
+    /// may have moved): the caller re-indexes them or warns.
+    pub stale: Vec<String>,
 }
 
 /// Runs a hybrid search over the index at `config.dir`. `embedder` must be the one the index
@@ -307,8 +310,9 @@ pub fn search(
     query: &SearchQuery,
 ) -> Result<SearchOutcome, IndexError> {
     let dir = &config.dir;
+    let meta = store::read_json::<Meta>(&dir.join("meta.json"))?;
     // An index of another format would answer filtered searches with nothing, silently.
-    if let Some(meta) = store::read_json::<Meta>(&dir.join("meta.json"))?
+    if let Some(meta) = &meta
         && meta.version != store::FORMAT_VERSION
     {
         return Err(IndexError::Corrupt {
@@ -374,10 +378,12 @@ pub fn search(
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
     let mut add = |chunks: Vec<(f32, StoredChunk)>, arm: Arm| {
         for (rank, (score, chunk)) in chunks.into_iter().enumerate() {
-            let entry = candidates.entry(chunk.chunk_id).or_insert_with(|| Candidate {
-                chunk,
-                evidence: Vec::new(),
-            });
+            let entry = candidates
+                .entry(chunk.chunk_id)
+                .or_insert_with(|| Candidate {
+                    chunk,
+                    evidence: Vec::new(),
+                });
             entry.evidence.push(Evidence {
                 arm,
                 rank: rank + 1,
@@ -548,7 +554,10 @@ pub fn search(
         if file.chunks.is_empty() {
             // Found by history only: show its best-matching chunk, else its first.
             let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(path)]));
-            let mut chunk = searcher.search(&query.text, 1, Some(&only))?.pop().map(|(_, c)| c);
+            let mut chunk = searcher
+                .search(&query.text, 1, Some(&only))?
+                .pop()
+                .map(|(_, c)| c);
             if chunk.is_none() {
                 chunk = searcher.chunks_of(path)?.into_iter().next();
             }
@@ -627,7 +636,30 @@ pub fn search(
             explain,
         });
     }
+    if let Some(meta) = &meta {
+        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at);
+    }
     Ok(outcome)
+}
+
+/// The hits' files modified after `indexed_at` (whole seconds: an edit in the update's own last
+/// second goes unseen until the next), or gone.
+fn stale_files(config: &IndexConfig, hits: &[Hit], indexed_at: i64) -> Vec<String> {
+    let mut stale: Vec<String> = Vec::new();
+    for hit in hits {
+        if stale.contains(&hit.path) {
+            continue;
+        }
+        let modified = std::fs::metadata(config.root.join(&hit.path))
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok());
+        let is_stale = modified.is_none_or(|since| since.as_secs() as i64 > indexed_at);
+        if is_stale {
+            stale.push(hit.path.clone());
+        }
+    }
+    stale
 }
 
 /// How many definitions the symbol lookup adds for an identifier query.

@@ -165,7 +165,7 @@ pub fn default_state_file(workspace: &Path) -> Result<PathBuf, crate::workspace:
             source,
         }
     })?;
-    Ok(workspace.state_dir("replay")?.join("results.jsonl"))
+    Ok(workspace.create_state_dir("replay")?.join("results.jsonl"))
 }
 
 /// Most commits one replay reviews: a bound on time and memory whatever is asked.

@@ -371,6 +371,26 @@ impl Workspace {
         self.own_dir(&path)
     }
 
+    /// [`Workspace::state_dir`], created, for a writer. The state root gets a `.gitignore` of
+    /// `*` when it lacks one, so Tollgate's files never show as untracked in `git status`.
+    pub fn create_state_dir(&self, sub: &str) -> Result<PathBuf, PathError> {
+        let dir = self.state_dir(sub)?;
+        let io = |source| PathError::Io {
+            path: format!("{STATE_DIR}/{sub}"),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let ignore = self.root.join(STATE_DIR).join(".gitignore");
+        if ignore.symlink_metadata().is_err() {
+            std::fs::write(
+                &ignore,
+                "# Written by Tollgate: its state is not source.\n*\n",
+            )
+            .map_err(io)?;
+        }
+        Ok(dir)
+    }
+
     /// Reads a regular file of at most `max_bytes` that resolves inside the root.
     pub fn read(&self, path: &RepoPath, max_bytes: u64) -> Result<Vec<u8>, PathError> {
         let resolved = self.resolve(path)?;

@@ -66,7 +66,7 @@ fn index_search_status_and_incremental_update() {
             .unwrap()
             .contains("pub fn verify_password")
     );
-    // Tests are excluded by default, and the only results with --tests only.
+    // Tests are ranked below the code they test by default, excluded or alone on request.
     let paths = |v: &Value| -> Vec<String> {
         v["results"]
             .as_array()
@@ -75,7 +75,22 @@ fn index_search_status_and_incremental_update() {
             .map(|r| r["path"].as_str().unwrap().to_string())
             .collect()
     };
-    assert!(!paths(&results).contains(&"tests/password_test.rs".to_string()));
+    let found = paths(&results);
+    let test_rank = found.iter().position(|p| p == "tests/password_test.rs");
+    assert!(test_rank.is_none_or(|rank| rank > 0), "{found:?}");
+    let excluded = tollgate(&[
+        "search",
+        "how is a password verified",
+        "--repo",
+        root,
+        "--tests",
+        "exclude",
+        "--json",
+    ])
+    .run();
+    assert!(
+        !paths(&excluded.assert_code(0).json()).contains(&"tests/password_test.rs".to_string())
+    );
     let only = tollgate(&[
         "search",
         "verify password",
@@ -167,6 +182,114 @@ fn index_search_status_and_incremental_update() {
         .run()
         .assert_code(0);
     std::fs::remove_file(&lock).unwrap();
+}
+
+#[test]
+fn search_is_trustworthy_outside_repositories_after_edits_and_for_nonsense() {
+    // Outside a git work tree a search refuses to index on its own, and writes nothing.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("notes.txt"), "password notes\n").unwrap();
+    let refused = tollgate(&[
+        "search",
+        "password",
+        "--repo",
+        plain.path().to_str().unwrap(),
+    ])
+    .run();
+    refused.assert_code(2);
+    assert!(
+        refused.stderr.contains("not inside a git work tree")
+            && refused.stderr.contains("tollgate index --repo"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!plain.path().join(".tollgate").exists());
+
+    // Inside one, the first search says it is indexing; Tollgate's state stays out of
+    // `git status`.
+    let repo = sample_repo();
+    let root = path_of(&repo);
+    let first = tollgate(&["search", "verify password", "--repo", root]).run();
+    first.assert_code(0);
+    assert!(
+        first.stderr.contains("no index yet: indexing"),
+        "{}",
+        first.stderr
+    );
+    // Human output shows the lines that match, with their numbers.
+    assert!(
+        first.stdout.contains("src/auth/password.rs:5-8")
+            && first.stdout.contains("6: pub fn verify_password"),
+        "{}",
+        first.stdout
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout),
+        "",
+        "untracked state"
+    );
+
+    // An edit after indexing: the search re-indexes the file and reports its new lines.
+    std::thread::sleep(Duration::from_millis(1100));
+    repo.write(
+        "src/auth/password.rs",
+        "//! Password checks.\n\nuse crate::crypto::hash;\n\n// One line more.\n// And another.\n\n/// Verifies a password against its stored hash.\npub fn verify_password(stored: &str, given: &str) -> bool {\n    hash(given) == stored\n}\n",
+    );
+    let moved = tollgate(&[
+        "search",
+        "verify_password",
+        "--repo",
+        root,
+        "--json",
+        "-k",
+        "1",
+    ])
+    .run()
+    .assert_code(0)
+    .json();
+    let hit = &moved["results"][0];
+    assert_eq!(
+        (hit["path"].as_str(), hit["start_line"].as_u64()),
+        (Some("src/auth/password.rs"), Some(8)),
+        "{moved}"
+    );
+    assert_eq!(moved["warnings"], json!([]), "{moved}");
+
+    // A query nothing answers scores low; one the code answers scores high.
+    let nonsense = tollgate(&["search", "zzzqqq nonexistent", "--repo", root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    for result in nonsense["results"].as_array().unwrap() {
+        assert!(result["relevance"].as_f64().unwrap() < 0.3, "{nonsense}");
+    }
+    assert!(hit["relevance"].as_f64().unwrap() > 0.9, "{moved}");
+
+    // --explain says why.
+    let explained = tollgate(&[
+        "search",
+        "verify_password",
+        "--repo",
+        root,
+        "--explain",
+        "-k",
+        "1",
+    ])
+    .run();
+    explained.assert_code(0);
+    assert!(
+        explained
+            .stdout
+            .contains("why: identifier query, code file")
+            && explained.stdout.contains("definition"),
+        "{}",
+        explained.stdout
+    );
 }
 
 #[test]

@@ -90,15 +90,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
             ExitStatus::Error
         });
     }
-    let show_bar = !args.quiet && std::io::stderr().is_terminal();
-    let bar = if show_bar {
-        ProgressBar::new(0)
-    } else {
-        ProgressBar::hidden()
-    };
-    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = progress_bar(args.quiet);
     let mut on_progress = |p: Progress| {
         show_progress(&bar, p);
         std::ops::ControlFlow::Continue(())
@@ -133,8 +125,21 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Pass)
 }
 
+/// The indexing progress bar on stderr; hidden when `quiet` or stderr is not a terminal.
+pub(super) fn progress_bar(quiet: bool) -> ProgressBar {
+    let bar = if !quiet && std::io::stderr().is_terminal() {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
 /// Shows an indexing step on the progress bar.
-fn show_progress(bar: &ProgressBar, progress: Progress) {
+pub(super) fn show_progress(bar: &ProgressBar, progress: Progress) {
     match progress {
         Progress::Walked { files, .. } => {
             bar.set_message(format!("found {files} files; indexing changed files"))

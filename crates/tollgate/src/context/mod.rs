@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 
 pub use files::get_file;
 pub use ops::{
-    codebase_retrieval, get_context_for_prompt, git_commit_retrieval, index_progress, index_status,
-    index_workspace, regex_search, search_callers_for, search_tests_for, semantic_search,
-    symbol_graph,
+    build_index_if_missing, codebase_retrieval, get_context_for_prompt, git_commit_retrieval,
+    index_progress, index_status, index_workspace, regex_search, search_callers_for,
+    search_tests_for, semantic_search, symbol_graph,
 };
 use tollgate_index::IndexConfig;
 
@@ -143,5 +143,18 @@ impl Workspace {
 
     pub fn embedder(&self) -> &dyn Embedder {
         self.embedder.as_ref()
+    }
+
+    /// Creates the default index directory (with the state root's `.gitignore`) before an index
+    /// is written; an index kept elsewhere is the caller's to place.
+    pub(crate) fn prepare_index_dir(&self) -> Result<(), ContextError> {
+        let unreadable = |err: crate::workspace::PathError| ContextError::Unreadable {
+            path: err.path().to_string(),
+            message: err.reason(),
+        };
+        if self.paths.state_dir("index").map_err(unreadable)? == self.index.dir {
+            self.paths.create_state_dir("index").map_err(unreadable)?;
+        }
+        Ok(())
     }
 }

@@ -44,16 +44,29 @@ fn in_range(field: &'static str, value: usize, min: usize, max: usize) -> Result
 
 /// Builds the index when the workspace has none; true when it did.
 fn ensure_index(ws: &Workspace) -> Result<bool, ContextError> {
+    build_index_if_missing(ws, &mut index_progress(&ws.control))
+}
+
+/// Builds the index a search needs when there is none, reporting to `progress`; true when it
+/// did. Only inside a git work tree: anywhere else the directory could be `/tmp` or a home,
+/// and indexing it is for `tollgate index` to do deliberately.
+pub fn build_index_if_missing(
+    ws: &Workspace,
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
+) -> Result<bool, ContextError> {
     // Only whether an index is there: a full `status` would read every part of it per query.
-    if tollgate_index::exists(ws.index_config()) {
+    // One of an older format is rebuilt (the update does that).
+    if tollgate_index::is_current(ws.index_config()) {
         return Ok(false);
     }
-    tollgate_index::update(
-        ws.index_config(),
-        None,
-        ws.embedder(),
-        &mut index_progress(&ws.control),
-    )?;
+    let in_work_tree = git2::Repository::discover(ws.root())
+        .ok()
+        .is_some_and(|repo| repo.workdir().is_some());
+    if !in_work_tree {
+        return Err(tollgate_index::IndexError::NotAWorkTree(ws.root().to_path_buf()).into());
+    }
+    ws.prepare_index_dir()?;
+    tollgate_index::update(ws.index_config(), None, ws.embedder(), progress)?;
     Ok(true)
 }
 
@@ -97,9 +110,43 @@ fn to_results(ws: &Workspace, hits: Vec<Hit>) -> Vec<SearchResult> {
                 kind: hit.kind,
                 language: hit.language,
                 snippet,
+                explain: hit.explain.map(explanation),
             }
         })
         .collect()
+}
+
+fn explanation(explain: tollgate_index::Explain) -> RankExplanation {
+    let boost = |on: &str| {
+        let on = on.to_string();
+        move |(name, factor): (&str, f32)| Boost {
+            name: name.to_string(),
+            factor: round(f64::from(factor)),
+            on: on.clone(),
+        }
+    };
+    RankExplanation {
+        query_class: explain.query_class.as_str().to_string(),
+        file_class: explain.file_class.as_str().to_string(),
+        evidence: explain
+            .evidence
+            .into_iter()
+            .map(|e| ArmScore {
+                arm: e.arm.to_string(),
+                rank: e.rank,
+                score: round(f64::from(e.score)),
+                weighted: round(f64::from(e.weighted)),
+            })
+            .collect(),
+        boosts: explain
+            .chunk_boosts
+            .into_iter()
+            .map(boost("chunk"))
+            .chain(explain.file_boosts.into_iter().map(boost("file")))
+            .collect(),
+        chunk_score: round(f64::from(explain.chunk_score)),
+        file_score: round(f64::from(explain.file_score)),
+    }
 }
 
 fn round(x: f64) -> f64 {
@@ -144,9 +191,31 @@ fn results_markdown(query: &str, results: &[SearchResult]) -> String {
     out
 }
 
+/// Files changed since the index was built that a search re-indexes before answering; more
+/// only get a warning (re-indexing them could take longer than the search).
+const MAX_REINDEXED_ON_SEARCH: usize = 5;
+
 fn run_search(ws: &Workspace, query: SearchQuery) -> Result<SearchResponse, ContextError> {
     let index_built = ensure_index(ws)?;
-    let outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
+    let mut outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
+    if !outcome.stale.is_empty() && outcome.stale.len() <= MAX_REINDEXED_ON_SEARCH {
+        for path in &outcome.stale {
+            tollgate_index::update(
+                ws.index_config(),
+                Some(path),
+                ws.embedder(),
+                &mut index_progress(&ws.control),
+            )?;
+        }
+        outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
+    }
+    if !outcome.stale.is_empty() {
+        outcome.warnings.push(format!(
+            "{} of the files found changed since the index was built (line ranges may be off): {}; run `tollgate index` to refresh it",
+            outcome.stale.len(),
+            outcome.stale.join(", ")
+        ));
+    }
     let results = to_results(ws, outcome.hits);
     Ok(SearchResponse {
         markdown: results_markdown(&query.text, &results),
@@ -199,7 +268,7 @@ pub fn codebase_retrieval(
     require_text("query", &request.query)?;
     let options = &request.options;
     let top_k = options.top_k.unwrap_or(10);
-    in_range("options.top_k", top_k, 1, 50)?;
+    in_range("options.top_k", top_k, 1, 100)?;
     let mut query = SearchQuery::new(&request.query, top_k);
     query.filter = Filter {
         extensions: options.file_types.clone(),
@@ -214,6 +283,7 @@ pub fn codebase_retrieval(
         under: options.under.clone(),
     };
     query.chunks_per_file = 2;
+    query.explain = options.explain;
     run_search(ws, query).map_err(|err| match err {
         ContextError::Index(tollgate_index::IndexError::InvalidInput(message)) => {
             invalid("options.exclude_paths", message)
@@ -759,6 +829,7 @@ pub fn index_workspace(
         None => None,
     };
     let started = Instant::now();
+    ws.prepare_index_dir()?;
     let report =
         tollgate_index::update(ws.index_config(), under.as_deref(), ws.embedder(), progress)?;
     Ok(IndexReport {

@@ -64,9 +64,9 @@ pub struct SemanticSearchRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrievalOptions {
-    /// Number of results (1–50, default 10).
+    /// Number of results (1–100, default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
+    #[schemars(range(min = 1, max = 100))]
     pub top_k: Option<usize>,
     /// Only files with these extensions (`.ts`, `rs`).
     #[serde(default)]
@@ -83,6 +83,9 @@ pub struct RetrievalOptions {
     /// Only files under this subdirectory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under: Option<String>,
+    /// Attach to each result why it ranks where it does (channel ranks and scores, boosts).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Input of `codebase_retrieval`.
@@ -117,6 +120,47 @@ pub struct SearchResult {
     pub channels: Vec<String>,
     /// The chunk's current text (secrets masked), cut at 40 lines.
     pub snippet: String,
+    /// Why it ranks here, when asked (`explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<RankExplanation>,
+}
+
+/// The evidence behind a result's rank.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RankExplanation {
+    /// `identifier`, `qualified`, `path` or `natural-language`: decides the channels' weights.
+    pub query_class: String,
+    /// `code`, `test`, `docs`, `changelog`, `generated` or `vendored`.
+    pub file_class: String,
+    /// Each arm that found the chunk (history: its file).
+    pub evidence: Vec<ArmScore>,
+    /// Factors applied, to the chunk's score (`definition`, `imports only`, `test module`) or
+    /// the file's (`path words`, a file class).
+    pub boosts: Vec<Boost>,
+    pub chunk_score: f64,
+    pub file_score: f64,
+}
+
+/// One arm's part in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ArmScore {
+    /// `lexical`, `symbol`, `vector` or `history`.
+    pub arm: String,
+    /// 1-based rank within the arm.
+    pub rank: usize,
+    /// The arm's own score (BM25, cosine similarity, commit match).
+    pub score: f64,
+    /// What it added to the score: scaled to 0–1 within the arm, times the channel's weight.
+    pub weighted: f64,
+}
+
+/// A factor on a score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Boost {
+    pub name: String,
+    pub factor: f64,
+    /// `chunk` or `file`.
+    pub on: String,
 }
 
 /// Result of `semantic_search`, `codebase_retrieval` and `search_tests_for`.

@@ -492,7 +492,7 @@ pub(crate) fn apply_journaled(
             path: root.clone(),
             source,
         })?
-        .state_dir("backups")
+        .create_state_dir("backups")
         .map_err(|err| ApplyError::UnsafePath {
             path: BACKUP_DIR.to_string(),
             reason: err.reason(),
@@ -982,7 +982,8 @@ mod tests {
                     let path = entry.unwrap().path();
                     if path.is_dir() && !path.is_symlink() {
                         stack.push(path);
-                    } else if !path.is_symlink() {
+                    } else if !path.is_symlink() && !path.ends_with(".tollgate/.gitignore") {
+                        // The state directory's `.gitignore` comes with the journal's directory.
                         files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
                     }
                 }

@@ -282,7 +282,7 @@ impl JournalLock {
         };
         let dir = Workspace::new(workspace)
             .map_err(lock_err)?
-            .state_dir("journal")
+            .create_state_dir("journal")
             .map_err(StoreError::Location)?;
         Ok(dir.join(format!("{batch_id}.lock")))
     }

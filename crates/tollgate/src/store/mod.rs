@@ -149,7 +149,7 @@ impl Store {
             path: workspace.to_path_buf(),
             source,
         })?;
-        let dir = root.state_dir("").map_err(StoreError::Location)?;
+        let dir = root.create_state_dir("").map_err(StoreError::Location)?;
         let file = Path::new(DEFAULT_STORE_PATH)
             .file_name()
             .unwrap_or_default();

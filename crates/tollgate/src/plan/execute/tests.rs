@@ -79,7 +79,8 @@ impl Fixture {
         .unwrap()
     }
 
-    /// Every file under the temporary directory (workspace and outside), except the backups.
+    /// Every file under the temporary directory (workspace and outside), except the backups
+    /// and the `.gitignore` of Tollgate's state directory.
     fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         let mut files = Vec::new();
         let mut stack = vec![self.dir.path().to_path_buf()];
@@ -91,7 +92,7 @@ impl Fixture {
                 }
                 if path.is_dir() {
                     stack.push(path);
-                } else {
+                } else if !path.ends_with(".tollgate/.gitignore") {
                     files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
                 }
             }

@@ -185,6 +185,10 @@ pub struct IndexLocationArgs {
         value_name = "KEY"
     )]
     pub embed_api_key: Option<String>,
+    /// Most commits a new index reads for the history channel, newest first (later updates
+    /// add only new commits).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub history_depth: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -4,8 +4,10 @@
 //! files each commit touched (max over commits), is one input of file ranking.
 
 use std::collections::HashMap;
-use std::ops::{Bound, ControlFlow};
-use std::path::Path;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use git2::{DiffOptions, Oid, Repository, Sort};
 use tantivy::collector::TopDocs;
@@ -109,7 +111,8 @@ fn open(dir: &Path, create: bool) -> Result<Option<(Index, Fields)>, IndexError>
 /// The commits an update will index, found before any is read: their number is the history
 /// phase's progress total.
 pub(crate) struct Pending {
-    repo: Repository,
+    /// The repository's git directory: each reading thread opens its own handle.
+    git_dir: PathBuf,
     head: Oid,
     /// Newest first, at most `max_commits`.
     commits: Vec<Oid>,
@@ -154,7 +157,7 @@ pub(crate) fn plan(
         walk.take(max_commits).collect::<Result<Vec<Oid>, _>>()?
     };
     Ok(Some(Pending {
-        repo,
+        git_dir: repo.path().to_path_buf(),
         head,
         commits,
         incremental,
@@ -169,69 +172,106 @@ pub(crate) struct Staged {
     added: usize,
 }
 
+/// What one commit contributes: read from git by [`Pending::read`], written by
+/// [`Pending::stage`].
+pub(crate) struct CommitRecord {
+    sha: String,
+    message: String,
+    author: String,
+    time: i64,
+    files: Vec<String>,
+}
+
 impl Pending {
     /// How many commits [`Pending::stage`] indexes.
     pub(crate) fn len(&self) -> usize {
         self.commits.len()
     }
 
-    /// Indexes the planned commits into an uncommitted writer, calling `on_commit` with the
-    /// number done after each; [`ControlFlow::Break`] stops it (`None`), nothing written.
+    /// Reads the planned commits (message, author, the paths each changed) on `threads`
+    /// threads, each with its own repository handle: diffing every commit's tree against its
+    /// parent's is the long part of a cold index. Counts each commit read in `done`; stops
+    /// early (`Ok(None)`) once `stop` is set.
+    pub(crate) fn read(
+        &self,
+        threads: usize,
+        done: &AtomicUsize,
+        stop: &AtomicBool,
+    ) -> Result<Option<Vec<CommitRecord>>, IndexError> {
+        let slots: Vec<Mutex<Option<CommitRecord>>> =
+            self.commits.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let failed: Mutex<Option<IndexError>> = Mutex::new(None);
+        std::thread::scope(|s| {
+            for _ in 0..threads.max(1) {
+                s.spawn(|| {
+                    let repo = match Repository::open(&self.git_dir) {
+                        Ok(repo) => repo,
+                        Err(err) => {
+                            *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(err.into());
+                            stop.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                    };
+                    let mut diff_options = DiffOptions::new();
+                    diff_options.skip_binary_check(true);
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&oid) = self.commits.get(i) else {
+                            break;
+                        };
+                        match read_commit(&repo, oid, &mut diff_options) {
+                            Ok(record) => {
+                                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(record);
+                                done.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(err) => {
+                                *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(err) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(err);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        Ok(Some(
+            slots
+                .into_iter()
+                .filter_map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .collect(),
+        ))
+    }
+
+    /// Writes `records` (from [`Pending::read`]) into an uncommitted writer.
     pub(crate) fn stage(
         self,
         dir: &Path,
-        on_commit: &mut dyn FnMut(usize) -> ControlFlow<()>,
+        records: Vec<CommitRecord>,
     ) -> Result<Option<Staged>, IndexError> {
         let Some((index, f)) = open(dir, true)? else {
             return Ok(None);
         };
-        let repo = &self.repo;
         let writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 30_000_000)?;
         if !self.incremental {
             writer.delete_all_documents()?;
         }
-        let mut added = 0;
-        let mut diff_options = DiffOptions::new();
-        diff_options.skip_binary_check(true);
-        for &oid in &self.commits {
-            let commit = repo.find_commit(oid)?;
-            let tree = commit.tree()?;
-            let parent_tree = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
-            let diff =
-                repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_options))?;
-            let mut files: Vec<String> = diff
-                .deltas()
-                .filter_map(|d| {
-                    d.new_file()
-                        .path()
-                        .or_else(|| d.old_file().path())
-                        .and_then(|p| p.to_str())
-                        .map(str::to_string)
-                })
-                .collect();
-            files.truncate(MAX_FILES_STORED);
-            let message = String::from_utf8_lossy(commit.message_bytes())
-                .trim()
-                .to_string();
-            let signature = commit.author();
-            let author = format!(
-                "{} <{}>",
-                String::from_utf8_lossy(signature.name_bytes()),
-                String::from_utf8_lossy(signature.email_bytes())
-            );
+        let added = records.len();
+        for record in records {
             let mut doc = TantivyDocument::default();
-            doc.add_text(f.sha, oid_string(commit.id()));
-            doc.add_text(f.message, &message);
-            doc.add_text(f.paths_text, files.join("\n"));
-            doc.add_text(f.author, &author);
-            doc.add_i64(f.time, commit.time().seconds());
-            doc.add_text(f.files, files.join("\n"));
+            let paths = record.files.join("\n");
+            doc.add_text(f.sha, record.sha);
+            doc.add_text(f.message, &record.message);
+            doc.add_text(f.paths_text, &paths);
+            doc.add_text(f.author, &record.author);
+            doc.add_i64(f.time, record.time);
+            doc.add_text(f.files, paths);
             writer.add_document(doc)?;
-            added += 1;
-            if on_commit(added).is_break() {
-                // Dropped uncommitted: the index keeps its previous commits and head.
-                return Ok(None);
-            }
         }
         Ok(Some(Staged {
             writer,
@@ -239,6 +279,43 @@ impl Pending {
             added,
         }))
     }
+}
+
+/// One commit's message, author, time and changed paths (against its first parent).
+fn read_commit(
+    repo: &Repository,
+    oid: Oid,
+    diff_options: &mut DiffOptions,
+) -> Result<CommitRecord, IndexError> {
+    let commit = repo.find_commit(oid)?;
+    let tree = commit.tree()?;
+    let parent_tree = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
+    let diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(diff_options))?;
+    let mut files: Vec<String> = diff
+        .deltas()
+        .filter_map(|d| {
+            d.new_file()
+                .path()
+                .or_else(|| d.old_file().path())
+                .and_then(|p| p.to_str())
+                .map(str::to_string)
+        })
+        .collect();
+    files.truncate(MAX_FILES_STORED);
+    let signature = commit.author();
+    Ok(CommitRecord {
+        sha: oid_string(commit.id()),
+        message: String::from_utf8_lossy(commit.message_bytes())
+            .trim()
+            .to_string(),
+        author: format!(
+            "{} <{}>",
+            String::from_utf8_lossy(signature.name_bytes()),
+            String::from_utf8_lossy(signature.email_bytes())
+        ),
+        time: commit.time().seconds(),
+        files,
+    })
 }
 
 impl Staged {

@@ -34,12 +34,13 @@ impl QueryClass {
     }
 
     /// A channel's weight in the fusion. Symbol-like queries are answered by exact terms;
-    /// vectors and commit messages mostly add noise to them, and help with words.
+    /// vectors and commit messages mostly add noise to them, and help with words (measured:
+    /// lower weights for words cost recall on "PR title → files").
     pub(crate) fn weight(self, channel: Channel) -> f32 {
         match (self, channel) {
             (_, Channel::Lexical) => 1.0,
-            (QueryClass::NaturalLanguage, Channel::Vector) => 0.6,
-            (QueryClass::NaturalLanguage, Channel::History) => 0.5,
+            (QueryClass::NaturalLanguage, Channel::Vector) => 1.0,
+            (QueryClass::NaturalLanguage, Channel::History) => 1.0,
             (QueryClass::Path, Channel::Vector) => 0.2,
             (QueryClass::Path, Channel::History) => 0.3,
             (QueryClass::Identifier | QueryClass::Qualified, Channel::Vector) => 0.25,
@@ -296,9 +297,9 @@ pub(crate) fn definition_boost(
         .first()
         .is_some_and(|w| terms.words.contains(w));
     let factor = if whole {
-        1.5
+        1.3
     } else {
-        1.0 + 0.3 * (matched as f32 / parts.len().max(1) as f32)
+        1.0 + 0.2 * (matched as f32 / parts.len().max(1) as f32)
     };
     Some((factor, "symbol words"))
 }
@@ -376,7 +377,8 @@ impl FileClass {
     pub(crate) fn penalty(self) -> f32 {
         match self {
             FileClass::Code => 1.0,
-            FileClass::Test => 0.7,
+            // Mild: a change to code usually changes its tests too.
+            FileClass::Test => 0.85,
             FileClass::Docs => 0.6,
             FileClass::Changelog => 0.35,
             FileClass::Generated => 0.7,
@@ -419,6 +421,15 @@ impl FileClass {
         }) {
             return FileClass::Vendored;
         }
+        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+        let is_docs = matches!(ext, "md" | "mdx" | "rst" | "adoc")
+            || dirs
+                .iter()
+                .any(|d| matches!(*d, "doc" | "docs" | "documentation" | "website"));
+        // Generated docs are docs first (the stronger penalty).
+        if is_docs {
+            return FileClass::Docs;
+        }
         if generated
             || dirs.iter().any(|d| d.contains("generated"))
             || stem.contains("generated")
@@ -429,14 +440,6 @@ impl FileClass {
         }
         if is_test_path(path) {
             return FileClass::Test;
-        }
-        let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-        if matches!(ext, "md" | "mdx" | "rst" | "adoc" | "txt")
-            || dirs
-                .iter()
-                .any(|d| matches!(*d, "doc" | "docs" | "documentation" | "website"))
-        {
-            return FileClass::Docs;
         }
         FileClass::Code
     }

@@ -19,6 +19,9 @@ pub(super) fn workspace(location: &IndexLocationArgs) -> anyhow::Result<Workspac
     if let Some(dir) = &location.index_dir {
         ws = ws.with_index_dir(dir.clone());
     }
+    if let Some(depth) = location.history_depth {
+        ws = ws.with_history_depth(depth as usize);
+    }
     if let (Some(url), Some(model)) = (&location.embed_url, &location.embed_model) {
         let embedder = HttpEmbedder::connect(url, model, location.embed_api_key.clone())?;
         ws = ws.with_embedder(Box::new(embedder));

@@ -115,6 +115,12 @@ impl Workspace {
         self
     }
 
+    /// Reads at most `depth` commits (newest first) when the history channel is built.
+    pub fn with_history_depth(mut self, depth: usize) -> Workspace {
+        self.index.max_commits = depth;
+        self
+    }
+
     /// Keeps the index somewhere else.
     pub fn with_index_dir(mut self, dir: PathBuf) -> Workspace {
         self.index.dir = dir;

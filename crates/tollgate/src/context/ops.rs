@@ -909,7 +909,7 @@ mod tests {
         let control = Control::new();
         let mut reported = index_progress(&control);
         let err = index_workspace(&ws, &request, &mut |progress| {
-            if matches!(progress, tollgate_index::Progress::History { done: 1, .. }) {
+            if matches!(progress, tollgate_index::Progress::History { .. }) {
                 control.cancel();
             }
             reported(progress)
@@ -938,9 +938,10 @@ mod tests {
             seen.iter()
                 .any(|p| p.done == 8 && p.message == "writing the index")
         );
+        // Commits are read while files are indexed; their count follows the files'.
         assert!(
             seen.iter()
-                .any(|p| p.done == 6 && p.message == "indexing commit history"),
+                .any(|p| p.done > 4 && p.message == "indexing commit history"),
             "{seen:?}"
         );
     }

@@ -40,6 +40,7 @@ pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,
     search,
 };
+pub use tokenize::tokens;
 pub use update::{Progress, UpdateReport, update};
 pub use vectors::HNSW_MIN_POINTS;
 

@@ -386,6 +386,11 @@ impl FileClass {
         }
     }
 
+    /// Whether `query` asks for files of this class (`tests for …`, `the docs of …`).
+    pub fn asked_for(self, query: &str) -> bool {
+        self.asked_by(&tokens(query).into_iter().collect())
+    }
+
     fn asked_by(self, words: &HashSet<String>) -> bool {
         let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
         match self {

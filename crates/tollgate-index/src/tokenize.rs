@@ -172,8 +172,9 @@ fn split_parts<'a>(word: &'a str, mut part: impl FnMut(&'a str)) {
     emit(start, word.len(), &mut part);
 }
 
-/// The tokens of `text`, in order (duplicates kept).
-pub(crate) fn tokens(text: &str) -> Vec<String> {
+/// The tokens of `text`, in order (duplicates kept): identifiers lowercased whole and split
+/// into their camelCase/snake_case parts, stop words dropped.
+pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for_each_token(text, |token, _, _| out.push(token.to_string()));
     out

@@ -422,9 +422,11 @@ fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan 
                 .collect();
             description.push_str(&format!(" It imports {}, changed first.", names.join(", ")));
         }
-        let (complexity, effort, loc) = match file.lines {
-            0..=99 => (Complexity::Simple, "1h", 20),
-            100..=399 => (Complexity::Moderate, "2h", 40),
+        // Sized by how much of the file the task's words touch, not by the file's length: a
+        // two-line change to a 3,000-line module is still small.
+        let (complexity, effort, loc) = match file.hits {
+            0..=4 => (Complexity::Simple, "1h", 20),
+            5..=19 => (Complexity::Moderate, "2h", 40),
             _ => (Complexity::Complex, "4h", 80),
         };
         steps.push(Step {

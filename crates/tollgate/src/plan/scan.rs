@@ -1,16 +1,20 @@
 //! The repository context of a plan without a model: a ranked scan of the working tree for the
-//! files a task names or whose paths and contents share its words, and the import edges between
-//! those files, extracted with cheap line patterns (Rust `mod`/`use`, JS/TS `import`/`require`,
-//! Python `import`/`from`, C `#include`).
+//! files a task names or whose paths and contents share its words (whole words, as the code
+//! index tokenizes them: `rate` is not in `generate`), tests, docs and tool directories ranked
+//! lower, the code index's ranking added when the workspace has one, and the import edges
+//! between those files, extracted with cheap line patterns (Rust `mod`/`use`, JS/TS
+//! `import`/`require`, Python `import`/`from`, C `#include`).
 //!
 //! The walk honours `.gitignore` (the `ignore` crate), never follows symlinks, skips `.git` and
 //! `.tollgate`, and reads at most [`MAX_FILE_BYTES`] of at most [`MAX_FILES`] files, so a huge
 //! repository costs a bounded scan.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use tollgate_index::rank::FileClass;
+use tollgate_index::{SearchQuery, tokens};
 
 /// Files looked at, at most.
 const MAX_FILES: usize = 20_000;
@@ -25,17 +29,19 @@ pub(crate) struct RankedFile {
     pub(crate) score: f64,
     /// The task words its path or content contains.
     pub(crate) matched_words: Vec<String>,
+    /// Occurrences of those words in its content: how much of it the task touches.
+    pub(crate) hits: usize,
     pub(crate) lines: usize,
     pub(crate) content: String,
 }
 
 impl RankedFile {
     pub(crate) fn is_test(&self) -> bool {
-        is_test_path(&self.path)
+        FileClass::of(&self.path, false) == FileClass::Test
     }
 
     pub(crate) fn is_doc(&self) -> bool {
-        is_doc_path(&self.path)
+        FileClass::of(&self.path, false) == FileClass::Docs
     }
 }
 
@@ -254,8 +260,11 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
                     .cloned(),
             );
         }
-        let lower_path = path.to_lowercase();
-        let path_words: Vec<&String> = words.iter().filter(|w| lower_path.contains(*w)).collect();
+        let path_tokens = tokens(&path);
+        let path_words: Vec<&String> = words
+            .iter()
+            .filter(|w| path_tokens.iter().any(|t| same_word(t, w)))
+            .collect();
         let content = if is_known_extension(&extension) || extension.is_empty() {
             read_prefix(entry.path())
         } else {
@@ -267,18 +276,29 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
                     path,
                     score: 100.0,
                     matched_words: Vec::new(),
+                    hits: 0,
                     lines: 0,
                     content: String::new(),
                 });
             }
             continue;
         };
-        let lower = content.to_lowercase();
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for token in tokens(&content) {
+            *counts.entry(token).or_default() += 1;
+        }
         let mut score = if mentioned { 100.0 } else { 0.0 };
         let mut matched = Vec::new();
+        let mut hits = 0;
         for word in &words {
             let in_path = path_words.contains(&word);
-            let count = lower.matches(word.as_str()).take(50).count();
+            let count: usize = counts
+                .iter()
+                .filter(|(token, _)| same_word(token, word))
+                .map(|(_, n)| n)
+                .sum();
+            hits += count;
+            let count = count.min(50);
             if in_path {
                 score += 4.0;
             }
@@ -293,14 +313,25 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
         if matched.len() > 1 {
             score *= 1.0 + 0.25 * (matched.len() - 1) as f64;
         }
+        if !mentioned {
+            score *= class_factor(&path, task);
+        }
         if score > 0.0 {
             candidates.push(RankedFile {
                 path,
                 score,
                 matched_words: matched,
+                hits,
                 lines: content.lines().count(),
                 content,
             });
+        }
+    }
+    // The code index, when the workspace has one, knows definitions, whole-token matches and
+    // history: the files it ranks first gain most.
+    for (rank, path) in index_ranking(root, task).iter().enumerate() {
+        if let Some(file) = candidates.iter_mut().find(|f| &f.path == path) {
+            file.score += SEARCH_BONUS * (1.0 - rank as f64 / SEARCH_FILES as f64);
         }
     }
     candidates.sort_by(|a, b| {
@@ -347,24 +378,61 @@ fn read_prefix(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-pub(crate) fn is_test_path(path: &str) -> bool {
-    let lower = path.to_lowercase();
-    lower.split('/').any(|part| {
-        matches!(part, "test" | "tests" | "__tests__" | "spec" | "specs")
-            || part.starts_with("test_")
-            || part.contains(".test.")
-            || part.contains(".spec.")
-            || part.contains("_test.")
-    })
+/// Endings that keep a word the same word (`limit`, `limits`, `limiting`).
+const SAME_WORD_SUFFIXES: &[&str] = &["s", "es", "d", "ed", "ing", "er", "ers"];
+
+/// Whether `token` (from the code) is the task's `word`, give or take an ending.
+fn same_word(token: &str, word: &str) -> bool {
+    let variant = |long: &str, short: &str| {
+        short.len() >= 3
+            && long
+                .strip_prefix(short)
+                .is_some_and(|rest| SAME_WORD_SUFFIXES.contains(&rest))
+    };
+    token == word || variant(token, word) || variant(word, token)
 }
 
-pub(crate) fn is_doc_path(path: &str) -> bool {
-    let lower = path.to_lowercase();
-    lower.ends_with(".md")
-        || lower.ends_with(".rst")
-        || lower.ends_with(".adoc")
-        || lower.starts_with("docs/")
-        || lower.contains("/docs/")
+/// How much a file's kind counts for a task: tests, docs, changelogs, generated and vendored
+/// files half unless the task asks for them; tool directories (`.github`, `.devcontainer`)
+/// less, since a task's words (`dev`, `build`) name them by accident.
+fn class_factor(path: &str, task: &str) -> f64 {
+    let class = FileClass::of(path, false);
+    let mut factor = if class == FileClass::Code || class.asked_for(task) {
+        1.0
+    } else {
+        0.5
+    };
+    if path.split('/').any(|segment| segment.starts_with('.')) {
+        factor *= 0.3;
+    }
+    factor
+}
+
+/// Files the code index ranks for a plan's task, and the bonus the first gets.
+const SEARCH_FILES: usize = 30;
+const SEARCH_BONUS: f64 = 6.0;
+
+/// The workspace's code index's file ranking for `task`, best first; empty when it has no index
+/// of the current format (a plan does not build one: that is `tollgate index`'s job).
+fn index_ranking(root: &Path, task: &str) -> Vec<String> {
+    // Through the workspace's checks: a committed `.tollgate` link is not followed.
+    let Ok(ws) = crate::context::Workspace::open(root) else {
+        return Vec::new();
+    };
+    if !tollgate_index::is_current(ws.index_config()) {
+        return Vec::new();
+    }
+    let query = SearchQuery::new(task, SEARCH_FILES);
+    let Ok(outcome) = tollgate_index::search(ws.index_config(), ws.embedder(), &query) else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = Vec::new();
+    for hit in outcome.hits {
+        if !files.contains(&hit.path) {
+            files.push(hit.path);
+        }
+    }
+    files
 }
 
 /// Import edges among `files`: `(importer, imported)` index pairs, sorted, without self-edges.
@@ -529,6 +597,7 @@ mod tests {
             path: path.into(),
             score: 1.0,
             matched_words: Vec::new(),
+            hits: 0,
             lines: content.lines().count(),
             content: content.into(),
         }
@@ -570,6 +639,57 @@ mod tests {
             ),
             vec!["src/http/client.rs", "README.md"]
         );
+    }
+
+    #[test]
+    fn words_match_whole_and_tool_directories_rank_low() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // Substrings of other words: `generate`, `separate` hold "rate".
+        write(
+            "src/app/helpers.py",
+            &"def generate(x):\n    return separate(x)\n".repeat(40),
+        );
+        write(
+            ".devcontainer/devcontainer.json",
+            "{\"name\": \"dev server\"}\n",
+        );
+        write(
+            "src/app/cli.py",
+            &format!(
+                "{}def run_server(dev=False):\n    \"\"\"Start the dev server.\"\"\"\n",
+                "# filler\n".repeat(3000)
+            ),
+        );
+        write(
+            "src/app/limits.py",
+            "RATE = 10\ndef limit(rate):\n    return rate\n",
+        );
+        let options = ScanOptions {
+            max_files: 10,
+            include_paths: &[],
+            exclude_paths: &[],
+        };
+        let result = scan(dir.path(), "add rate limiting to the dev server", &options);
+        let paths: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+        assert!(!paths.contains(&"src/app/helpers.py"), "{paths:?}");
+        let position = |p: &str| paths.iter().position(|x| *x == p).unwrap();
+        assert!(
+            position("src/app/cli.py") < position(".devcontainer/devcontainer.json"),
+            "{paths:?}"
+        );
+        // `limiting` finds `limit`; the long file with a few matches is a small change.
+        let limits = &result.files[position("src/app/limits.py")];
+        assert!(
+            limits.matched_words.contains(&"limiting".to_string()),
+            "{limits:?}"
+        );
+        let cli = &result.files[position("src/app/cli.py")];
+        assert!(cli.lines > 3000 && cli.hits < 5, "{}", cli.hits);
     }
 
     #[test]

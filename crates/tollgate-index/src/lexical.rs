@@ -246,21 +246,7 @@ impl Searcher {
             }
         }
         let query = BooleanQuery::new(should);
-        let top_docs = TopDocs::with_limit(k).order_by_score();
-        let top = match allowed {
-            Some(keys) if keys.is_empty() => return Ok(Vec::new()),
-            Some(keys) => {
-                let keys = Arc::clone(keys);
-                let filtered = FilterCollector::new(
-                    FILE_KEY_FIELD.to_string(),
-                    move |key: u64| keys.contains(&key),
-                    top_docs,
-                );
-                self.searcher.search(&query, &filtered)?
-            }
-            None => self.searcher.search(&query, &top_docs)?,
-        };
-        self.load(top)
+        self.top(&query, k, allowed)
     }
 
     /// Chunks whose symbol holds `name` (the whole identifier, lowercased, as the tokenizer
@@ -278,6 +264,17 @@ impl Searcher {
             Term::from_field_text(self.fields.symbol_text, &word),
             IndexRecordOption::WithFreqs,
         );
+        self.top(&query, k, allowed)
+    }
+
+    /// The top-`k` chunks for `query` among the `allowed` files (checked while collecting, so
+    /// before the cut).
+    fn top(
+        &self,
+        query: &dyn Query,
+        k: usize,
+        allowed: Option<&AllowedKeys>,
+    ) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
         let top_docs = TopDocs::with_limit(k).order_by_score();
         let top = match allowed {
             Some(keys) if keys.is_empty() => return Ok(Vec::new()),
@@ -288,9 +285,9 @@ impl Searcher {
                     move |key: u64| keys.contains(&key),
                     top_docs,
                 );
-                self.searcher.search(&query, &filtered)?
+                self.searcher.search(query, &filtered)?
             }
-            None => self.searcher.search(&query, &top_docs)?,
+            None => self.searcher.search(query, &top_docs)?,
         };
         self.load(top)
     }

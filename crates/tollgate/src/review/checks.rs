@@ -433,7 +433,7 @@ fn secrets_in_added_lines(
                 continue;
             }
             n_lines += 1;
-            let redacted = secrets::redact_line(&text);
+            let redacted = secrets::redact_line(text);
             let line_no = line.new_line.unwrap_or(1);
             for found in matches {
                 let start_col = text[..found.range.start].chars().count() as u32 + 1;
@@ -444,7 +444,7 @@ fn secrets_in_added_lines(
                     found.kind,
                     found.confidence,
                     value,
-                    &text,
+                    text,
                     f.is_test,
                 );
                 out.push(

@@ -186,7 +186,7 @@ pub struct IndexLocationArgs {
     )]
     pub embed_api_key: Option<String>,
     /// Most commits a new index reads for the history channel, newest first (later updates
-    /// add only new commits).
+    /// add only new commits) [default: 3000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub history_depth: Option<u32>,
 }

@@ -191,14 +191,16 @@ pub fn update(
     // panicking), so the caller hears of progress at once: a 20 ms polling sleep here was a
     // quarter of a one-file re-index.
     let (tick, ticks) = std::sync::mpsc::channel::<()>();
-    // Commit history is read at the same time, on its own threads: on a long history it is
-    // the longest phase, and its reads wait on git's object store as much as on the CPU.
+    // Commit history is read at the same time, on one thread of its own: on a long history it
+    // is the longest phase. One reader, as libgit2 serialises reads of a pack behind its lock
+    // (on rust-analyzer, two readers beside the file workers were no faster than reading after
+    // them).
     let history_done = AtomicUsize::new(0);
     let n_history = history.as_ref().map_or(0, history::Pending::len);
     let history_read = std::thread::scope(|s| {
         let history_reader = history
             .as_ref()
-            .map(|pending| s.spawn(|| pending.read(threads, &history_done, &stop)));
+            .map(|pending| s.spawn(|| pending.read(1, &history_done, &stop)));
         // References the `move` workers copy (each moves only its own sender).
         let (candidates, files, results, skipped, mtime_only, stop, next, done) = (
             &candidates,

@@ -547,10 +547,15 @@ struct Compiled {
 }
 
 /// One automaton over distinct literals; `owners[i]` are the detectors of literal `i`.
+/// Literals shorter than [`MIN_AUTOMATON_LITERAL`] are searched on their own with `memmem`: one
+/// two-byte literal (`SK`) made the whole automaton's SIMD prefilter use its slowest variant.
 struct Literals {
     automaton: AhoCorasick,
     owners: Vec<Vec<usize>>,
+    short: Vec<(memchr::memmem::Finder<'static>, Vec<usize>)>,
 }
+
+const MIN_AUTOMATON_LITERAL: usize = 3;
 
 impl Literals {
     fn new(case: Case) -> Literals {
@@ -584,43 +589,99 @@ impl Literals {
                 Case::Insensitive => literal.to_ascii_lowercase(),
             })
             .collect();
+        let (long, short): (Vec<_>, Vec<_>) = literals
+            .into_iter()
+            .zip(owners)
+            .partition(|(literal, _)| literal.len() >= MIN_AUTOMATON_LITERAL);
+        let (literals, owners): (Vec<String>, Vec<Vec<usize>>) = long.into_iter().unzip();
         let automaton = AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&literals)
             .expect("secret literals build an automaton");
-        Literals { automaton, owners }
+        let short = short
+            .into_iter()
+            .map(|(literal, owners)| {
+                (
+                    memchr::memmem::Finder::new(literal.as_bytes()).into_owned(),
+                    owners,
+                )
+            })
+            .collect();
+        Literals {
+            automaton,
+            owners,
+            short,
+        }
     }
 
     /// Marks in `found[i]` the detectors whose literals occur in `spans[i]` of `text`. The
     /// spans are sorted and separated by a byte no literal holds (`\n`), so no hit crosses two.
     fn mark(&self, text: &str, spans: &[Range<usize>], found: &mut [Vec<usize>]) {
-        let mut span_idx = 0;
-        let mut last = LastOccurrences::default();
+        let mut hits = Hits::new(text, spans, found);
         let mut from = 0;
         while from < text.len() {
             let input = aho_corasick::Input::new(text).span(from..text.len());
             let Some(hit) = self.automaton.find(input) else {
                 break;
             };
-            while spans.get(span_idx).is_some_and(|span| span.end < hit.end()) {
-                span_idx += 1;
-                last = LastOccurrences::default();
-            }
-            let Some(span) = spans.get(span_idx) else {
-                break;
-            };
-            for &idx in &self.owners[hit.pattern().as_usize()] {
-                let needs = DETECTORS[idx].rule.needs_after_literal();
-                if needs.is_empty()
-                    || needs.iter().any(|needed| {
-                        last.starts_at(&text[span.clone()], needed)
-                            .is_some_and(|at| span.start + at >= hit.end())
-                    })
-                {
-                    found[span_idx].push(idx);
-                }
-            }
+            hits.record(hit.end(), &self.owners[hit.pattern().as_usize()]);
             from = hit.start() + 1;
+        }
+        for (finder, owners) in &self.short {
+            let mut hits = Hits::new(text, spans, hits.found);
+            for start in finder.find_iter(text.as_bytes()) {
+                hits.record(start + finder.needle().len(), owners);
+            }
+        }
+    }
+}
+
+/// Hits of literals in a joined text, in order of their ends, credited to the span that holds
+/// them.
+struct Hits<'t, 'f> {
+    text: &'t str,
+    spans: &'t [Range<usize>],
+    found: &'f mut [Vec<usize>],
+    span_idx: usize,
+    last: LastOccurrences,
+}
+
+impl<'t, 'f> Hits<'t, 'f> {
+    fn new(text: &'t str, spans: &'t [Range<usize>], found: &'f mut [Vec<usize>]) -> Self {
+        Hits {
+            text,
+            spans,
+            found,
+            span_idx: 0,
+            last: LastOccurrences::default(),
+        }
+    }
+
+    /// A literal of the detectors `owners` ended at `end`: each becomes possible for its span
+    /// when the text it needs after the literal follows in that span.
+    fn record(&mut self, end: usize, owners: &[usize]) {
+        while self
+            .spans
+            .get(self.span_idx)
+            .is_some_and(|span| span.end < end)
+        {
+            self.span_idx += 1;
+            self.last = LastOccurrences::default();
+        }
+        let Some(span) = self.spans.get(self.span_idx) else {
+            return;
+        };
+        for &idx in owners {
+            let needs = DETECTORS[idx].rule.needs_after_literal();
+            if needs.is_empty()
+                || needs.iter().any(|needed| {
+                    self.last
+                        .starts_at(&self.text[span.clone()], needed)
+                        .is_some_and(|at| span.start + at >= end)
+                })
+            {
+                self.found[self.span_idx].push(idx);
+            }
         }
     }
 }

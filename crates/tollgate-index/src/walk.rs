@@ -19,6 +19,13 @@ pub enum Language {
     Python,
     Go,
     Java,
+    C,
+    Cpp,
+    CSharp,
+    Ruby,
+    Php,
+    Kotlin,
+    Swift,
     Markdown,
     /// Anything else that is text: indexed by line windows.
     Other,
@@ -34,6 +41,13 @@ impl Language {
             Language::Python => "python",
             Language::Go => "go",
             Language::Java => "java",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::CSharp => "csharp",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
             Language::Markdown => "markdown",
             Language::Other => "text",
         }
@@ -48,6 +62,13 @@ impl Language {
             "python" | "py" => Language::Python,
             "go" | "golang" => Language::Go,
             "java" => Language::Java,
+            "c" | "h" => Language::C,
+            "cpp" | "c++" | "cc" | "cxx" | "hpp" => Language::Cpp,
+            "csharp" | "cs" | "c#" => Language::CSharp,
+            "ruby" | "rb" => Language::Ruby,
+            "php" => Language::Php,
+            "kotlin" | "kt" | "kts" => Language::Kotlin,
+            "swift" => Language::Swift,
             "markdown" | "md" => Language::Markdown,
             "text" | "other" => Language::Other,
             _ => return None,
@@ -69,6 +90,10 @@ impl Language {
         {
             return None;
         }
+        // Ruby's build files have no extension.
+        if matches!(lower.as_str(), "gemfile" | "rakefile") {
+            return Some(Language::Ruby);
+        }
         let ext = lower.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
         let lang = match ext {
             "rs" => Language::Rust,
@@ -78,6 +103,16 @@ impl Language {
             "py" | "pyi" => Language::Python,
             "go" => Language::Go,
             "java" => Language::Java,
+            // `.h` stays C: C code may use `new` or `class` as identifiers.
+            "c" | "h" => Language::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "inl" => {
+                Language::Cpp
+            }
+            "cs" | "csx" => Language::CSharp,
+            "rb" | "rake" | "gemspec" => Language::Ruby,
+            "php" | "phtml" => Language::Php,
+            "kt" | "kts" => Language::Kotlin,
+            "swift" => Language::Swift,
             "md" | "markdown" | "mdx" => Language::Markdown,
             _ if SKIPPED_EXTENSIONS.contains(&ext) => return None,
             _ => Language::Other,
@@ -338,6 +373,20 @@ mod tests {
             Language::detect(Path::new("Makefile")),
             Some(Language::Other)
         );
+        assert_eq!(Language::detect(Path::new("src/list.h")), Some(Language::C));
+        assert_eq!(Language::detect(Path::new("a.hpp")), Some(Language::Cpp));
+        assert_eq!(Language::detect(Path::new("A.cs")), Some(Language::CSharp));
+        assert_eq!(Language::detect(Path::new("Gemfile")), Some(Language::Ruby));
+        assert_eq!(Language::detect(Path::new("t.rake")), Some(Language::Ruby));
+        assert_eq!(Language::detect(Path::new("i.php")), Some(Language::Php));
+        assert_eq!(Language::detect(Path::new("b.kts")), Some(Language::Kotlin));
+        assert_eq!(
+            Language::detect(Path::new("V.swift")),
+            Some(Language::Swift)
+        );
+        assert_eq!(Language::parse("C#"), Some(Language::CSharp));
+        assert_eq!(Language::parse("c++"), Some(Language::Cpp));
+        assert_eq!(Language::Kotlin.as_str(), "kotlin");
         assert_eq!(Language::detect(Path::new("Cargo.lock")), None);
         assert_eq!(Language::detect(Path::new("app.min.js")), None);
         assert_eq!(Language::detect(Path::new("logo.png")), None);

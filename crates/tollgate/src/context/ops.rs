@@ -254,7 +254,7 @@ fn parse_language(
     match language {
         None => Ok(Vec::new()),
         Some(name) => Language::parse(name).map(|l| vec![l]).ok_or_else(|| {
-            invalid(field, format!("unknown language `{name}`: rust, typescript, tsx, javascript, python, go, java, markdown or text"))
+            invalid(field, format!("unknown language `{name}`: rust, typescript, tsx, javascript, python, go, java, c, cpp, csharp, ruby, php, kotlin, swift, markdown or text"))
         }),
     }
 }

@@ -198,6 +198,10 @@ impl Pending {
         done: &AtomicUsize,
         stop: &AtomicBool,
     ) -> Result<Option<Vec<CommitRecord>>, IndexError> {
+        // libgit2 re-hashes (SHA-1 with collision detection) every object it reads, a sixth of a
+        // cold index's CPU on rust-analyzer; git itself trusts its object store on reads and
+        // checks it in `fsck`. A process-wide libgit2 setting.
+        git2::opts::strict_hash_verification(false);
         let slots: Vec<Mutex<Option<CommitRecord>>> =
             self.commits.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);

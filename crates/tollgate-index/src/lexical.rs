@@ -249,24 +249,6 @@ impl Searcher {
         self.top(&query, k, allowed)
     }
 
-    /// Chunks whose symbol holds `name` (the whole identifier, lowercased, as the tokenizer
-    /// keeps it): definitions a BM25 over bodies can rank below hundreds of uses.
-    pub(crate) fn symbol_lookup(
-        &self,
-        name: &str,
-        k: usize,
-        allowed: Option<&AllowedKeys>,
-    ) -> Result<Vec<(f32, StoredChunk)>, IndexError> {
-        let Some(word) = tokens(name).into_iter().next() else {
-            return Ok(Vec::new());
-        };
-        let query = TermQuery::new(
-            Term::from_field_text(self.fields.symbol_text, &word),
-            IndexRecordOption::WithFreqs,
-        );
-        self.top(&query, k, allowed)
-    }
-
     /// The top-`k` chunks for `query` among the `allowed` files (checked while collecting, so
     /// before the cut).
     fn top(

@@ -8,8 +8,8 @@
 //!   OpenAI-compatible endpoints; vectors in our own store, an hnsw_rs graph when large), and
 //!   brings the commit-history channel up to `HEAD`.
 //! - [`search()`] fuses the channels' scaled scores, weighted by the kind of query, and ranks
-//!   files with the signals of [`rank`] (definitions, file aggregation, path words, file
-//!   classes), with filters applied inside each channel before its cut.
+//!   files with the signals of [`rank`] (definitions, file aggregation, file classes), with
+//!   filters applied inside each channel before its cut.
 //! - [`status`] reports an index's health; [`commits`] searches commit history;
 //!   [`symbols`] answers definition / importer / related-file questions from the extracted
 //!   outlines; [`grep`] is a ripgrep-class regex search that needs no index.

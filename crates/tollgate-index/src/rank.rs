@@ -95,26 +95,17 @@ pub enum Signal {
     QueryClass,
     /// Boosts for chunks whose symbol is what the query names, definitions over impls and uses.
     Definitions,
-    /// The extra lexical lookup of the queried name among definitions' symbols.
-    SymbolLookup,
     /// A file's extra chunks add with diminishing returns (off: the best chunk alone counts).
     FileAggregation,
-    /// Chunks holding only imports rank below code.
-    ImportPenalty,
-    /// Query words in a file's path or name.
-    PathMatch,
     /// Tests, docs, changelogs, generated and vendored files rank lower unless asked for.
     FileClassPenalty,
 }
 
 impl Signal {
-    const ALL: [Signal; 7] = [
+    const ALL: [Signal; 4] = [
         Signal::QueryClass,
         Signal::Definitions,
-        Signal::SymbolLookup,
         Signal::FileAggregation,
-        Signal::ImportPenalty,
-        Signal::PathMatch,
         Signal::FileClassPenalty,
     ];
 
@@ -122,10 +113,7 @@ impl Signal {
         match self {
             Signal::QueryClass => "query-class",
             Signal::Definitions => "definitions",
-            Signal::SymbolLookup => "symbol-lookup",
             Signal::FileAggregation => "file-aggregation",
-            Signal::ImportPenalty => "import-penalty",
-            Signal::PathMatch => "path-match",
             Signal::FileClassPenalty => "file-class-penalty",
         }
     }
@@ -284,8 +272,13 @@ pub(crate) fn definition_boost(
             return Some((1.3, "impl of the name"));
         }
     }
-    // Sub-token matches: a query word that is a whole part of the symbol's name.
-    if terms.words.is_empty() || !is_definition_kind(kind) {
+    // Sub-token matches: a query word that is a whole part of the symbol's name. Not for
+    // questions in words: there it lifted any definition sharing a common word (measured: "PR
+    // title → files" and questions both ranked better without it).
+    if terms.words.is_empty()
+        || !is_definition_kind(kind)
+        || terms.class == QueryClass::NaturalLanguage
+    {
         return None;
     }
     let parts = tokens(last);
@@ -303,43 +296,6 @@ pub(crate) fn definition_boost(
     };
     Some((factor, "symbol words"))
 }
-
-/// A chunk holding only imports: header boilerplate that matches many module-name queries.
-pub(crate) const IMPORT_PENALTY: f32 = 0.5;
-
-/// How much a file's path says it is what the query asks about: the share of the query's
-/// words found among the path's words, the file name counting double.
-pub(crate) fn path_match(terms: &QueryTerms, path: &str) -> f32 {
-    if terms.words.is_empty() {
-        return 0.0;
-    }
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let stem = name.split('.').next().unwrap_or(name);
-    let stem_words: HashSet<String> = tokens(stem).into_iter().collect();
-    let dir_words: HashSet<String> = tokens(&path[..path.len() - name.len()])
-        .into_iter()
-        .collect();
-    let mut score = 0.0;
-    for word in &terms.words {
-        if stem_words.contains(word) {
-            score += 2.0;
-        } else if dir_words.contains(word) {
-            score += 1.0;
-        }
-    }
-    // The whole stem is the query's name (`semantics.rs` for `Semantics`).
-    if let Some(name) = &terms.name
-        && stem
-            .replace('_', "")
-            .eq_ignore_ascii_case(&name.replace('_', ""))
-    {
-        score += 2.0;
-    }
-    (score / (2.0 * terms.words.len() as f32)).min(1.0)
-}
-
-/// The boost a full path match gives a file.
-pub(crate) const PATH_MATCH_BOOST: f32 = 0.35;
 
 /// What a file is, for ranking: code unless its path or content says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -547,14 +503,5 @@ mod tests {
         let many = aggregate(&[1.0; 20]);
         assert!(many < 1.5, "{many}");
         assert!(aggregate(&[1.0, 1.0]) > aggregate(&[1.0]));
-    }
-
-    #[test]
-    fn path_words_match() {
-        let terms = QueryTerms::new("Semantics");
-        assert!(path_match(&terms, "crates/hir/src/semantics.rs") >= 1.0);
-        assert_eq!(path_match(&terms, "crates/hir/src/lib.rs"), 0.0);
-        let terms = QueryTerms::new("assertion rewrite");
-        assert!(path_match(&terms, "src/_pytest/assertion/rewrite.py") > 0.5);
     }
 }

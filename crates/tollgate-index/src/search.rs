@@ -1,9 +1,8 @@
-//! Hybrid search: the lexical and vector channels (and a lookup of the queried name among
-//! definitions) score chunks, the history channel files. Each arm's scores are scaled to 0..1
-//! and weighted by what kind of query this is; a chunk whose symbol is what the query names is
-//! boosted, an import-only chunk lowered; a file adds up its chunks with diminishing returns,
-//! its commit history and its path's match, and tests, docs, changelogs and generated files
-//! rank lower unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
+//! Hybrid search: the lexical and vector channels score chunks, the history channel files.
+//! Each arm's scores are scaled to 0..1 and weighted by what kind of query this is; a chunk
+//! whose symbol is what the query names is boosted; a file adds up its chunks with diminishing
+//! returns and its commit history, and tests, docs, changelogs and generated files rank lower
+//! unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,10 +13,7 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
-use crate::rank::{
-    self, FileClass, IMPORT_PENALTY, PATH_MATCH_BOOST, QueryClass, QueryTerms, Signal, Signals,
-    definition_boost,
-};
+use crate::rank::{self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost};
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
@@ -269,9 +265,9 @@ pub struct Explain {
     pub file_class: FileClass,
     /// Each arm that found the chunk (or, for history, its file).
     pub evidence: Vec<ArmEvidence>,
-    /// Factors on the chunk's score (definition, imports only).
+    /// Factors on the chunk's score (definition, test module).
     pub chunk_boosts: Vec<(&'static str, f32)>,
-    /// Factors on the file's score (path words, file class).
+    /// Factors on the file's score (its file class).
     pub file_boosts: Vec<(&'static str, f32)>,
     pub chunk_score: f32,
     pub file_score: f32,
@@ -280,7 +276,7 @@ pub struct Explain {
 /// One arm's part in a hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmEvidence {
-    /// `lexical`, `symbol`, `vector` or `history`.
+    /// `lexical`, `vector` or `history`.
     pub arm: &'static str,
     /// 1-based rank within the arm.
     pub rank: usize,
@@ -396,14 +392,6 @@ pub fn search(
             searcher.search(&query.text, fetch, allowed.as_ref())?,
             Arm::Lexical,
         );
-        if signals.on(Signal::SymbolLookup)
-            && let Some(name) = &terms.name
-        {
-            add(
-                searcher.symbol_lookup(name, SYMBOL_LOOKUP_K, allowed.as_ref())?,
-                Arm::Symbol,
-            );
-        }
         outcome.channels.push(Channel::Lexical);
     }
     if wanted(Channel::Vector) {
@@ -485,10 +473,6 @@ pub fn search(
             score *= factor;
             boosts.push(("test module", factor));
         }
-        if signals.on(Signal::ImportPenalty) && candidate.chunk.kind == "imports" {
-            score *= IMPORT_PENALTY;
-            boosts.push(("imports only", IMPORT_PENALTY));
-        }
         let file = files
             .entry(candidate.chunk.path.clone())
             .or_insert_with(|| FileScore::new(candidate.chunk.generated));
@@ -520,16 +504,6 @@ pub fn search(
         if let Some(evidence) = history.get(path) {
             file.score += weight(Channel::History) * scale.of(evidence);
             file.history = Some(evidence.clone());
-        }
-        // Words already count in the lexical channel's path field; a file named after the
-        // thing a name or path query asks for is its likely home.
-        if signals.on(Signal::PathMatch) && terms.class != QueryClass::NaturalLanguage {
-            let matched = rank::path_match(&terms, path);
-            if matched > 0.0 {
-                let factor = 1.0 + PATH_MATCH_BOOST * matched;
-                file.score *= factor;
-                file.boosts.push(("path words", factor));
-            }
         }
         file.class = FileClass::of(path, file.generated);
         if signals.on(Signal::FileClassPenalty) && !terms.asks_for.contains(&file.class) {
@@ -662,15 +636,10 @@ fn stale_files(config: &IndexConfig, hits: &[Hit], indexed_at: i64) -> Vec<Strin
     stale
 }
 
-/// How many definitions the symbol lookup adds for an identifier query.
-const SYMBOL_LOOKUP_K: usize = 20;
-
 /// Where a candidate came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Arm {
     Lexical,
-    /// The lexical index's symbol field, for a queried name.
-    Symbol,
     Vector,
     History,
 }
@@ -678,7 +647,7 @@ enum Arm {
 impl Arm {
     fn channel(self) -> Channel {
         match self {
-            Arm::Lexical | Arm::Symbol => Channel::Lexical,
+            Arm::Lexical => Channel::Lexical,
             Arm::Vector => Channel::Vector,
             Arm::History => Channel::History,
         }
@@ -687,7 +656,6 @@ impl Arm {
     fn as_str(self) -> &'static str {
         match self {
             Arm::Lexical => "lexical",
-            Arm::Symbol => "symbol",
             Arm::Vector => "vector",
             Arm::History => "history",
         }

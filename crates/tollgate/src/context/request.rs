@@ -134,8 +134,8 @@ pub struct RankExplanation {
     pub file_class: String,
     /// Each arm that found the chunk (history: its file).
     pub evidence: Vec<ArmScore>,
-    /// Factors applied, to the chunk's score (`definition`, `imports only`, `test module`) or
-    /// the file's (`path words`, a file class).
+    /// Factors applied, to the chunk's score (`definition`, `test module`) or the file's (its
+    /// file class).
     pub boosts: Vec<Boost>,
     pub chunk_score: f64,
     pub file_score: f64,
@@ -144,7 +144,7 @@ pub struct RankExplanation {
 /// One arm's part in a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ArmScore {
-    /// `lexical`, `symbol`, `vector` or `history`.
+    /// `lexical`, `vector` or `history`.
     pub arm: String,
     /// 1-based rank within the arm.
     pub rank: usize,

@@ -6,11 +6,12 @@
 
 use std::collections::HashSet;
 
-use crate::search::Channel;
 use crate::tokenize::tokens;
 use crate::walk::is_test_path;
 
-/// What a query looks like, which decides how the channels are weighted.
+/// What a query looks like: a name (whose definition it asks for) or words. Channel weights by
+/// class were measured and made no difference (BENCHMARKS.md), so every channel weighs the
+/// same; the class decides how names are matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryClass {
     /// One identifier: `Semantics`, `parse_args`, `rewrite_asserts`.
@@ -30,21 +31,6 @@ impl QueryClass {
             QueryClass::Qualified => "qualified",
             QueryClass::Path => "path",
             QueryClass::NaturalLanguage => "natural-language",
-        }
-    }
-
-    /// A channel's weight in the fusion. Symbol-like queries are answered by exact terms;
-    /// vectors and commit messages mostly add noise to them, and help with words (measured:
-    /// lower weights for words cost recall on "PR title → files").
-    pub(crate) fn weight(self, channel: Channel) -> f32 {
-        match (self, channel) {
-            (_, Channel::Lexical) => 1.0,
-            (QueryClass::NaturalLanguage, Channel::Vector) => 1.0,
-            (QueryClass::NaturalLanguage, Channel::History) => 1.0,
-            (QueryClass::Path, Channel::Vector) => 0.2,
-            (QueryClass::Path, Channel::History) => 0.3,
-            (QueryClass::Identifier | QueryClass::Qualified, Channel::Vector) => 0.25,
-            (QueryClass::Identifier | QueryClass::Qualified, Channel::History) => 0.2,
         }
     }
 }
@@ -91,8 +77,6 @@ pub fn classify(query: &str) -> QueryClass {
 /// A ranking signal that can be switched off for an ablation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Signal {
-    /// Channel weights by query class (off: every channel weighs 1).
-    QueryClass,
     /// Boosts for chunks whose symbol is what the query names, definitions over impls and uses.
     Definitions,
     /// A file's extra chunks add with diminishing returns (off: the best chunk alone counts).
@@ -102,8 +86,7 @@ pub enum Signal {
 }
 
 impl Signal {
-    const ALL: [Signal; 4] = [
-        Signal::QueryClass,
+    const ALL: [Signal; 3] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
@@ -111,7 +94,6 @@ impl Signal {
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Signal::QueryClass => "query-class",
             Signal::Definitions => "definitions",
             Signal::FileAggregation => "file-aggregation",
             Signal::FileClassPenalty => "file-class-penalty",

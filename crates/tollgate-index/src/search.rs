@@ -1,5 +1,5 @@
 //! Hybrid search: the lexical and vector channels score chunks, the history channel files.
-//! Each arm's scores are scaled to 0..1 and weighted by what kind of query this is; a chunk
+//! Each arm's scores are scaled to 0..1 and added (per-class weights measured no better); a chunk
 //! whose symbol is what the query names is boosted; a file adds up its chunks with diminishing
 //! returns and its commit history, and tests, docs, changelogs and generated files rank lower
 //! unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
@@ -282,7 +282,7 @@ pub struct ArmEvidence {
     pub rank: usize,
     /// The arm's own score (BM25, cosine similarity, commit match).
     pub score: f32,
-    /// What it added: scaled to 0..1 within the arm, times the channel's weight.
+    /// What it added: its score scaled to 0..1 within the arm.
     pub weighted: f32,
 }
 
@@ -362,13 +362,6 @@ pub fn search(
 
     let terms = QueryTerms::new(&query.text);
     let signals = &query.signals;
-    let weight = |channel: Channel| {
-        if signals.on(Signal::QueryClass) {
-            terms.class.weight(channel)
-        } else {
-            1.0
-        }
-    };
 
     // Chunk candidates from the lexical, symbol and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
@@ -451,7 +444,7 @@ pub fn search(
     for candidate in candidates.into_values() {
         let mut score = 0.0;
         for evidence in &candidate.evidence {
-            score += weight(evidence.arm.channel()) * scale.of(evidence);
+            score += scale.of(evidence);
         }
         let mut boosts = Vec::new();
         if signals.on(Signal::Definitions)
@@ -502,7 +495,7 @@ pub fn search(
             chunk_scores.first().copied().unwrap_or(0.0)
         };
         if let Some(evidence) = history.get(path) {
-            file.score += weight(Channel::History) * scale.of(evidence);
+            file.score += scale.of(evidence);
             file.history = Some(evidence.clone());
         }
         file.class = FileClass::of(path, file.generated);
@@ -587,7 +580,7 @@ pub fn search(
                     arm: e.arm.as_str(),
                     rank: e.rank,
                     score: e.score,
-                    weighted: weight(e.arm.channel()) * scale.of(e),
+                    weighted: scale.of(e),
                 })
                 .collect(),
             chunk_boosts: scored.boosts.clone(),

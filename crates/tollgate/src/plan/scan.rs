@@ -641,14 +641,16 @@ mod tests {
         );
     }
 
+    fn write_file(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     #[test]
     fn words_match_whole_and_tool_directories_rank_low() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_file(dir.path(), rel, text);
         // Substrings of other words: `generate`, `separate` hold "rate".
         write(
             "src/app/helpers.py",
@@ -695,11 +697,7 @@ mod tests {
     #[test]
     fn the_scan_ranks_mentions_then_matches_and_honours_filters() {
         let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let write = |rel: &str, text: &str| write_file(dir.path(), rel, text);
         write("src/http/client.rs", "pub fn get() { /* http client */ }\n");
         write("src/retry.rs", "// retry with backoff\n");
         write("src/other.rs", "fn unrelated() {}\n");

@@ -27,6 +27,7 @@ pub mod publish;
 pub mod replay;
 pub mod report;
 pub mod review;
+pub mod schemas;
 pub mod secrets;
 pub mod session;
 pub mod store;

@@ -24,6 +24,7 @@ mod error;
 mod http;
 mod profile;
 mod run;
+mod schema;
 mod server;
 mod tool;
 mod tools;

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::error::{INTERNAL_ERROR, INVALID_INPUT, ToolError};
 use crate::profile::{Profile, Profiles};
+use crate::schema;
 
 /// The `_meta` key under which a tool definition carries its contract version.
 pub(crate) const VERSION_META_KEY: &str = "dev.tollgate/version";
@@ -228,10 +229,15 @@ fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
     let hints = T::HINTS;
     let mut meta = JsonObject::new();
     meta.insert(VERSION_META_KEY.to_string(), Value::from(T::VERSION));
-    Ok(
-        rmcp::model::Tool::new(T::NAME, T::DESCRIPTION, input_schema)
-            .with_title(T::TITLE)
-            .with_raw_output_schema(schema_for_output::<T::Output>())
+    Ok(rmcp::model::Tool::new(
+        T::NAME,
+        T::DESCRIPTION,
+        Arc::new(schema::lean_input(input_schema.as_ref().clone())),
+    )
+    .with_title(T::TITLE)
+    .with_raw_output_schema(Arc::new(schema::lean_output(
+        schema_for_output::<T::Output>().as_ref().clone(),
+    )))
             .with_annotations(
                 ToolAnnotations::with_title(T::TITLE)
                     .read_only(hints.read_only)

@@ -18,8 +18,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::error::{CANCELLED, INTERNAL_ERROR, TIMEOUT, ToolError};
-use crate::profile::Profiles;
-use crate::tool::{Catalog, Entry, Served, ToolContext};
+use crate::profile::{Profile, Profiles};
+use crate::tool::{Catalog, Entry, Group, Served, ToolContext};
 use crate::tools;
 
 /// How to start a [`Server`].
@@ -80,6 +80,8 @@ pub struct Server {
     /// How often a running call reports progress, when its caller asked for progress.
     heartbeat: Duration,
     call_timeout: Duration,
+    /// What the server tells a client about itself: every profile, with its tools.
+    instructions: Arc<str>,
 }
 
 /// Often enough to keep a client's idle timeout from firing during a long analyzer run, rarely
@@ -125,11 +127,13 @@ impl Server {
                 version: entry.version,
             });
         }
+        let instructions = instructions(registry, &options.profiles).into();
         let catalog = Catalog {
             profiles: options.profiles,
             tools: served,
         };
         Ok(Server {
+            instructions,
             ctx: ToolContext::new(workspace, options.env, catalog),
             entries: Arc::new(entries),
             heartbeat: HEARTBEAT,
@@ -397,7 +401,7 @@ impl ServerHandler for Server {
             .with_server_info(
                 Implementation::new("tollgate", tollgate::VERSION).with_title("Tollgate"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -473,13 +477,43 @@ impl ServerHandler for Server {
     }
 }
 
-const INSTRUCTIONS: &str = "Tollgate reviews code changes deterministically. Call `review_diff` \
-with a unified diff (e.g. `git diff` output) to get findings, a risk score and a pass/fail gate \
-(`should_fail`); `check_invariants` runs only the repository's `.review-invariants.yml` rules; \
-`run_static_analysis` runs tsc / semgrep on changed files; `scrub_secrets` masks credentials in \
-text before you share it. Paths are relative to the workspace root (see `get_workspace_info`); \
-`tool_manifest` lists every tool with its schemas. Errors carry a code and name the argument to \
-fix.";
+/// The server's instructions: what Tollgate is, every profile with when to pick it and its
+/// tools (so an agent knows what another `--tools` would give it), the utilities, and the
+/// conventions every tool follows.
+fn instructions(registry: &[Entry], served: &Profiles) -> String {
+    let names = |group: Group| {
+        let mut names: Vec<&str> = registry
+            .iter()
+            .filter(|entry| entry.group == group)
+            .map(|entry| entry.name)
+            .collect();
+        names.sort_unstable();
+        names.join(", ")
+    };
+    let mut text = format!(
+        "Tollgate reviews code changes and plans work in this workspace. Tools come in profiles; \
+this server serves `{served}` (start it with `--tools` and a comma-separated list, or `all`, for \
+more).\n"
+    );
+    for profile in Profile::ALL {
+        let mark = if served.contains(profile) {
+            " (served)"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "- `{profile}`{mark}: {}. Tools: {}.\n",
+            profile.purpose(),
+            names(Group::In(profile))
+        ));
+    }
+    text.push_str(&format!(
+        "Every profile also serves {}. Paths are relative to the workspace root; results are \
+JSON; errors carry a code and name the argument to fix.",
+        names(Group::Utility)
+    ));
+    text
+}
 
 /// Serves `server` on stdin/stdout until the client closes stdin. Nothing else may write to
 /// stdout meanwhile: it carries only protocol messages.
@@ -886,6 +920,41 @@ mod tests {
             "resources/templates/list",
         );
         assert!(!client.list_all_tools().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_instructions_describe_every_profile_and_its_tools() {
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let instructions = client
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .expect("instructions");
+        for profile in Profile::ALL {
+            let line = instructions
+                .lines()
+                .find(|line| line.starts_with(&format!("- `{profile}`")))
+                .unwrap_or_else(|| panic!("{profile} is not described:\n{instructions}"));
+            assert!(line.contains(profile.purpose()), "{line}");
+            // Every tool of the profile is named on its line, served or not.
+            for entry in tools::ALL
+                .iter()
+                .filter(|entry| entry.group == Group::In(profile))
+            {
+                assert!(line.contains(entry.name), "{}: {line}", entry.name);
+            }
+        }
+        assert!(instructions.contains("- `review` (served)"), "{instructions}");
+        assert!(!instructions.contains("- `plan` (served)"), "{instructions}");
+        for utility in ["get_workspace_info", "scrub_secrets", "tool_manifest", "validate_content"] {
+            assert!(instructions.contains(utility), "{utility}: {instructions}");
+        }
     }
 
     #[test]

@@ -84,18 +84,12 @@ pub(crate) struct Hints {
 }
 
 impl Hints {
-    /// A pure computation over its arguments and the workspace.
+    /// Changes nothing a user can see: a computation over its arguments and the workspace, or
+    /// a search or read. A search may build the workspace's index under `.tollgate/` on first
+    /// use; that is Tollgate's own cache, rebuilt from the files at will, so it does not count
+    /// (clients then stop asking approval for every search).
     pub(crate) const READ_ONLY: Hints = Hints {
         read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
-
-    /// A search that builds the workspace's index under `.tollgate/` when there is none yet:
-    /// it writes there (so not read-only), but repeating it changes nothing more.
-    pub(crate) const BUILDS_INDEX: Hints = Hints {
-        read_only: false,
         destructive: false,
         idempotent: true,
         open_world: false,

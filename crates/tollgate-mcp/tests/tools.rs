@@ -337,6 +337,60 @@ const PLAN_WRITES: [&str; 9] = [
     "fail_step",
 ];
 
+/// Every tool's annotations, by name: (name, readOnly, destructive, idempotent, openWorld).
+/// Searches, reads, status and view tools are read-only, so clients stop asking approval for
+/// each one (building the index on first use writes only Tollgate's cache). Starting or steering
+/// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
+/// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
+/// and answer differently each time.
+const HINTS: [(&str, bool, bool, bool, bool); 45] = [
+    ("cancel_review", false, true, false, false),
+    ("check_invariants", true, false, true, false),
+    ("codebase_retrieval", true, false, true, false),
+    ("compare_plan_versions", true, false, true, false),
+    ("complete_step", false, false, false, false),
+    ("create_plan", false, false, false, true),
+    ("delete_plan", false, true, false, false),
+    ("execute_plan", false, true, false, true),
+    ("fail_step", false, false, false, false),
+    ("get_context_for_prompt", true, false, true, false),
+    ("get_file", true, false, true, false),
+    ("get_review_status", true, false, true, false),
+    ("get_review_telemetry", true, false, true, false),
+    ("get_workspace_info", true, false, true, false),
+    ("git_commit_retrieval", true, false, true, false),
+    ("index_status", true, false, true, false),
+    ("index_workspace", false, false, true, false),
+    ("list_plans", true, false, true, false),
+    ("load_plan", true, false, true, false),
+    ("pause_review", false, false, false, false),
+    ("reactive_review_pr", false, false, false, false),
+    ("refine_plan", true, false, false, true),
+    ("regex_search", true, false, true, false),
+    ("request_approval", false, false, false, false),
+    ("respond_approval", false, false, false, false),
+    ("resume_review", false, false, false, false),
+    ("review_auto", true, false, false, true),
+    ("review_changes", true, false, false, true),
+    ("review_diff", true, false, true, false),
+    ("review_git_diff", true, false, false, true),
+    ("rollback_plan", false, true, false, false),
+    ("run_static_analysis", true, false, true, false),
+    ("save_plan", false, false, false, false),
+    ("scrub_secrets", true, false, true, false),
+    ("search_callers_for", true, false, true, false),
+    ("search_tests_for", true, false, true, false),
+    ("semantic_search", true, false, true, false),
+    ("start_step", false, false, false, false),
+    ("symbol_graph", true, false, true, false),
+    ("tool_manifest", true, false, true, false),
+    ("undo_step", false, true, false, false),
+    ("validate_content", true, false, true, false),
+    ("view_history", true, false, true, false),
+    ("view_progress", true, false, true, false),
+    ("visualize_plan", true, false, true, false),
+];
+
 #[tokio::test]
 async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
     let session = connect("all", legacy()).await;
@@ -364,65 +418,29 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         }
         assert!(tool.output_schema.is_some(), "{name}: output schema");
         let hints = tool.annotations.as_ref().expect("annotations");
-        // tsc may write build info to Tollgate's cache directory; the session tools that start
-        // or steer a session change its stored state, and cancelling cannot be undone.
-        // index_workspace writes the index under .tollgate/.
-        // The searches build the index on first use when the workspace has none.
-        let writes_cache = [
-            "run_static_analysis",
-            "index_workspace",
-            "semantic_search",
-            "codebase_retrieval",
-            "get_context_for_prompt",
-            "git_commit_retrieval",
-            "symbol_graph",
-            "search_tests_for",
-            "search_callers_for",
-        ]
-        .contains(&name.as_ref());
-        let steers = [
-            "reactive_review_pr",
-            "pause_review",
-            "resume_review",
-            "cancel_review",
-        ]
-        .contains(&name.as_ref());
-        // Plan generation and refinement may call a model, the model reviews always do (and
-        // review_auto may); creating a plan may save it. execute_plan calls a model and, with
-        // apply_changes, overwrites workspace files.
-        let models = [
-            "create_plan",
-            "refine_plan",
-            "execute_plan",
-            "review_changes",
-            "review_git_diff",
-            "review_auto",
-        ]
-        .contains(&name.as_ref());
-        let saves = ["create_plan", "execute_plan"].contains(&name.as_ref());
-        // The plan tools that record something; deletion and rollback replace what callers see.
-        let records = PLAN_WRITES.contains(&name.as_ref());
-        let destructive = [
-            "cancel_review",
-            "delete_plan",
-            "rollback_plan",
-            "execute_plan",
-            "undo_step",
-        ]
-        .contains(&name.as_ref());
-        assert_eq!(
+        let Some((_, read_only, destructive, idempotent, open_world)) =
+            HINTS.iter().find(|(listed, ..)| *listed == name.as_ref())
+        else {
+            panic!("{name}: not in HINTS");
+        };
+        let declared = (
             hints.read_only_hint,
-            Some(!writes_cache && !steers && !saves && !records),
-            "{name}"
-        );
-        assert_eq!(hints.destructive_hint, Some(destructive), "{name}");
-        assert_eq!(
+            hints.destructive_hint,
             hints.idempotent_hint,
-            Some(!steers && !models && !records),
-            "{name}"
+            hints.open_world_hint,
         );
-        assert_eq!(hints.open_world_hint, Some(models), "{name}");
+        assert_eq!(
+            declared,
+            (
+                Some(*read_only),
+                Some(*destructive),
+                Some(*idempotent),
+                Some(*open_world)
+            ),
+            "{name}: (readOnly, destructive, idempotent, openWorld)"
+        );
     }
+    assert_eq!(session.tools.len(), HINTS.len(), "a tool in HINTS is not served");
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
     assert_eq!(review["required"], json!(["diff"]));
     let options = &review["$defs"]["ReviewDiffOptions"]["properties"];

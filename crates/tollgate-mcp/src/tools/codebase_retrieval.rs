@@ -17,7 +17,7 @@ before ranking (file types, paths, tests, language, subdirectory). Use when the 
 part of the tree.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = CodebaseRetrievalRequest;
     type Output = SearchResponse;

@@ -16,7 +16,7 @@ impl Tool for GetContextForPrompt {
 budget, as Markdown with paths and lines. Use to gather context before writing or reviewing code.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = GetContextRequest;
     type Output = ContextBundle;

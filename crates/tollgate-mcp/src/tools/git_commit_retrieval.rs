@@ -16,7 +16,7 @@ impl Tool for GitCommitRetrieval {
 query; filter by date and author. Use to find why or when code changed.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = GitCommitRetrievalRequest;
     type Output = CommitResponse;

@@ -18,14 +18,9 @@ lines) and import SARIF files. Missing or failing analyzers are reported, never 
 review_diff can run them too.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
-    // Analyzers read the code; tsc may keep build info in Tollgate's cache directory, which is
-    // a write, though never to the user's files.
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    // Analyzers read the code; tsc may keep build info in Tollgate's cache directory, a cache
+    // like the index (review_diff runs the same analyzers and is read-only too).
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = StaticAnalysisRequest;
     type Output = StaticAnalysisResponse;

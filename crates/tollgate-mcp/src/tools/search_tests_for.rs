@@ -16,7 +16,7 @@ impl Tool for SearchTestsFor {
 restricted to test files).";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SearchTestsRequest;
     type Output = SearchResponse;

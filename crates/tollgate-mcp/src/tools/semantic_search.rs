@@ -17,7 +17,7 @@ vector, symbol and history search); returns ranked chunks with path, lines and s
 locate code you cannot name exactly.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SemanticSearchRequest;
     type Output = SearchResponse;

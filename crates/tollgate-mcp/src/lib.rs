@@ -22,6 +22,7 @@
 
 mod error;
 mod http;
+mod log;
 mod profile;
 mod run;
 mod schema;

@@ -175,9 +175,7 @@ fn collapse_string_unions(schema: &mut Value) {
             let alternative = alternative.as_object()?;
             if alternative.keys().any(|key| {
                 !matches!(key.as_str(), "const" | "enum" | "type") && key.as_str() != ORIGIN
-            }) || alternative
-                .get("type")
-                .is_some_and(|kind| kind != "string")
+            }) || alternative.get("type").is_some_and(|kind| kind != "string")
             {
                 return None;
             }
@@ -270,7 +268,9 @@ fn is_structured(schema: &Value) -> bool {
     if object.contains_key("properties") || object.contains_key("$ref") {
         return true;
     }
-    if object.get("additionalProperties").is_some_and(Value::is_object)
+    if object
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
         || object.get("items").is_some_and(is_structured)
     {
         return true;
@@ -292,7 +292,11 @@ fn type_only(schema: &Value) -> JsonObject {
     }
     let mut out = JsonObject::new();
     let kind = if kinds.len() == 1 {
-        kinds.into_iter().map(Value::from).next().unwrap_or_default()
+        kinds
+            .into_iter()
+            .map(Value::from)
+            .next()
+            .unwrap_or_default()
     } else {
         Value::Array(kinds.into_iter().map(Value::from).collect())
     };
@@ -518,7 +522,10 @@ mod tests {
         let value = json!({"description": "d", "severity": "HIGH", "count": 2,
             "finding": {"rule": "r", "line": 3}, "first": null, "tags": ["a"]});
         assert!(jsonschema::is_valid(&lean, &value));
-        assert!(!jsonschema::is_valid(&lean, &json!({"description": "d", "severity": "MID"})));
+        assert!(!jsonschema::is_valid(
+            &lean,
+            &json!({"description": "d", "severity": "MID"})
+        ));
 
         // A structure repeated at the depth kept is written once.
         let big = json!({"type": "object", "properties": {
@@ -636,7 +643,11 @@ mod tests {
                 over.push(profiles);
             }
         }
-        assert!(over.is_empty(), "over budget: {over:?}\n{}", report.join("\n"));
+        assert!(
+            over.is_empty(),
+            "over budget: {over:?}\n{}",
+            report.join("\n")
+        );
         // Printed for BENCHMARKS.md (`--no-capture`).
         println!("{}", report.join("\n"));
     }

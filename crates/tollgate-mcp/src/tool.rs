@@ -36,6 +36,9 @@ pub(crate) trait Tool: 'static {
     /// a caller could notice; listed by `tool_manifest`.
     const VERSION: &'static str;
     const HINTS: Hints;
+    /// May run for minutes: a client that supports the Tasks extension gets a task handle at
+    /// once and polls it, instead of holding the call open.
+    const LONG_RUNNING: bool = false;
 
     type Input: DeserializeOwned + JsonSchema + 'static;
     type Output: Serialize + JsonSchema + 'static;
@@ -187,6 +190,7 @@ pub(crate) struct Entry {
     pub(crate) name: &'static str,
     pub(crate) group: Group,
     pub(crate) version: &'static str,
+    pub(crate) long_running: bool,
     definition: fn() -> Result<rmcp::model::Tool, String>,
     call: fn(&ToolContext, JsonObject) -> Result<Value, ToolError>,
 }
@@ -197,6 +201,7 @@ impl Entry {
             name: T::NAME,
             group: T::GROUP,
             version: T::VERSION,
+            long_running: T::LONG_RUNNING,
             definition: definition::<T>,
             call: call::<T>,
         }
@@ -232,15 +237,14 @@ fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
     .with_raw_output_schema(Arc::new(schema::lean_output(
         schema_for_output::<T::Output>().as_ref().clone(),
     )))
-            .with_annotations(
-                ToolAnnotations::with_title(T::TITLE)
-                    .read_only(hints.read_only)
-                    .destructive(hints.destructive)
-                    .idempotent(hints.idempotent)
-                    .open_world(hints.open_world),
-            )
-            .with_meta(MetaObject(meta)),
+    .with_annotations(
+        ToolAnnotations::with_title(T::TITLE)
+            .read_only(hints.read_only)
+            .destructive(hints.destructive)
+            .idempotent(hints.idempotent)
+            .open_world(hints.open_world),
     )
+    .with_meta(MetaObject(meta)))
 }
 
 fn call<T: Tool>(ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError> {

@@ -440,7 +440,11 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
             "{name}: (readOnly, destructive, idempotent, openWorld)"
         );
     }
-    assert_eq!(session.tools.len(), HINTS.len(), "a tool in HINTS is not served");
+    assert_eq!(
+        session.tools.len(),
+        HINTS.len(),
+        "a tool in HINTS is not served"
+    );
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
     assert_eq!(review["required"], json!(["diff"]));
     let options = &review["$defs"]["ReviewDiffOptions"]["properties"];
@@ -1699,4 +1703,85 @@ async fn a_stopped_review_call_kills_its_running_analyzer() {
         !alive,
         "the analyzer's child {child} survived the stopped call"
     );
+}
+
+/// `index_workspace` as a task (the MCP Tasks extension) for a client that declares it, in both
+/// protocol eras: created at once, polled to completion, its report inlined and matching the
+/// tool's output schema; a later update through a plain call sees the index the task built.
+#[tokio::test]
+async fn index_workspace_runs_as_a_task_for_a_client_with_the_tasks_extension() {
+    use rmcp::model::{
+        CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams, Implementation,
+        TaskPayload,
+    };
+    for lifecycle in [legacy(), stateless()] {
+        let dir = workspace();
+        commit_files(dir.path(), &[("src/lib.rs", "pub fn refill_bucket() {}\n")]);
+        let server = Server::new(ServerOptions {
+            workspace: dir.path().to_path_buf(),
+            workspace_named: true,
+            profiles: "context".parse::<Profiles>().unwrap(),
+            env: Vec::new(),
+            call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
+        })
+        .unwrap();
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ClientConfig::new(
+            ClientCapabilities::builder().enable_tasks().build(),
+            Implementation::new("tasks-e2e", "0"),
+        )
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        let response = client
+            .call_tool_once(CallToolRequestParams::new("index_workspace"))
+            .await
+            .unwrap();
+        let CallToolResponse::Task(created) = response else {
+            panic!("index_workspace should be a task: {response:?}");
+        };
+        let mut payload = None;
+        for _ in 0..5_000 {
+            let got = client
+                .get_task(GetTaskParams::new(created.task.task_id.clone()))
+                .await
+                .unwrap();
+            if got.task.task.status.is_terminal() {
+                payload = Some(got.task.payload);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let Some(TaskPayload::Completed { result }) = payload else {
+            panic!("{payload:?}");
+        };
+        let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+        assert_eq!(result.is_error, Some(false), "{:?}", result.content);
+        let report = result.structured_content.unwrap();
+        assert_eq!(report["files_changed"], 1, "{report}");
+        let schema = tools
+            .iter()
+            .find(|tool| tool.name == "index_workspace")
+            .and_then(|tool| tool.output_schema.clone())
+            .unwrap();
+        let schema = Value::Object(schema.as_ref().clone());
+        assert!(jsonschema::is_valid(&schema, &report), "{report}");
+
+        // A short tool on the same connection is a plain call; the search sees the index.
+        let found = client
+            .call_tool(
+                CallToolRequestParams::new("semantic_search")
+                    .with_arguments(object(json!({"query": "refill bucket"}))),
+            )
+            .await
+            .unwrap();
+        let found = found.structured_content.unwrap();
+        assert_eq!(found["index_built"], false, "{found}");
+    }
 }

@@ -27,6 +27,7 @@ are written with backups and step state recorded). Use after a plan is approved.
         idempotent: false,
         open_world: true,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = ExecutePlanRequest;
     type Output = ExecutePlanResponse;

@@ -23,6 +23,7 @@ changes.";
         idempotent: true,
         open_world: false,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = IndexWorkspaceRequest;
     type Output = IndexReport;

@@ -24,6 +24,7 @@ pause/resume/cancel_review steer it. Use for large PRs.";
         idempotent: false,
         open_world: false,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = ReactiveReviewPrRequest;
     type Output = ReactiveReviewPrResponse;

@@ -128,7 +128,7 @@ impl ClientLog {
             .and_then(|text| serde_json::from_str::<Value>(&text.text).ok())
             .and_then(|body| body["error"]["code"].as_str().map(str::to_string))
             .unwrap_or_else(|| "UNKNOWN".to_string());
-        let level = if code == INTERNAL_ERROR {
+        let level = if code == INTERNAL_ERROR.as_str() {
             Level::Error
         } else {
             Level::Warning

@@ -306,23 +306,7 @@ pub fn search(
     query: &SearchQuery,
 ) -> Result<SearchOutcome, IndexError> {
     let dir = &config.dir;
-    let meta = store::read_json::<Meta>(&dir.join("meta.json"))?;
-    // An index of another format would answer filtered searches with nothing, silently.
-    if let Some(meta) = &meta
-        && meta.version != store::FORMAT_VERSION
-    {
-        return Err(IndexError::Corrupt {
-            dir: dir.clone(),
-            detail: format!(
-                "it has format {}, this Tollgate reads format {}",
-                meta.version,
-                store::FORMAT_VERSION
-            ),
-        });
-    }
-    let Some(lexical) = Lexical::open(&dir.join("lexical"))? else {
-        return Err(IndexError::NotIndexed(dir.clone()));
-    };
+    let (meta, lexical) = open_index(dir)?;
     let searcher = lexical.reader()?;
     let top_k = query.top_k.clamp(1, MAX_TOP_K);
     let fetch = match query.mode {
@@ -331,60 +315,14 @@ pub fn search(
     };
     let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
-
-    // Filters become a set of allowed file keys, applied inside each channel.
-    let allowed: Option<AllowedKeys> = if query.filter.restricts() {
-        let compiled = query.filter.compile()?;
-        let Some(list) = store::read_paths(dir)? else {
-            return Err(IndexError::Corrupt {
-                dir: dir.clone(),
-                detail: format!("{} is missing", store::PATHS_LIST),
-            });
-        };
-        let files = store::listed_files(&list).map_err(|detail| IndexError::Corrupt {
-            dir: dir.clone(),
-            detail,
-        })?;
-        let keys: HashKeySet = files
-            .into_iter()
-            .filter(|file| compiled.allows(*file))
-            .map(|file| file_key(file.path))
-            .collect();
-        Some(Arc::new(keys))
-    } else {
-        None
-    };
-    let is_allowed = |path: &str| {
-        allowed
-            .as_ref()
-            .is_none_or(|keys| keys.contains(&file_key(path)))
-    };
-
+    let allowed = allowed_keys(dir, &query.filter)?;
     let terms = QueryTerms::new(&query.text);
-    let signals = &query.signals;
 
-    // Chunk candidates from the lexical, symbol and vector arms, each with its evidence.
+    // Chunk candidates from the lexical and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
-    let mut add = |chunks: Vec<(f32, StoredChunk)>, arm: Arm| {
-        for (rank, (score, chunk)) in chunks.into_iter().enumerate() {
-            let entry = candidates
-                .entry(chunk.chunk_id)
-                .or_insert_with(|| Candidate {
-                    chunk,
-                    evidence: Vec::new(),
-                });
-            entry.evidence.push(Evidence {
-                arm,
-                rank: rank + 1,
-                score,
-            });
-        }
-    };
     if wanted(Channel::Lexical) {
-        add(
-            searcher.search(&query.text, fetch, allowed.as_ref())?,
-            Arm::Lexical,
-        );
+        let chunks = searcher.search(&query.text, fetch, allowed.as_ref())?;
+        add_candidates(&mut candidates, chunks, Arm::Lexical);
         outcome.channels.push(Channel::Lexical);
     }
     if wanted(Channel::Vector) {
@@ -397,7 +335,7 @@ pub fn search(
             allowed.as_ref(),
         ) {
             Ok(Some(chunks)) => {
-                add(chunks, Arm::Vector);
+                add_candidates(&mut candidates, chunks, Arm::Vector);
                 outcome.channels.push(Channel::Vector);
             }
             Ok(None) => outcome.warnings.push(format!(
@@ -409,37 +347,160 @@ pub fn search(
                 .push(format!("vector channel skipped: {err}")),
         }
     }
-    let mut history: HashMap<String, Evidence> = HashMap::new();
-    if wanted(Channel::History) {
-        let history_dir = dir.join("history");
-        if history_dir.join("meta.json").exists() {
-            let commits = match query.mode {
-                Mode::Fast => 100,
-                Mode::Deep => 400,
-            };
-            let ranked = history::rank_files(&history_dir, &query.text, commits)?;
-            let files = ranked
-                .into_iter()
-                .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
-                .filter(|(path, _)| is_allowed(path))
-                .take(fetch);
-            for (rank, (path, score)) in files.enumerate() {
-                history.insert(
-                    path,
-                    Evidence {
-                        arm: Arm::History,
-                        rank: rank + 1,
-                        score,
-                    },
-                );
-            }
-            outcome.channels.push(Channel::History);
-        }
+    let mut history = HashMap::new();
+    if wanted(Channel::History)
+        && let Some(found) = history_evidence(dir, query, fetch, allowed.as_ref())?
+    {
+        history = found;
+        outcome.channels.push(Channel::History);
     }
 
     // Each arm's scores scaled to 0..1 by its best (vectors: between its worst and best, as
     // similarities of unrelated chunks are far from 0).
     let scale = Scale::new(candidates.values(), history.values());
+    let mut ranked = rank_files(candidates, &history, &scale, &terms, &query.signals);
+    let entries = pick_entries(&mut ranked, &searcher, query, top_k)?;
+
+    let shown: Vec<&StoredChunk> = entries
+        .iter()
+        .map(|&(_, f, c)| &ranked[f].1.chunks[c].chunk)
+        .collect();
+    let mut words = tokens(&query.text);
+    words.sort();
+    words.dedup();
+    let relevance = searcher.coverage(&words, &shown)?;
+    for (&(key, file_idx, chunk_idx), relevance) in entries.iter().zip(relevance) {
+        let file = &ranked[file_idx].1;
+        let explain = query
+            .explain
+            .then(|| explain(&terms, file, &file.chunks[chunk_idx], &scale));
+        outcome.hits.push(hit(
+            file,
+            &file.chunks[chunk_idx],
+            key,
+            relevance,
+            file_idx + 1,
+            explain,
+        ));
+    }
+    if let Some(meta) = &meta {
+        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at);
+    }
+    Ok(outcome)
+}
+
+/// The index's metadata (when written) and its lexical part; an index of another format is
+/// corrupt, since it would answer filtered searches with nothing, silently.
+fn open_index(dir: &std::path::Path) -> Result<(Option<Meta>, Lexical), IndexError> {
+    let meta = store::read_json::<Meta>(&dir.join("meta.json"))?;
+    if let Some(meta) = &meta
+        && meta.version != store::FORMAT_VERSION
+    {
+        return Err(IndexError::Corrupt {
+            dir: dir.to_path_buf(),
+            detail: format!(
+                "it has format {}, this Tollgate reads format {}",
+                meta.version,
+                store::FORMAT_VERSION
+            ),
+        });
+    }
+    let Some(lexical) = Lexical::open(&dir.join("lexical"))? else {
+        return Err(IndexError::NotIndexed(dir.to_path_buf()));
+    };
+    Ok((meta, lexical))
+}
+
+/// The filter as a set of allowed file keys, applied inside each channel (so before its cut);
+/// `None` when the filter allows everything.
+fn allowed_keys(dir: &std::path::Path, filter: &Filter) -> Result<Option<AllowedKeys>, IndexError> {
+    if !filter.restricts() {
+        return Ok(None);
+    }
+    let compiled = filter.compile()?;
+    let corrupt = |detail: String| IndexError::Corrupt {
+        dir: dir.to_path_buf(),
+        detail,
+    };
+    let Some(list) = store::read_paths(dir)? else {
+        return Err(corrupt(format!("{} is missing", store::PATHS_LIST)));
+    };
+    let files = store::listed_files(&list).map_err(corrupt)?;
+    let keys: HashKeySet = files
+        .into_iter()
+        .filter(|file| compiled.allows(*file))
+        .map(|file| file_key(file.path))
+        .collect();
+    Ok(Some(Arc::new(keys)))
+}
+
+/// Adds an arm's ranked chunks to the candidates, each with its rank and score as evidence.
+fn add_candidates(
+    candidates: &mut HashMap<u64, Candidate>,
+    chunks: Vec<(f32, StoredChunk)>,
+    arm: Arm,
+) {
+    for (rank, (score, chunk)) in chunks.into_iter().enumerate() {
+        let entry = candidates
+            .entry(chunk.chunk_id)
+            .or_insert_with(|| Candidate {
+                chunk,
+                evidence: Vec::new(),
+            });
+        entry.evidence.push(Evidence {
+            arm,
+            rank: rank + 1,
+            score,
+        });
+    }
+}
+
+/// The history arm: files whose commits match the query, as evidence per path; `None` when
+/// the index holds no history.
+fn history_evidence(
+    dir: &std::path::Path,
+    query: &SearchQuery,
+    fetch: usize,
+    allowed: Option<&AllowedKeys>,
+) -> Result<Option<HashMap<String, Evidence>>, IndexError> {
+    let history_dir = dir.join("history");
+    if !history_dir.join("meta.json").exists() {
+        return Ok(None);
+    }
+    let commits = match query.mode {
+        Mode::Fast => 100,
+        Mode::Deep => 400,
+    };
+    let is_allowed = |path: &str| allowed.is_none_or(|keys| keys.contains(&file_key(path)));
+    let ranked = history::rank_files(&history_dir, &query.text, commits)?;
+    let files = ranked
+        .into_iter()
+        .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
+        .filter(|(path, _)| is_allowed(path))
+        .take(fetch);
+    let mut evidence = HashMap::new();
+    for (rank, (path, score)) in files.enumerate() {
+        evidence.insert(
+            path,
+            Evidence {
+                arm: Arm::History,
+                rank: rank + 1,
+                score,
+            },
+        );
+    }
+    Ok(Some(evidence))
+}
+
+/// Chunks scored (scaled arm scores, definition boost, in-file test penalty) and gathered per
+/// file; files scored (aggregated chunks, history, file-class penalty), best first.
+fn rank_files(
+    candidates: HashMap<u64, Candidate>,
+    history: &HashMap<String, Evidence>,
+    scale: &Scale,
+    terms: &QueryTerms,
+    signals: &Signals,
+) -> Vec<(String, FileScore)> {
     let mut files: HashMap<String, FileScore> = HashMap::new();
     for candidate in candidates.into_values() {
         let mut score = 0.0;
@@ -449,7 +510,7 @@ pub fn search(
         let mut boosts = Vec::new();
         if signals.on(Signal::Definitions)
             && let Some((factor, why)) = definition_boost(
-                &terms,
+                terms,
                 candidate.chunk.symbol.as_deref(),
                 &candidate.chunk.kind,
                 &candidate.chunk.path,
@@ -509,17 +570,22 @@ pub fn search(
     }
     let mut ranked: Vec<(String, FileScore)> = files.into_iter().collect();
     ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
+    ranked
+}
 
-    // Results: each file's best chunk at the file's score; a further chunk of the same file
-    // only where its own, halved, score still beats the files below.
+/// The results as (sort key, file index, chunk index): each file's best chunk at the file's
+/// score; a further chunk of the same file only where its own, halved, score still beats the
+/// files below. A file found by history alone gets its best-matching chunk, else its first.
+fn pick_entries(
+    ranked: &mut [(String, FileScore)],
+    searcher: &Searcher,
+    query: &SearchQuery,
+    top_k: usize,
+) -> Result<Vec<(f32, usize, usize)>, IndexError> {
     let per_file = query.chunks_per_file.max(1);
-    let mut entries: Vec<(f32, usize, usize)> = Vec::new(); // (key, file index, chunk index)
-    for (file_idx, (path, file)) in ranked.iter_mut().enumerate() {
-        if file_idx >= top_k {
-            break;
-        }
+    let mut entries: Vec<(f32, usize, usize)> = Vec::new();
+    for (file_idx, (path, file)) in ranked.iter_mut().enumerate().take(top_k) {
         if file.chunks.is_empty() {
-            // Found by history only: show its best-matching chunk, else its first.
             let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(path)]));
             let mut chunk = searcher
                 .search(&query.text, 1, Some(&only))?
@@ -550,63 +616,63 @@ pub fn search(
     }
     entries.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     entries.truncate(top_k);
-    let shown: Vec<&StoredChunk> = entries
-        .iter()
-        .map(|&(_, f, c)| &ranked[f].1.chunks[c].chunk)
-        .collect();
-    let mut words = tokens(&query.text);
-    words.sort();
-    words.dedup();
-    let relevance = searcher.coverage(&words, &shown)?;
-    for (&(key, file_idx, chunk_idx), relevance) in entries.iter().zip(relevance) {
-        let file = &ranked[file_idx].1;
-        let scored = &file.chunks[chunk_idx];
-        let mut channels: Vec<Channel> = scored
+    Ok(entries)
+}
+
+/// `--explain`: each channel's rank and score and each boost behind a hit.
+fn explain(terms: &QueryTerms, file: &FileScore, scored: &ScoredChunk, scale: &Scale) -> Explain {
+    Explain {
+        query_class: terms.class,
+        file_class: file.class,
+        evidence: scored
             .evidence
             .iter()
-            .map(|e| e.arm.channel())
-            .chain(file.history.as_ref().map(|_| Channel::History))
-            .collect();
-        channels.sort();
-        channels.dedup();
-        let explain = query.explain.then(|| Explain {
-            query_class: terms.class,
-            file_class: file.class,
-            evidence: scored
-                .evidence
-                .iter()
-                .chain(file.history.as_ref())
-                .map(|e| ArmEvidence {
-                    arm: e.arm.as_str(),
-                    rank: e.rank,
-                    score: e.score,
-                    weighted: scale.of(e),
-                })
-                .collect(),
-            chunk_boosts: scored.boosts.clone(),
-            file_boosts: file.boosts.clone(),
-            chunk_score: scored.score,
-            file_score: file.score,
-        });
-        let chunk = scored.chunk.clone();
-        outcome.hits.push(Hit {
-            path: chunk.path,
-            start_line: chunk.start_line,
-            end_line: chunk.end_line,
-            symbol: chunk.symbol,
-            kind: chunk.kind,
-            language: chunk.language,
-            score: key,
-            relevance,
-            file_rank: file_idx + 1,
-            channels,
-            explain,
-        });
+            .chain(file.history.as_ref())
+            .map(|e| ArmEvidence {
+                arm: e.arm.as_str(),
+                rank: e.rank,
+                score: e.score,
+                weighted: scale.of(e),
+            })
+            .collect(),
+        chunk_boosts: scored.boosts.clone(),
+        file_boosts: file.boosts.clone(),
+        chunk_score: scored.score,
+        file_score: file.score,
     }
-    if let Some(meta) = &meta {
-        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at);
+}
+
+/// One result.
+fn hit(
+    file: &FileScore,
+    scored: &ScoredChunk,
+    score: f32,
+    relevance: f32,
+    file_rank: usize,
+    explain: Option<Explain>,
+) -> Hit {
+    let mut channels: Vec<Channel> = scored
+        .evidence
+        .iter()
+        .map(|e| e.arm.channel())
+        .chain(file.history.as_ref().map(|_| Channel::History))
+        .collect();
+    channels.sort();
+    channels.dedup();
+    let chunk = scored.chunk.clone();
+    Hit {
+        path: chunk.path,
+        start_line: chunk.start_line,
+        end_line: chunk.end_line,
+        symbol: chunk.symbol,
+        kind: chunk.kind,
+        language: chunk.language,
+        score,
+        relevance,
+        file_rank,
+        channels,
+        explain,
     }
-    Ok(outcome)
 }
 
 /// The hits' files modified after `indexed_at` (whole seconds: an edit in the update's own last

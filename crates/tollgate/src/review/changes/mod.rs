@@ -384,10 +384,11 @@ fn review_parsed(
     let mut verdicts = Vec::new();
     let mut failures = Vec::new();
     let mut n_off_diff = 0usize;
-    for answer in answers {
+    for (answer, spent) in answers {
+        // Counted whatever the outcome: a failed call may have been billed.
+        review.usage.add(&spent);
         match answer {
             Ok(answer) => {
-                review.usage.add(&answer.usage);
                 if !answer.model.is_empty() {
                     review.metadata.model_used = answer.model.clone();
                 }
@@ -411,6 +412,7 @@ fn review_parsed(
             }
         }
     }
+    review.usage.cost_usd = client.estimate_cost(&review.usage);
     if n_off_diff > 0 {
         warnings.push(format!(
             "{n_off_diff} model finding(s) pointed outside the diff (a file not reviewed or a line not in a hunk) and were dropped"

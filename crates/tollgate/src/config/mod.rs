@@ -12,6 +12,7 @@
 
 mod analyzers;
 mod llm;
+mod nested;
 mod raw;
 
 pub(crate) use analyzers::check_semgrep_args;
@@ -25,6 +26,7 @@ pub use llm::{
     DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, LlmPassConfig, MAX_RETRY_AFTER,
     ProviderKind, RawLlm, StructuredOutput,
 };
+pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
     RawReview, RawRuleOverride,
@@ -157,6 +159,9 @@ pub struct PathOverride {
     pub paths: PathPatterns,
     /// Rule ids (or `prefix*`) whose findings on these paths are dropped.
     pub disable: Vec<String>,
+    /// Rule ids (or `prefix*`) kept on these paths although an earlier entry disabled them
+    /// (a nested `tollgate.toml` enabling a rule the root disables).
+    pub enable: Vec<String>,
     /// Severity per rule id on these paths.
     pub severity: BTreeMap<String, Severity>,
 }

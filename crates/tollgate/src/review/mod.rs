@@ -100,6 +100,9 @@ pub enum ReviewError {
         "The model is required ([llm] required) but could not answer: {reason}\n  hint: fix the model setup, or set [llm] required = false (TOLLGATE_LLM_REQUIRED=false) to review without it"
     )]
     ModelRequired { reason: String },
+    /// A nested `tollgate.toml` above a changed file is invalid or unreadable.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl ReviewError {
@@ -115,6 +118,7 @@ impl ReviewError {
             ReviewError::Baseline(_) => "INVALID_INPUT",
             ReviewError::Analysis(err) => err.code(),
             ReviewError::ModelRequired { .. } => "LLM_UNAVAILABLE",
+            ReviewError::Config(_) => "INVALID_INPUT",
         }
     }
 }
@@ -188,7 +192,21 @@ pub fn run_until(
         }
     }
 
-    let config = request.config;
+    // The nearest `tollgate.toml` wins: nested files above the changed paths, read from the
+    // same source as the other gate files (a pull request cannot loosen its own gate).
+    let changed_paths = diff
+        .files()
+        .iter()
+        .flat_map(|file| [file.old_path.as_deref(), file.new_path.as_deref()])
+        .flatten();
+    let nested = gate_files::load_nested_configs(gate_files, request.workspace, changed_paths)?;
+    let with_nested;
+    let config = if nested.is_empty() {
+        request.config
+    } else {
+        with_nested = request.config.with_nested(&nested);
+        &with_nested
+    };
     let mut warnings = Vec::new();
     let mut sets = Vec::new();
     for given in &config.invariants.paths {

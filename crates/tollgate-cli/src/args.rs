@@ -266,17 +266,8 @@ pub struct ReviewArgs {
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 
-    /// Drop findings below this confidence (0.0–1.0) [default: 0.55].
-    #[arg(long, value_name = "X")]
-    pub confidence_threshold: Option<f64>,
-
-    /// Findings kept in the output, after the gate is decided [default: 20].
-    #[arg(long, value_name = "N")]
-    pub max_findings: Option<usize>,
-
-    /// Keep only these categories (comma-separated).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub categories: Option<Vec<String>>,
+    #[command(flatten)]
+    pub filters: FindingFilterFlags,
 
     /// Invariants file(s), repeatable [default: .review-invariants.yml when present].
     #[arg(long, value_name = "PATH")]
@@ -352,6 +343,23 @@ pub struct ReviewArgs {
     /// Print nothing on stderr but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Which findings are kept, for every review command; each overrides tollgate.toml and
+/// `TOLLGATE_*`.
+#[derive(Debug, Args)]
+pub struct FindingFilterFlags {
+    /// Drop findings below this confidence (0.0–1.0) [default: 0.55; 0.7 for the model-only
+    /// reviews].
+    #[arg(long, value_name = "X")]
+    pub confidence_threshold: Option<f64>,
+    /// Findings kept in the output, worst first, after the gate is decided [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_findings: Option<usize>,
+    /// Keep only these categories (comma-separated): correctness, security, performance,
+    /// maintainability, style, documentation, reliability, architecture, infra.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub categories: Option<Vec<String>>,
 }
 
 /// The model passes of `tollgate review` (the names of the MCP `review_diff` options); each
@@ -463,16 +471,8 @@ pub struct ModelReviewArgs {
     /// Configuration file [default: <repo>/tollgate.toml when present].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Drop findings below this confidence (0.0–1.0) [default: 0.7].
-    #[arg(long, value_name = "X")]
-    pub confidence_threshold: Option<f64>,
-    /// Findings kept, highest priority first [default: 20].
-    #[arg(long, value_name = "N")]
-    pub max_findings: Option<usize>,
-    /// Keep only these categories (comma-separated): correctness, security, performance,
-    /// maintainability, style, documentation.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub categories: Vec<String>,
+    #[command(flatten)]
+    pub filters: FindingFilterFlags,
     /// Keep findings on unchanged lines too (by default only changed lines and P0).
     #[arg(long)]
     pub all_lines: bool,

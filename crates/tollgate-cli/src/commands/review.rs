@@ -145,9 +145,9 @@ fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
 fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConfig> {
     let flag_layer = RawConfig {
         review: RawReview {
-            confidence_threshold: args.confidence_threshold,
-            max_findings: args.max_findings,
-            categories: args.categories.clone(),
+            confidence_threshold: args.filters.confidence_threshold,
+            max_findings: args.filters.max_findings,
+            categories: args.filters.categories.clone(),
             fail_on_severity: args.fail_on_severity.clone(),
             fail_on_rule_ids: args.fail_on_rule_ids.clone(),
             allowlist: args.allowlist.clone(),

@@ -125,9 +125,9 @@ fn options(args: &ModelReviewArgs) -> ReviewChangesOptions {
     ReviewChangesOptions {
         file_contexts: None,
         base_ref: None,
-        confidence_threshold: args.confidence_threshold,
-        max_findings: args.max_findings,
-        categories: list(&args.categories),
+        confidence_threshold: args.filters.confidence_threshold,
+        max_findings: args.filters.max_findings,
+        categories: list(args.filters.categories.as_deref().unwrap_or_default()),
         changed_lines_only: args.all_lines.then_some(false),
         custom_instructions: args.instructions.clone(),
         exclude_patterns: list(&args.exclude),

@@ -34,7 +34,7 @@ mod vectors;
 pub mod walk;
 
 pub use embed::{Embedder, HASHED_DIM, HashedEmbedder, HttpEmbedder};
-pub use error::IndexError;
+pub use error::{ERROR_CODES, IndexError};
 pub use history::{CommitFilter, CommitHit};
 pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,

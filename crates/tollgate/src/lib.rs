@@ -17,6 +17,7 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod diff;
+pub mod error_code;
 pub mod findings;
 pub mod input;
 pub mod invariants;
@@ -30,6 +31,8 @@ pub mod secrets;
 pub mod session;
 pub mod store;
 pub mod workspace;
+
+pub use error_code::ErrorCode;
 
 /// The version reported in results and SARIF.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

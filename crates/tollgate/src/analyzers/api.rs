@@ -5,6 +5,7 @@
 //! (`static-analysis-request.schema.json`, `static-analysis-response.schema.json`); a test fails
 //! when the committed files are stale.
 
+use crate::ErrorCode;
 use crate::control::Control;
 use std::path::{Path, PathBuf};
 
@@ -115,11 +116,11 @@ pub enum AnalysisError {
 
 impl AnalysisError {
     /// Stable machine code (shared with the MCP server's error codes).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             AnalysisError::Sarif(SarifImportError::Input(err)) => err.code(),
-            AnalysisError::Workspace { .. } => "FILE_NOT_FOUND",
-            _ => "INVALID_INPUT",
+            AnalysisError::Workspace { .. } => ErrorCode::FileNotFound,
+            _ => ErrorCode::InvalidInput,
         }
     }
 }

@@ -66,9 +66,9 @@ pub enum ModelSetupError {
 
 impl ModelSetupError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::ErrorCode {
         match self {
-            ModelSetupError::Config(_) => "INVALID_INPUT",
+            ModelSetupError::Config(_) => crate::ErrorCode::InvalidInput,
             ModelSetupError::Model(err) => err.code(),
         }
     }

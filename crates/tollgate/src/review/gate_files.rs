@@ -9,7 +9,7 @@
 use std::io;
 use std::path::{Component, Path};
 
-use crate::config::{self, ConfigError, NestedConfig};
+use crate::config::{self, CONFIG_FILE_NAME, ConfigError, NestedConfig};
 use crate::diff::{self, GitError};
 use crate::input::{self, InputError, Limit, MAX_CONFIG_BYTES};
 use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
@@ -191,53 +191,58 @@ pub(super) fn load_nested_configs<'a>(
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let confined = match source {
+    // One answer per candidate: the file's bytes, or `None` when there is none.
+    let contents: Vec<Option<Vec<u8>>> = match source {
         GateFiles::Workspace => {
-            Some(
-                Workspace::new(workspace).map_err(|source| ConfigError::Read {
-                    path: workspace.display().to_string(),
-                    source,
-                })?,
-            )
-        }
-        GateFiles::Commit(_) => None,
-    };
-    let mut found = Vec::new();
-    for path in candidates {
-        let label = source.label(&path);
-        let unreadable = |source: io::Error| ConfigError::Read {
-            path: label.clone(),
-            source,
-        };
-        let bytes = match &confined {
-            Some(root) => {
-                let Ok(repo_path) = RepoPath::new(&path) else {
+            let root = Workspace::new(workspace).map_err(|source| ConfigError::Read {
+                path: workspace.display().to_string(),
+                source,
+            })?;
+            let mut contents = Vec::with_capacity(candidates.len());
+            for path in &candidates {
+                let Ok(repo_path) = RepoPath::new(path) else {
+                    contents.push(None);
                     continue;
                 };
-                match root.read(&repo_path, MAX_CONFIG_BYTES) {
-                    Ok(bytes) => bytes,
-                    Err(PathError::NotFound { .. }) => continue,
-                    Err(err) => return Err(unreadable(io::Error::other(err))),
-                }
+                contents.push(match root.read(&repo_path, MAX_CONFIG_BYTES) {
+                    Ok(bytes) => Some(bytes),
+                    Err(PathError::NotFound { .. }) => None,
+                    Err(err) => {
+                        return Err(ConfigError::Read {
+                            path: path.clone(),
+                            source: io::Error::other(err),
+                        });
+                    }
+                });
             }
-            None => match source
-                .read(
-                    workspace,
-                    &path,
-                    "config file",
-                    Limit::fixed(MAX_CONFIG_BYTES),
-                )
-                .map_err(|err| unreadable(io::Error::other(err)))?
-            {
-                Some(bytes) => bytes,
-                None => continue,
-            },
-        };
+            contents
+        }
+        // One repository open for all of them: replay asks this for every commit.
+        GateFiles::Commit(rev) => {
+            let paths: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            diff::read_files_at_commit(workspace, rev, &paths).map_err(|err| ConfigError::Read {
+                path: source.label(CONFIG_FILE_NAME),
+                source: io::Error::other(err),
+            })?
+        }
+    };
+    let mut found = Vec::new();
+    for (path, bytes) in candidates.iter().zip(contents) {
+        let Some(bytes) = bytes else { continue };
+        let label = source.label(path);
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(ConfigError::Input(InputError::TooLarge {
+                what: "config file".to_string(),
+                path: label,
+                limit: MAX_CONFIG_BYTES,
+                setting: None,
+            }));
+        }
         let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
             path: label.clone(),
             message: "the file is not valid UTF-8".to_string(),
         })?;
-        found.push(NestedConfig::parse(&path, &text, &label)?);
+        found.push(NestedConfig::parse(path, &text, &label)?);
     }
     Ok(found)
 }

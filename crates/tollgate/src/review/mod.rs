@@ -36,6 +36,7 @@ pub use request::{
     ReviewDiffResponse, check_invariants, review_diff_request, review_diff_request_until,
 };
 
+use crate::ErrorCode;
 use crate::control::Control;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -107,18 +108,18 @@ pub enum ReviewError {
 
 impl ReviewError {
     /// Stable machine code (shared with the MCP server's error codes).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ReviewError::Diff(_) | ReviewError::ChangedFile { .. } | ReviewError::NotADiff(_) => {
-                "INVALID_INPUT"
+                ErrorCode::InvalidInput
             }
-            ReviewError::Git(_) => "EXECUTION_FAILED",
+            ReviewError::Git(_) => ErrorCode::ExecutionFailed,
             // FILE_NOT_FOUND and PATH_OUTSIDE_WORKSPACE say more than INVALID_INPUT would.
             ReviewError::Invariants(err) => err.code(),
-            ReviewError::Baseline(_) => "INVALID_INPUT",
+            ReviewError::Baseline(_) => ErrorCode::InvalidInput,
             ReviewError::Analysis(err) => err.code(),
-            ReviewError::ModelRequired { .. } => "LLM_UNAVAILABLE",
-            ReviewError::Config(_) => "INVALID_INPUT",
+            ReviewError::ModelRequired { .. } => ErrorCode::LlmUnavailable,
+            ReviewError::Config(_) => ErrorCode::InvalidInput,
         }
     }
 }

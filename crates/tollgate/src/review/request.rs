@@ -14,6 +14,7 @@
 //! its deterministic checks, as it does when options had no effect (tuning for passes or
 //! analyzers that did not run): a caller is never left believing a pass ran.
 
+use crate::ErrorCode;
 use crate::control::Control;
 use std::path::Path;
 
@@ -234,9 +235,9 @@ pub enum RequestError {
 
 impl RequestError {
     /// Stable machine code (`INVALID_INPUT`, `FILE_NOT_FOUND`, `PATH_OUTSIDE_WORKSPACE`, …).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            RequestError::Invalid { .. } | RequestError::Config(_) => "INVALID_INPUT",
+            RequestError::Invalid { .. } | RequestError::Config(_) => ErrorCode::InvalidInput,
             RequestError::Review(err) => err.code(),
             RequestError::Invariants(err) => err.code(),
             RequestError::ModelRequired(err) => err.code(),

@@ -142,6 +142,9 @@ fn the_model_time_budget_stops_a_hung_server_with_a_warning() {
     // One request hung; no retry and no detailed-pass request went out after the budget.
     assert_eq!(server.request_count(), 1);
     assert_eq!(result["llm"]["requests"], 1);
+    assert_eq!(result["llm"]["passes_executed"], json!(["structural"]));
+    let skipped = result["llm"]["skipped_reason"].as_str().unwrap();
+    assert!(skipped.contains("time budget"), "{skipped}");
 }
 
 #[test]

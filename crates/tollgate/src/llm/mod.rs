@@ -514,6 +514,13 @@ impl LlmClient {
         })
     }
 
+    /// The time budget, once it has run out (no call will start any more).
+    pub fn budget_spent(&self) -> Option<Duration> {
+        let budget = self.inner.config.time_budget?;
+        let start = self.inner.first_call.get()?;
+        (start.elapsed() >= budget).then_some(budget)
+    }
+
     /// The estimated cost of `usage`'s tokens at the configured prices.
     pub fn estimate_cost(&self, usage: &Usage) -> Option<f64> {
         self.cost(usage.input_tokens, usage.output_tokens)

@@ -178,6 +178,12 @@ pub(crate) fn run(
     } else if stop.is_cancelled() {
         outcome.summary.skipped_reason = Some(CANCELLED.to_string());
         outcome.warnings.push(format!("llm: {CANCELLED}"));
+    } else if let Some(budget) = client.budget_spent() {
+        // The structural pass already warned with the budget's own message.
+        outcome.summary.skipped_reason = Some(format!(
+            "detailed pass skipped: the model time budget of {} ms is spent",
+            budget.as_millis()
+        ));
     } else if stage.risk_score >= settings.risk_threshold || severe {
         let detailed = run_pass(
             client,
@@ -268,9 +274,11 @@ fn run_pass(
             }
             Err(err) => {
                 let reason = format!("llm {} pass: {err} ({})", pass.as_str(), err.code());
-                outcome.warnings.push(format!(
-                    "{reason}; its findings are missing from this review"
-                ));
+                let warning = format!("{reason}; its findings are missing from this review");
+                // Every part stopped by a spent budget says the same: once is enough.
+                if !outcome.warnings.contains(&warning) {
+                    outcome.warnings.push(warning);
+                }
                 outcome.failure.get_or_insert(reason);
             }
         }

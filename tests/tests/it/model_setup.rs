@@ -160,3 +160,23 @@ fn requests_and_tokens_of_a_failed_pass_are_counted() {
     assert_eq!(llm["input_tokens"], 600);
     assert_eq!(llm["output_tokens"], 80);
 }
+
+#[test]
+fn the_model_only_review_names_the_key_variable_too() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| {
+        Reply::json(
+            json!({"findings": [], "overall_correctness": "patch is correct",
+                           "overall_explanation": "Fine.", "overall_confidence_score": 0.9}),
+        )
+    });
+    let repo = workspace(&server, "");
+    let repo_arg = repo.path().display().to_string();
+    let run = tollgate(&["review-changes", "--repo", &repo_arg, "--diff", "-"])
+        .stdin(DIFF)
+        .env("OPENAI_API_KEY", KEY)
+        .run();
+    run.assert_code(0);
+    assert_eq!(run.json()["metadata"]["api_key_env"], "OPENAI_API_KEY");
+    assert!(!run.stdout.contains(KEY) && !run.stderr.contains(KEY));
+}

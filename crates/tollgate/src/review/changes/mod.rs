@@ -268,6 +268,7 @@ fn review_parsed(
             reviewed_at: super::now_rfc3339(),
             review_duration_ms: 0,
             model_used: String::new(),
+            api_key_env: None,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             findings_filtered: 0,
             confidence_threshold: options.confidence_threshold,
@@ -312,6 +313,7 @@ fn review_parsed(
     let client =
         LlmClient::from_config(&config.llm, workspace).map_err(RequestError::ModelRequired)?;
     review.metadata.model_used = client.model().to_string();
+    review.metadata.api_key_env = client.key_source().map(str::to_string);
 
     let (facts, _) = signals::compute(diff, &selected, &config.preflight);
     let ranked: Vec<RankedFile<'_>> = facts

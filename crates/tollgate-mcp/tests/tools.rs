@@ -12,8 +12,7 @@ use tempfile::TempDir;
 use tollgate_mcp::{Profiles, Server, ServerOptions};
 
 /// The e2e tests' loopback model server (one implementation for every test target).
-#[path = "../../../tests/tests/it/fake_llm.rs"]
-mod fake_llm;
+use tollgate_testkit::fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
 

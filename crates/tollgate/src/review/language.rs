@@ -11,13 +11,13 @@ pub(crate) use tollgate_lang::Language;
 /// the code index).
 pub(crate) trait LanguageRules {
     /// Whether an added or removed line declares part of the public API.
-    fn declares_public_api(self, line: &str) -> bool;
+    fn declares_public_api(&self, line: &str) -> bool;
     /// Whether an added line in a source file is itself test code.
-    fn is_inline_test_marker(self, line: &str) -> bool;
+    fn is_inline_test_marker(&self, line: &str) -> bool;
 }
 
 impl LanguageRules for Language {
-    fn declares_public_api(self, line: &str) -> bool {
+    fn declares_public_api(&self, line: &str) -> bool {
         let pattern: &Regex = match self {
             Language::Rust => &RUST_PUB,
             Language::TypeScript | Language::JavaScript => &JS_EXPORT,
@@ -40,7 +40,7 @@ impl LanguageRules for Language {
     /// Whether an added line in a source file is itself test code: Rust's inline test modules
     /// and doc tests, Vitest's in-source tests, Python doctests, Elixir `doctest`s are run by
     /// the language's test runner from the source file itself.
-    fn is_inline_test_marker(self, line: &str) -> bool {
+    fn is_inline_test_marker(&self, line: &str) -> bool {
         let trimmed = line.trim_start();
         match self {
             Language::Rust => {

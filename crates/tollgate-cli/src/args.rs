@@ -266,17 +266,8 @@ pub struct ReviewArgs {
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 
-    /// Drop findings below this confidence (0.0–1.0) [default: 0.55].
-    #[arg(long, value_name = "X")]
-    pub confidence_threshold: Option<f64>,
-
-    /// Findings kept in the output, after the gate is decided [default: 20].
-    #[arg(long, value_name = "N")]
-    pub max_findings: Option<usize>,
-
-    /// Keep only these categories (comma-separated).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub categories: Option<Vec<String>>,
+    #[command(flatten)]
+    pub filters: FindingFilterFlags,
 
     /// Invariants file(s), repeatable [default: .review-invariants.yml when present].
     #[arg(long, value_name = "PATH")]
@@ -343,9 +334,75 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "URL")]
     pub link_base: Option<String>,
 
+    #[command(flatten)]
+    pub passes: ModelPassFlags,
+
+    #[command(flatten)]
+    pub model: ModelFlags,
+
     /// Print nothing on stderr but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Which findings are kept, for every review command; each overrides tollgate.toml and
+/// `TOLLGATE_*`.
+#[derive(Debug, Args)]
+pub struct FindingFilterFlags {
+    /// Drop findings below this confidence (0.0–1.0) [default: 0.55; 0.7 for the model-only
+    /// reviews].
+    #[arg(long, value_name = "X")]
+    pub confidence_threshold: Option<f64>,
+    /// Findings kept in the output, worst first, after the gate is decided [default: 20].
+    #[arg(long, value_name = "N")]
+    pub max_findings: Option<usize>,
+    /// Keep only these categories (comma-separated): correctness, security, performance,
+    /// maintainability, style, documentation, reliability, architecture, infra.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub categories: Option<Vec<String>>,
+}
+
+/// The model passes of `tollgate review` (the names of the MCP `review_diff` options); each
+/// overrides `[llm]` in tollgate.toml and `TOLLGATE_LLM_*`.
+#[derive(Debug, Args)]
+pub struct ModelPassFlags {
+    /// Run the model review passes (needs a provider in [llm] or TOLLGATE_LLM_PROVIDER).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub enable_llm: Option<bool>,
+    /// Run the model passes even on low-risk changes with tests touched.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub llm_force: Option<bool>,
+    /// Run the detailed second pass when the risk warrants it [default: true].
+    #[arg(long, value_name = "BOOL")]
+    pub two_pass: Option<bool>,
+    /// Risk score (1–5) from which the detailed pass runs [default: 3].
+    #[arg(long, value_name = "N")]
+    pub risk_threshold: Option<u8>,
+    /// Extra instructions for the model reviewer.
+    #[arg(long, value_name = "TEXT")]
+    pub custom_instructions: Option<String>,
+    /// Fail (exit 2) when the configured model cannot answer, instead of warning.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub llm_required: Option<bool>,
+}
+
+/// Model limits shared by every command that calls a model; each overrides `[llm]` in
+/// tollgate.toml and `TOLLGATE_LLM_*`.
+#[derive(Debug, Args)]
+pub struct ModelFlags {
+    /// Tokens of diff and context per model request (1000–50000) [default: 8000].
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u32>,
+    /// Files whose surrounding code is sent to the model (1–20) [default: 5].
+    #[arg(long, value_name = "N")]
+    pub max_context_files: Option<u32>,
+    /// Time limit of one model call in milliseconds [default: 120000].
+    #[arg(long, value_name = "MS")]
+    pub llm_timeout_ms: Option<u64>,
+    /// Time budget of all model calls of this run in milliseconds; once spent, the model passes
+    /// stop with a warning [default: none].
+    #[arg(long, value_name = "MS")]
+    pub llm_time_budget_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -414,16 +471,8 @@ pub struct ModelReviewArgs {
     /// Configuration file [default: <repo>/tollgate.toml when present].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Drop findings below this confidence (0.0–1.0) [default: 0.7].
-    #[arg(long, value_name = "X")]
-    pub confidence_threshold: Option<f64>,
-    /// Findings kept, highest priority first [default: 20].
-    #[arg(long, value_name = "N")]
-    pub max_findings: Option<usize>,
-    /// Keep only these categories (comma-separated): correctness, security, performance,
-    /// maintainability, style, documentation.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub categories: Vec<String>,
+    #[command(flatten)]
+    pub filters: FindingFilterFlags,
     /// Keep findings on unchanged lines too (by default only changed lines and P0).
     #[arg(long)]
     pub all_lines: bool,
@@ -433,6 +482,8 @@ pub struct ModelReviewArgs {
     /// Files not to review: globs (comma-separated).
     #[arg(long, value_name = "GLOBS", value_delimiter = ',')]
     pub exclude: Vec<String>,
+    #[command(flatten)]
+    pub model: ModelFlags,
     /// Print a short human summary on stdout instead of the JSON result.
     #[arg(long)]
     pub text: bool,

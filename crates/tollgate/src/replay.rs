@@ -19,7 +19,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CONFIG_FILE_NAME, RawConfig, ReviewConfig};
+use crate::config::{CONFIG_FILE_NAME, ConfigFile, RawConfig, ReviewConfig};
 use crate::control::Control;
 use crate::diff::{self, DiffSpec, GitError, HistoryCommit};
 use crate::findings::Severity;
@@ -374,7 +374,7 @@ fn commit_config(
     gate_files: &GateFiles,
     env: &[(String, String)],
 ) -> Result<ReviewConfig, String> {
-    let file_layer = match gate_files
+    let file_text = gate_files
         .read(
             workspace,
             CONFIG_FILE_NAME,
@@ -382,18 +382,17 @@ fn commit_config(
             Limit::fixed(MAX_CONFIG_BYTES),
         )
         .map_err(|err| err.to_string())?
-    {
-        Some(bytes) => RawConfig::from_toml(
-            &String::from_utf8_lossy(&bytes),
-            &gate_files.label(CONFIG_FILE_NAME),
-        )
-        .map_err(|err| err.to_string())?,
-        None => RawConfig::default(),
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let label = gate_files.label(CONFIG_FILE_NAME);
+    let file = match &file_text {
+        Some(text) => ConfigFile::Text {
+            text,
+            label: &label,
+        },
+        None => ConfigFile::None,
     };
-    let env_layer = RawConfig::from_env(env.iter().cloned()).map_err(|err| err.to_string())?;
-    let mut config = file_layer
-        .overlay(env_layer)
-        .resolve()
+    let mut config = crate::config::load(file, env.iter().cloned(), RawConfig::default())
+        .and_then(RawConfig::resolve)
         .map_err(|err| err.to_string())?;
     config.max_findings = usize::MAX;
     // Analyzers and imported SARIF files would read the working tree, not this commit.

@@ -7,7 +7,10 @@ fn init_writes_valid_starters_and_refuses_to_overwrite() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
     tollgate(&["init", "--repo", path]).run().assert_code(0);
-    assert!(dir.path().join("tollgate.toml").is_file());
+    let starter = std::fs::read_to_string(dir.path().join("tollgate.toml")).unwrap();
+    // A commented model section: the first thing a user setting up a model looks for.
+    assert!(starter.contains("\n[llm]\n"), "{starter}");
+    assert!(starter.contains("# provider = "), "{starter}");
     assert!(dir.path().join(".review-invariants.yml").is_file());
 
     std::fs::write(dir.path().join("tollgate.toml"), "# mine\n").unwrap();

@@ -118,7 +118,12 @@ pub fn tollgate(args: &[&str]) -> Tollgate {
     let mut command = Command::new(tollgate_bin());
     command.args(args);
     for (key, _) in std::env::vars() {
-        if key.starts_with("TOLLGATE_") || key.starts_with("CE_REVIEW_") {
+        // The providers' usual key variables are read when `api_key_env` is unset.
+        if key.starts_with("TOLLGATE_")
+            || key.starts_with("CE_REVIEW_")
+            || key == "OPENAI_API_KEY"
+            || key == "ANTHROPIC_API_KEY"
+        {
             command.env_remove(key);
         }
     }

@@ -25,9 +25,12 @@ mod review_model;
 mod search;
 mod session;
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use crate::args::{Command, InvariantsCommand};
+use tollgate::config::{ConfigFile, RawLlm};
+
+use crate::args::{Command, InvariantsCommand, ModelFlags, ModelPassFlags};
 
 /// The exit contract of CI-facing commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +51,34 @@ impl From<ExitStatus> for ExitCode {
             ExitStatus::Error => ExitCode::from(2),
         }
     }
+}
+
+/// `--config FILE` when given, else the workspace's `tollgate.toml` when present.
+pub(crate) fn config_file<'a>(config: Option<&'a Path>, repo: &'a Path) -> ConfigFile<'a> {
+    match config {
+        Some(path) => ConfigFile::Path(path),
+        None => ConfigFile::Discover(repo),
+    }
+}
+
+/// The `[llm]` layer of the model flags.
+pub(crate) fn model_flags(model: &ModelFlags, passes: Option<&ModelPassFlags>) -> RawLlm {
+    let mut layer = RawLlm {
+        token_budget: model.token_budget,
+        max_context_files: model.max_context_files,
+        timeout_ms: model.llm_timeout_ms,
+        time_budget_ms: model.llm_time_budget_ms,
+        ..RawLlm::default()
+    };
+    if let Some(passes) = passes {
+        layer.enable_llm = passes.enable_llm;
+        layer.llm_force = passes.llm_force;
+        layer.two_pass = passes.two_pass;
+        layer.risk_threshold = passes.risk_threshold;
+        layer.custom_instructions = passes.custom_instructions.clone();
+        layer.required = passes.llm_required;
+    }
+    layer
 }
 
 /// One line to stdout; see [`outln!`].

@@ -5,11 +5,10 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde_json::Value;
-use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
 use tollgate::plan::library::{LoadPlanRequest, load_plan};
 use tollgate::plan::{
     CreatePlanRequest, DiagramType, PlanError, PlanResponse, RefinePlanRequest,
-    VisualizePlanRequest, create_plan, model_client, refine_plan, render_markdown, visualize_plan,
+    VisualizePlanRequest, create_plan, refine_plan, render_markdown, visualize_plan,
 };
 use tollgate::store::Store;
 
@@ -131,16 +130,7 @@ fn report(err: &PlanError) -> ExitStatus {
 
 /// The model `tollgate.toml` and `TOLLGATE_LLM_*` configure, or `None`.
 pub(super) fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm::LlmClient>> {
-    let path = repo.join(CONFIG_FILE_NAME);
-    let file = if path.is_file() {
-        RawConfig::from_file(&path)?
-    } else {
-        RawConfig::default()
-    };
-    let config = file
-        .overlay(RawConfig::from_env(std::env::vars())?)
-        .resolve()?;
-    Ok(model_client(&config.llm, repo)?)
+    Ok(tollgate::plan::planning_model(repo, std::env::vars())?)
 }
 
 /// A plan argument: `-` (stdin), a JSON file, else the id of a saved plan.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use tollgate::config::{CONFIG_FILE_NAME, RawAnalyzers, RawConfig, RawReview};
+use tollgate::config::{self, RawAnalyzers, RawConfig, RawReview};
 use tollgate::diff::DiffSpec;
 use tollgate::input::{self, Limit};
 use tollgate::report::{Format, ReportConfig};
@@ -143,23 +143,11 @@ fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
 
 /// File, then environment, then flags.
 fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConfig> {
-    let file_layer = match &args.config {
-        Some(path) => RawConfig::from_file(path)?,
-        None => {
-            let default = args.repo.join(CONFIG_FILE_NAME);
-            if default.is_file() {
-                RawConfig::from_file(&default)?
-            } else {
-                RawConfig::default()
-            }
-        }
-    };
-    let env_layer = RawConfig::from_env(std::env::vars())?;
     let flag_layer = RawConfig {
         review: RawReview {
-            confidence_threshold: args.confidence_threshold,
-            max_findings: args.max_findings,
-            categories: args.categories.clone(),
+            confidence_threshold: args.filters.confidence_threshold,
+            max_findings: args.filters.max_findings,
+            categories: args.filters.categories.clone(),
             fail_on_severity: args.fail_on_severity.clone(),
             fail_on_rule_ids: args.fail_on_rule_ids.clone(),
             allowlist: args.allowlist.clone(),
@@ -177,12 +165,15 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
             import_sarif: import_sarif_paths(&args.import_sarif)?,
             ..RawAnalyzers::default()
         },
+        llm: super::model_flags(&args.model, Some(&args.passes)),
         ..RawConfig::default()
     };
-    Ok(file_layer
-        .overlay(env_layer)
-        .overlay(flag_layer)
-        .resolve()?)
+    Ok(config::load(
+        super::config_file(args.config.as_deref(), &args.repo),
+        std::env::vars(),
+        flag_layer,
+    )?
+    .resolve()?)
 }
 
 /// `--import-sarif` paths are relative to where the command runs, so they become absolute here

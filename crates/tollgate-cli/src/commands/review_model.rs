@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use anyhow::Context;
-use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::config::{self, RawConfig};
 use tollgate::input::{DEFAULT_MAX_INPUT_BYTES, Limit};
 use tollgate::review::{
     self, AutoOutput, AutoTool, ChangesReview, Correctness, FileContexts, ReviewAutoRequest,
@@ -125,29 +125,26 @@ fn options(args: &ModelReviewArgs) -> ReviewChangesOptions {
     ReviewChangesOptions {
         file_contexts: None,
         base_ref: None,
-        confidence_threshold: args.confidence_threshold,
-        max_findings: args.max_findings,
-        categories: list(&args.categories),
+        confidence_threshold: args.filters.confidence_threshold,
+        max_findings: args.filters.max_findings,
+        categories: list(args.filters.categories.as_deref().unwrap_or_default()),
         changed_lines_only: args.all_lines.then_some(false),
         custom_instructions: args.instructions.clone(),
         exclude_patterns: list(&args.exclude),
     }
 }
 
-/// The configuration layers under the request: the file, then the environment.
+/// The configuration layers under the request: the file, the environment, the model flags.
 fn settings(args: &ModelReviewArgs) -> anyhow::Result<RawConfig> {
-    let file = match &args.config {
-        Some(path) => RawConfig::from_file(path)?,
-        None => {
-            let default = args.repo.join(CONFIG_FILE_NAME);
-            if default.is_file() {
-                RawConfig::from_file(&default)?
-            } else {
-                RawConfig::default()
-            }
-        }
+    let flags = RawConfig {
+        llm: super::model_flags(&args.model, None),
+        ..RawConfig::default()
     };
-    Ok(file.overlay(RawConfig::from_env(std::env::vars())?))
+    Ok(config::load(
+        super::config_file(args.config.as_deref(), &args.repo),
+        std::env::vars(),
+        flags,
+    )?)
 }
 
 /// Prints the result (`json` is what stdout gets unless `--text`); a `patch is incorrect`

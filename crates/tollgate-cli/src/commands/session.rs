@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use tollgate::config::{CONFIG_FILE_NAME, RawConfig, ReviewConfig};
+use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
 use tollgate::session::{
     self, ChangedFilesArg, ReactiveReviewPrRequest, Resumed, SessionSettings, SessionState,
@@ -215,15 +215,12 @@ fn open(repo: &Path) -> anyhow::Result<Store> {
 
 /// The workspace's `tollgate.toml` (when present), then the `TOLLGATE_*` environment.
 fn load_config(repo: &Path) -> anyhow::Result<ReviewConfig> {
-    let path = repo.join(CONFIG_FILE_NAME);
-    let file = if path.is_file() {
-        RawConfig::from_file(&path)?
-    } else {
-        RawConfig::default()
-    };
-    Ok(file
-        .overlay(RawConfig::from_env(std::env::vars())?)
-        .resolve()?)
+    Ok(config::load(
+        ConfigFile::Discover(repo),
+        std::env::vars(),
+        RawConfig::default(),
+    )?
+    .resolve()?)
 }
 
 fn print_json(value: serde_json::Value) -> anyhow::Result<()> {

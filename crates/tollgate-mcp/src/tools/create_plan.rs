@@ -1,10 +1,11 @@
 //! `create_plan`: a new implementation plan for a task (upstream's tool of that name), from the
 //! configured model, the caller's own plan, or deterministically from the repository.
 
-use tollgate::plan::{CreatePlanRequest, PlanError, PlanResponse, create_plan, model_client};
+use tollgate::plan::{
+    CreatePlanRequest, PlanError, PlanResponse, create_plan, planning_model as planning_model_of,
+};
 
-use super::workspace_settings;
-use crate::error::{INVALID_INPUT, ToolError};
+use crate::error::ToolError;
 use crate::profile::Profile;
 use crate::tool::{Group, Hints, Tool, ToolContext};
 
@@ -39,11 +40,11 @@ when asked to plan work.";
 pub(super) fn planning_model(
     ctx: &ToolContext,
 ) -> Result<Option<tollgate::llm::LlmClient>, ToolError> {
-    let config = workspace_settings(ctx)?
-        .resolve()
-        .map_err(|err| ToolError::new(INVALID_INPUT, err.to_string()))?;
-    model_client(&config.llm, ctx.workspace())
-        .map_err(|err| ToolError::new(err.code(), err.to_string()))
+    planning_model_of(
+        ctx.workspace(),
+        ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(|err| ToolError::new(err.code(), err.to_string()))
 }
 
 pub(super) fn plan_error(err: PlanError) -> ToolError {

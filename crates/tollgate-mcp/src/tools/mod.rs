@@ -48,7 +48,7 @@ mod view_history;
 mod view_progress;
 mod visualize_plan;
 
-use tollgate::config::{CONFIG_FILE_NAME, RawConfig};
+use tollgate::config::{self, ConfigFile, RawConfig};
 use tollgate::plan::journal::recover_interrupted;
 use tollgate::store::Store;
 
@@ -108,17 +108,12 @@ pub(crate) const ALL: &[Entry] = &[
 /// present), then the `TOLLGATE_*` environment the server was started with; the same layers
 /// `tollgate review` reads. Read on every call, so an edited file applies without a restart.
 pub(crate) fn workspace_settings(ctx: &ToolContext) -> Result<RawConfig, ToolError> {
-    let invalid =
-        |err: tollgate::config::ConfigError| ToolError::new(INVALID_INPUT, err.to_string());
-    let path = ctx.workspace().join(CONFIG_FILE_NAME);
-    let file = if path.is_file() {
-        RawConfig::from_file(&path).map_err(invalid)?
-    } else {
-        RawConfig::default()
-    };
-    let env = RawConfig::from_env(ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .map_err(invalid)?;
-    Ok(file.overlay(env))
+    config::load(
+        ConfigFile::Discover(ctx.workspace()),
+        ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        RawConfig::default(),
+    )
+    .map_err(|err| ToolError::new(INVALID_INPUT, err.to_string()))
 }
 
 /// The model reviews: they change nothing (the response cache aside) but call a model, which

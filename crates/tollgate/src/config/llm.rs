@@ -2,7 +2,8 @@
 //! within which limits.
 //!
 //! The API key is never written in configuration: `api_key_env` names the environment variable
-//! that holds it, and the key is read from the environment snapshot a front end hands
+//! that holds it (default: the provider's usual one, `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`),
+//! and the key is read from the environment snapshot a front end hands
 //! [`RawConfig::from_env`](super::RawConfig::from_env). The key lives in an [`ApiKey`], which
 //! never prints.
 
@@ -46,6 +47,15 @@ impl ProviderKind {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Command => "command",
+        }
+    }
+
+    /// The variable a provider's own tools read the key from, used when `api_key_env` is unset.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Command => None,
         }
     }
 
@@ -127,6 +137,10 @@ impl EnvSnapshot {
     fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(String::as_str)
     }
+
+    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
 }
 
 impl fmt::Debug for EnvSnapshot {
@@ -182,6 +196,12 @@ pub struct RawLlm {
     pub max_context_files: Option<u32>,
     /// Extra instructions for the reviewer.
     pub custom_instructions: Option<String>,
+    /// A model that cannot answer fails the run (exit 2) instead of leaving a warning. For CI
+    /// jobs that depend on the model. Default false.
+    pub required: Option<bool>,
+    /// Wall-clock budget of all model calls of one review or plan operation, in milliseconds
+    /// (0: none); once spent, no call starts and running ones stop. Default none.
+    pub time_budget_ms: Option<u64>,
     #[serde(skip)]
     pub environment: Option<EnvSnapshot>,
 }
@@ -201,6 +221,16 @@ pub const LLM_ENV_VARS: &[&str] = &[
     "TOLLGATE_LLM_OUTPUT_PRICE_PER_MTOK",
     "TOLLGATE_LLM_CACHE",
     "TOLLGATE_LLM_STRUCTURED_OUTPUT",
+    "TOLLGATE_LLM_API_VERSION",
+    "TOLLGATE_LLM_RETRY_BACKOFF_MS",
+    "TOLLGATE_LLM_FORCE",
+    "TOLLGATE_LLM_TWO_PASS",
+    "TOLLGATE_LLM_RISK_THRESHOLD",
+    "TOLLGATE_LLM_TOKEN_BUDGET",
+    "TOLLGATE_LLM_MAX_CONTEXT_FILES",
+    "TOLLGATE_LLM_CUSTOM_INSTRUCTIONS",
+    "TOLLGATE_LLM_REQUIRED",
+    "TOLLGATE_LLM_TIME_BUDGET_MS",
     "TOLLGATE_ENABLE_LLM",
     "CE_REVIEW_ENABLE_LLM",
 ];
@@ -236,8 +266,14 @@ impl RawLlm {
                 .map(|v| u32::try_from(v).map_err(|e| value_error(name, e.to_string())))
                 .transpose()
         };
-        let cache = get("TOLLGATE_LLM_CACHE")
-            .map(|v| parse_bool("TOLLGATE_LLM_CACHE", &v))
+        let boolean = |name: &str| -> Result<Option<bool>, ConfigError> {
+            get(name).map(|v| parse_bool(name, &v)).transpose()
+        };
+        let risk_threshold = int("TOLLGATE_LLM_RISK_THRESHOLD")?
+            .map(|v| {
+                u8::try_from(v)
+                    .map_err(|e| value_error("TOLLGATE_LLM_RISK_THRESHOLD", e.to_string()))
+            })
             .transpose()?;
         Ok(RawLlm {
             provider: get("TOLLGATE_LLM_PROVIDER"),
@@ -248,7 +284,7 @@ impl RawLlm {
                 .map(|v| v.split_whitespace().map(str::to_string).collect()),
             timeout_ms: int("TOLLGATE_LLM_TIMEOUT_MS")?,
             retries: narrow("TOLLGATE_LLM_RETRIES", int("TOLLGATE_LLM_RETRIES")?)?,
-            retry_backoff_ms: None,
+            retry_backoff_ms: int("TOLLGATE_LLM_RETRY_BACKOFF_MS")?,
             concurrency: int("TOLLGATE_LLM_CONCURRENCY")?.map(|v| v as usize),
             max_output_tokens: narrow(
                 "TOLLGATE_LLM_MAX_OUTPUT_TOKENS",
@@ -256,19 +292,28 @@ impl RawLlm {
             )?,
             input_price_per_mtok: number("TOLLGATE_LLM_INPUT_PRICE_PER_MTOK")?,
             output_price_per_mtok: number("TOLLGATE_LLM_OUTPUT_PRICE_PER_MTOK")?,
-            cache,
+            cache: boolean("TOLLGATE_LLM_CACHE")?,
             structured_output: get("TOLLGATE_LLM_STRUCTURED_OUTPUT"),
-            api_version: None,
+            api_version: get("TOLLGATE_LLM_API_VERSION"),
             enable_llm: match get("TOLLGATE_ENABLE_LLM").or_else(|| get("CE_REVIEW_ENABLE_LLM")) {
                 None => None,
                 Some(v) => Some(parse_bool("TOLLGATE_ENABLE_LLM", &v)?),
             },
-            llm_force: None,
-            two_pass: None,
-            risk_threshold: None,
-            token_budget: None,
-            max_context_files: None,
-            custom_instructions: None,
+            llm_force: boolean("TOLLGATE_LLM_FORCE")?,
+            two_pass: boolean("TOLLGATE_LLM_TWO_PASS")?,
+            risk_threshold,
+            token_budget: narrow(
+                "TOLLGATE_LLM_TOKEN_BUDGET",
+                int("TOLLGATE_LLM_TOKEN_BUDGET")?,
+            )?,
+            max_context_files: narrow(
+                "TOLLGATE_LLM_MAX_CONTEXT_FILES",
+                int("TOLLGATE_LLM_MAX_CONTEXT_FILES")?,
+            )?,
+            // Not trimmed away: only a blank value means unset.
+            custom_instructions: get("TOLLGATE_LLM_CUSTOM_INSTRUCTIONS"),
+            required: boolean("TOLLGATE_LLM_REQUIRED")?,
+            time_budget_ms: int("TOLLGATE_LLM_TIME_BUDGET_MS")?,
             environment: Some(EnvSnapshot::new(vars.clone())),
         })
     }
@@ -298,6 +343,8 @@ impl RawLlm {
             token_budget: high.token_budget.or(self.token_budget),
             max_context_files: high.max_context_files.or(self.max_context_files),
             custom_instructions: high.custom_instructions.or(self.custom_instructions),
+            required: high.required.or(self.required),
+            time_budget_ms: high.time_budget_ms.or(self.time_budget_ms),
             environment: high.environment.or(self.environment),
         }
     }
@@ -372,9 +419,23 @@ impl RawLlm {
                 return Err(value_error(key, format!("{price} is not a price")));
             }
         }
-        let api_key = match (&self.api_key_env, &self.environment) {
-            (Some(name), Some(env)) => env.get(name).filter(|v| !v.is_empty()).map(ApiKey::new),
-            _ => None,
+        // Without `api_key_env`, the provider's usual variable, when it is set: a user who
+        // exported OPENAI_API_KEY expects it to be sent. An explicit name must be set (the
+        // provider says so when it is not).
+        let default_key_env = provider.and_then(ProviderKind::default_key_env);
+        let read = |name: &str| {
+            self.environment
+                .as_ref()
+                .and_then(|env| env.get(name))
+                .filter(|v| !v.is_empty())
+                .map(ApiKey::new)
+        };
+        let (api_key_env, api_key, key_env_defaulted) = match &self.api_key_env {
+            Some(name) => (Some(name.clone()), read(name), false),
+            None => match default_key_env.and_then(|name| read(name).map(|key| (name, key))) {
+                Some((name, key)) => (Some(name.to_string()), Some(key), true),
+                None => (None, None, false),
+            },
         };
         let model = self.model.unwrap_or_default();
         let risk_threshold = self.risk_threshold.unwrap_or(3);
@@ -401,7 +462,8 @@ impl RawLlm {
             provider,
             base_url: self.base_url,
             model,
-            api_key_env: self.api_key_env,
+            api_key_env,
+            key_env_defaulted,
             api_key,
             command,
             timeout: Duration::from_millis(timeout_ms),
@@ -420,6 +482,11 @@ impl RawLlm {
             cache: self.cache.unwrap_or(true),
             structured_output,
             api_version: self.api_version,
+            required: self.required.unwrap_or(false),
+            time_budget: self
+                .time_budget_ms
+                .filter(|&ms| ms > 0)
+                .map(Duration::from_millis),
         })
     }
 }
@@ -446,7 +513,10 @@ pub struct LlmConfig {
     pub base_url: Option<String>,
     /// Model name sent to the server (the `command` provider records it only).
     pub model: String,
+    /// The variable the key is read from: `api_key_env`, else the provider's usual variable
+    /// when that one is set (then `key_env_defaulted`). Reports name it, never the key.
     pub api_key_env: Option<String>,
+    pub key_env_defaulted: bool,
     /// The key read from `api_key_env`, when set.
     pub api_key: Option<ApiKey>,
     pub command: Vec<String>,
@@ -461,6 +531,10 @@ pub struct LlmConfig {
     pub cache: bool,
     pub structured_output: StructuredOutput,
     pub api_version: Option<String>,
+    /// A model that cannot answer fails the run instead of leaving a warning.
+    pub required: bool,
+    /// Wall-clock budget of all model calls of one client (one review, one plan operation).
+    pub time_budget: Option<Duration>,
 }
 
 impl Default for LlmConfig {

@@ -4,6 +4,11 @@
 //! [`RawConfig::overlay`] stacks them and [`RawConfig::resolve`] turns the result into a validated
 //! [`ReviewConfig`] once, so nothing downstream parses strings again. The core never reads the
 //! environment itself: front ends hand [`RawConfig::from_env`] the variables.
+//!
+//! [`load`] is the one way front ends build their configuration: it finds the workspace's
+//! `tollgate.toml` (or reads the file or text they name), stacks the environment and their
+//! flags on it, and returns the layers for the caller to resolve (or to stack a request's
+//! options on first).
 
 mod analyzers;
 mod llm;
@@ -22,7 +27,10 @@ pub use llm::{
     ProviderKind, RawLlm, StructuredOutput,
 };
 pub use nested::{NestedConfig, nested_config_paths};
-pub use raw::{ConfigError, RawConfig, RawPathOverride, RawPreflight, RawReview, RawRuleOverride};
+pub use raw::{
+    ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
+    RawReview, RawRuleOverride,
+};
 
 use std::collections::BTreeMap;
 
@@ -41,6 +49,54 @@ pub const STARTER_CONFIG: &str = include_str!("starter.toml");
 
 /// The starter `.review-invariants.yml` written by `tollgate init`.
 pub const STARTER_INVARIANTS: &str = include_str!("starter-invariants.yml");
+
+/// Where the file layer of [`load`] comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum ConfigFile<'a> {
+    /// `tollgate.toml` in this workspace root, when it exists.
+    Discover(&'a std::path::Path),
+    /// A file the user named (`--config`): it must exist.
+    Path(&'a std::path::Path),
+    /// Text read by the caller (the Action's gate files at the base commit); `label` names it in
+    /// messages.
+    Text { text: &'a str, label: &'a str },
+    /// No file layer.
+    None,
+}
+
+/// The configuration layers: file < environment (`env`, the caller's `std::env::vars()`) <
+/// `flags`. An unknown `TOLLGATE_*` variable or a bad value is an error naming it; validation
+/// of the stacked values happens in [`RawConfig::resolve`].
+pub fn load<I, K, V>(
+    file: ConfigFile<'_>,
+    env: I,
+    flags: RawConfig,
+) -> Result<RawConfig, ConfigError>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let file_layer = match file {
+        ConfigFile::Discover(root) => {
+            let path = root.join(CONFIG_FILE_NAME);
+            if path.is_file() {
+                RawConfig::from_file(&path)?
+            } else {
+                RawConfig::default()
+            }
+        }
+        ConfigFile::Path(path) => RawConfig::from_file(path)?,
+        ConfigFile::Text { text, label } => RawConfig::from_toml(text, label)?,
+        ConfigFile::None => RawConfig::default(),
+    };
+    let env_layer = RawConfig::from_env(env)?;
+    let layers = file_layer.overlay(env_layer).overlay(flags);
+    if let Some(env) = &layers.llm.environment {
+        raw::check_env_names(env.names(), layers.llm.api_key_env.as_deref())?;
+    }
+    Ok(layers)
+}
 
 /// Validated settings of a review run.
 #[derive(Debug, Clone)]
@@ -229,6 +285,151 @@ mod tests {
         let raw = RawConfig::from_toml(STARTER_CONFIG, "starter.toml").unwrap();
         let config = raw.resolve().unwrap();
         assert_eq!(config.fail_on_severity, crate::findings::Severity::Critical);
+    }
+
+    #[test]
+    fn starter_config_has_a_commented_llm_section_whose_keys_exist() {
+        let section: String = STARTER_CONFIG
+            .split("\n[")
+            .find(|part| part.starts_with("llm]"))
+            .expect("an [llm] section")
+            .lines()
+            .skip(1)
+            .take_while(|line| !line.starts_with("# [["))
+            .filter_map(|line| line.strip_prefix("# "))
+            .filter(|line| line.contains(" = "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        assert!(section.contains("provider = "), "{section}");
+        // Uncommented, every example is a valid setting.
+        let raw = RawConfig::from_toml(&format!("[llm]\n{section}"), "starter [llm]").unwrap();
+        assert_eq!(raw.llm.provider.as_deref(), Some("openai"));
+        raw.resolve().unwrap();
+    }
+
+    #[test]
+    fn load_finds_the_workspace_file_and_stacks_env_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE_NAME),
+            "[review]\nmax_findings = 3\nconfidence_threshold = 0.2\n[llm]\ntwo_pass = true\n",
+        )
+        .unwrap();
+        let flags = RawConfig {
+            review: RawReview {
+                confidence_threshold: Some(0.9),
+                ..RawReview::default()
+            },
+            ..RawConfig::default()
+        };
+        let env = [
+            ("TOLLGATE_MAX_FINDINGS", "4"),
+            ("TOLLGATE_LLM_TWO_PASS", "false"),
+            ("TOLLGATE_LOG", "debug"),
+        ];
+        let config = load(ConfigFile::Discover(dir.path()), env, flags)
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(config.max_findings, 4);
+        assert_eq!(config.confidence_threshold, 0.9);
+        assert!(
+            !config.llm.passes.two_pass,
+            "TOLLGATE_LLM_TWO_PASS=false must take effect"
+        );
+        // No file: defaults.
+        let empty = tempfile::tempdir().unwrap();
+        let config = load(
+            ConfigFile::Discover(empty.path()),
+            env,
+            RawConfig::default(),
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        assert_eq!(config.confidence_threshold, 0.55);
+    }
+
+    #[test]
+    fn every_setting_has_an_environment_variable() {
+        let env = [
+            ("TOLLGATE_LLM_FORCE", "true"),
+            ("TOLLGATE_LLM_TWO_PASS", "off"),
+            ("TOLLGATE_LLM_RISK_THRESHOLD", "4"),
+            ("TOLLGATE_LLM_TOKEN_BUDGET", "2000"),
+            ("TOLLGATE_LLM_MAX_CONTEXT_FILES", "7"),
+            ("TOLLGATE_LLM_CUSTOM_INSTRUCTIONS", "Mind the locks."),
+            ("TOLLGATE_LLM_API_VERSION", "2024-10-21"),
+            ("TOLLGATE_LLM_RETRY_BACKOFF_MS", "250"),
+            ("TOLLGATE_LLM_REQUIRED", "yes"),
+            ("TOLLGATE_LLM_TIME_BUDGET_MS", "90000"),
+        ];
+        let llm = load(ConfigFile::None, env, RawConfig::default())
+            .unwrap()
+            .resolve()
+            .unwrap()
+            .llm;
+        let passes = &llm.passes;
+        assert!(passes.force && !passes.two_pass);
+        assert_eq!(
+            (
+                passes.risk_threshold,
+                passes.token_budget,
+                passes.max_context_files
+            ),
+            (4, 2000, 7)
+        );
+        assert_eq!(
+            passes.custom_instructions.as_deref(),
+            Some("Mind the locks.")
+        );
+        assert_eq!(llm.api_version.as_deref(), Some("2024-10-21"));
+        assert_eq!(llm.retry_backoff, std::time::Duration::from_millis(250));
+        assert!(llm.required);
+        assert_eq!(llm.time_budget, Some(std::time::Duration::from_secs(90)));
+        let err = load(
+            ConfigFile::None,
+            [("TOLLGATE_LLM_RISK_THRESHOLD", "999")],
+            RawConfig::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("TOLLGATE_LLM_RISK_THRESHOLD"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_tollgate_variable_is_an_error_naming_it() {
+        let err = load(
+            ConfigFile::None,
+            [("TOLLGATE_LLM_TWOPASS", "false"), ("PATH", "/bin")],
+            RawConfig::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("TOLLGATE_LLM_TWOPASS"), "{err}");
+        assert!(err.contains("did you mean TOLLGATE_LLM_TWO_PASS"), "{err}");
+        // The project's own variables, and whatever api_key_env names, are not settings.
+        let others: Vec<(&str, &str)> = OTHER_TOLLGATE_VARS
+            .iter()
+            .map(|name| (*name, "x"))
+            .collect();
+        load(ConfigFile::None, others, RawConfig::default()).unwrap();
+        let file =
+            "[llm]\nprovider = \"openai\"\nmodel = \"m\"\napi_key_env = \"TOLLGATE_OPENAI_KEY\"\n";
+        let config = load(
+            ConfigFile::Text {
+                text: file,
+                label: "t",
+            },
+            [("TOLLGATE_OPENAI_KEY", "sk-x")],
+            RawConfig::default(),
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        assert_eq!(config.llm.api_key.unwrap().expose(), "sk-x");
     }
 
     #[test]

@@ -30,6 +30,16 @@ pub enum ConfigError {
     Parse { path: String, message: String },
     #[error("Invalid value for {origin}: {message}")]
     Value { origin: String, message: String },
+    #[error(
+        "Unknown environment variable {name}: Tollgate has no such setting{hint}\n  hint: the TOLLGATE_* variables it reads are listed in README.md (Configuration); unset {all} to go on"
+    )]
+    UnknownEnv {
+        name: String,
+        /// ` (did you mean …?)` or empty.
+        hint: String,
+        /// Every unknown name, comma-separated.
+        all: String,
+    },
     #[error(transparent)]
     Input(#[from] InputError),
 }
@@ -133,6 +143,29 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_MAX_INPUT_BYTES", ""),
     ("TOLLGATE_TIME_BUDGET_MS", ""),
     ("TOLLGATE_FAIL_ON_ANALYZER_ERRORS", ""),
+];
+
+/// `TOLLGATE_*` variables that are not settings: read by the binaries, the index, the tests
+/// and the benchmarks for their own purposes. Any other `TOLLGATE_*` name is a typo or a setting
+/// that does not exist, and is refused like an unknown key in `tollgate.toml`.
+pub const OTHER_TOLLGATE_VARS: &[&str] = &[
+    // Log filter of both binaries.
+    "TOLLGATE_LOG",
+    // The MCP server's bearer token, the embeddings endpoint's key, the Action's retry pace.
+    "TOLLGATE_MCP_TOKEN",
+    "TOLLGATE_EMBED_API_KEY",
+    "TOLLGATE_RETRY_BASE_MS",
+    // Search ranking ablations (tollgate-index).
+    "TOLLGATE_SEARCH_SIGNALS_OFF",
+    // Tests and benchmarks: schema regeneration, the binary under test, external tools.
+    "TOLLGATE_UPDATE_SCHEMAS",
+    "TOLLGATE_BIN",
+    "TOLLGATE_SARIF_MULTITOOL",
+    "TOLLGATE_MCP_PYTHON",
+    "TOLLGATE_MERMAID_VALIDATOR",
+    // action/action.yml: which release to install.
+    "TOLLGATE_VERSION",
+    "TOLLGATE_REPOSITORY",
 ];
 
 impl RawConfig {
@@ -378,6 +411,50 @@ impl RawConfig {
             path_overrides,
         })
     }
+}
+
+/// Refuses a `TOLLGATE_*` variable that is neither a setting nor in [`OTHER_TOLLGATE_VARS`]
+/// (`key_env`, the variable holding the API key, may have any name).
+pub(super) fn check_env_names<'a>(
+    names: impl Iterator<Item = &'a str>,
+    key_env: Option<&str>,
+) -> Result<(), ConfigError> {
+    let known = |name: &str| {
+        ENV_VARS.iter().any(|(n, _)| *n == name)
+            || super::LLM_ENV_VARS.contains(&name)
+            || OTHER_TOLLGATE_VARS.contains(&name)
+            || key_env == Some(name)
+    };
+    let mut unknown: Vec<&str> = names
+        .filter(|name| name.starts_with("TOLLGATE_") && !known(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort_unstable();
+    let first = unknown[0];
+    let hint = closest_env_name(first)
+        .map(|near| format!(" (did you mean {near}?)"))
+        .unwrap_or_default();
+    Err(ConfigError::UnknownEnv {
+        name: first.to_string(),
+        hint,
+        all: unknown.join(", "),
+    })
+}
+
+/// The setting's variable whose name shares the longest prefix with `name`, when it is close.
+fn closest_env_name(name: &str) -> Option<&'static str> {
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    ENV_VARS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(super::LLM_ENV_VARS.iter().copied())
+        .filter(|candidate| candidate.starts_with("TOLLGATE_"))
+        .map(|candidate| (common(candidate, name), candidate))
+        .filter(|(n, _)| *n > "TOLLGATE_".len() + 2)
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, candidate)| candidate)
 }
 
 /// Validates `[[overrides]]` entries; `origin` names them in errors (`overrides`, or a nested

@@ -160,6 +160,10 @@ pub struct LlmReviewSummary {
     pub provider: String,
     /// The model that answered (as the server named it).
     pub model: String,
+    /// The environment variable the API key was read from (its name, never the key); absent
+    /// when no key was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
     /// Passes that ran: `structural`, `detailed`.
     pub passes_executed: Vec<String>,
     /// Why no pass ran, or why the detailed pass did not.

@@ -1,5 +1,8 @@
 //! Anthropic Messages (`POST {base_url}/v1/messages`). Structured output is a tool the model is
 //! forced to call: the tool's `input_schema` is the schema, and the call's `input` is the answer.
+//!
+//! The base URL is the server root (`https://api.anthropic.com`, as Anthropic's SDKs take it);
+//! one ending in `/v1` (as OpenAI-style URLs do) is accepted too and not doubled.
 
 use serde_json::{Value, json};
 
@@ -18,6 +21,7 @@ pub(super) struct Anthropic {
     base_url: String,
     model: String,
     api_key: Option<ApiKey>,
+    key_env: Option<String>,
 }
 
 impl Anthropic {
@@ -42,14 +46,10 @@ impl Anthropic {
         };
         Ok(Anthropic {
             http: Http::new(config.retries, config.retry_backoff)?,
-            base_url: config
-                .base_url
-                .clone()
-                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
-                .trim_end_matches('/')
-                .to_string(),
+            base_url: base_url(config.base_url.as_deref()),
             model: config.model.clone(),
             api_key,
+            key_env: config.api_key_env.clone(),
         })
     }
 
@@ -58,8 +58,18 @@ impl Anthropic {
     }
 }
 
+/// The server root: without a trailing `/` or `/v1` (the request path adds `/v1/messages`).
+fn base_url(configured: Option<&str>) -> String {
+    let url = configured.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/');
+    url.strip_suffix("/v1").unwrap_or(url).to_string()
+}
+
 impl super::Provider for Anthropic {
-    fn complete(&self, request: &ProviderRequest<'_>) -> Result<ProviderReply, LlmError> {
+    fn complete(
+        &self,
+        request: &ProviderRequest<'_>,
+        requests: &mut u32,
+    ) -> Result<ProviderReply, LlmError> {
         let url = format!("{}/v1/messages", self.base_url);
         let key;
         let mut headers = vec![("anthropic-version", API_VERSION)];
@@ -91,16 +101,26 @@ impl super::Provider for Anthropic {
             }],
             "tool_choice": {"type": "tool", "name": request.schema_name},
         });
-        let (answer, requests) = match self.http.post(&url, &headers, &body, request.timeout) {
-            Ok(ok) => ok,
-            Err(PostError::Refused(refused, _)) => return Err(refused.into_error()),
+        let answer = match self
+            .http
+            .post(&url, &headers, &body, request.limits, requests)
+        {
+            Ok(value) => value,
+            Err(PostError::Refused(refused)) => {
+                return Err(super::http::explain_auth(
+                    refused,
+                    self.api_key.is_some(),
+                    self.key_env.as_deref(),
+                    "ANTHROPIC_API_KEY",
+                ));
+            }
             Err(PostError::Failed(err)) => return Err(err),
         };
-        parse_answer(&answer, request.schema_name, requests)
+        parse_answer(&answer, request.schema_name)
     }
 }
 
-fn parse_answer(answer: &Value, tool: &str, requests: u32) -> Result<ProviderReply, LlmError> {
+fn parse_answer(answer: &Value, tool: &str) -> Result<ProviderReply, LlmError> {
     let content = answer
         .get("content")
         .and_then(Value::as_array)
@@ -122,7 +142,6 @@ fn parse_answer(answer: &Value, tool: &str, requests: u32) -> Result<ProviderRep
     Ok(ProviderReply::from_answer(
         answer,
         text,
-        requests,
         ("input_tokens", "output_tokens"),
     ))
 }

@@ -66,15 +66,21 @@ fn flatten(request: &ProviderRequest<'_>) -> String {
 }
 
 impl super::Provider for CommandProvider {
-    fn complete(&self, request: &ProviderRequest<'_>) -> Result<ProviderReply, LlmError> {
+    fn complete(
+        &self,
+        request: &ProviderRequest<'_>,
+        requests: &mut u32,
+    ) -> Result<ProviderReply, LlmError> {
+        let timeout = request.limits.attempt()?;
         let prompt = flatten(request);
         let program = display_program(&self.program);
         let command = ToolCommand::new(&self.program, &self.workdir)
             .args(self.args.iter())
             .stdin(prompt.clone().into_bytes());
+        *requests += 1;
         let output = process::run(
             &command,
-            Instant::now() + request.timeout,
+            Instant::now() + timeout,
             MAX_OUTPUT_BYTES,
             &crate::control::Control::default(),
         )
@@ -86,11 +92,7 @@ impl super::Provider for CommandProvider {
         match output.exit {
             Exit::Code(0) => {}
             // This provider is never given a stop request; counted as a timeout if it were.
-            Exit::TimedOut | Exit::Cancelled => {
-                return Err(LlmError::Timeout {
-                    after: request.timeout,
-                });
-            }
+            Exit::TimedOut | Exit::Cancelled => return Err(request.limits.timed_out(timeout)),
             Exit::Code(code) => {
                 return Err(LlmError::Command {
                     program,
@@ -115,7 +117,6 @@ impl super::Provider for CommandProvider {
             input_tokens: estimate_tokens(&prompt) as u64,
             output_tokens: estimate_tokens(&text) as u64,
             text,
-            requests: 1,
             model: None,
         })
     }

@@ -3,7 +3,7 @@
 //! `Retry-After` header (seconds or an HTTP date) replaces the backoff when the server sends one.
 //! Other 4xx answers are final.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -29,22 +29,55 @@ pub(super) struct Refused {
     pub(super) body: String,
 }
 
-impl Refused {
-    pub(super) fn into_error(self) -> LlmError {
-        LlmError::Http {
-            status: self.status,
-            message: self.body,
-        }
-    }
-}
-
 /// The outcome of [`Http::post`]: a body, or a refusal the provider may handle.
-pub(super) type Posted = Result<(Value, u32), PostError>;
+pub(super) type Posted = Result<Value, PostError>;
 
 #[derive(Debug)]
 pub(super) enum PostError {
-    Refused(Refused, u32),
+    Refused(Refused),
     Failed(LlmError),
+}
+
+/// Where one call stands against the run's model time budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Time limit of one attempt.
+    pub(super) timeout: Duration,
+    /// When the run's budget ends; no attempt or retry wait goes past it.
+    pub(super) deadline: Option<(Instant, Duration)>,
+}
+
+impl Limits {
+    /// The time limit of an attempt starting now, or the budget error once it is spent.
+    pub(super) fn attempt(&self) -> Result<Duration, LlmError> {
+        match self.deadline {
+            None => Ok(self.timeout),
+            Some((deadline, budget)) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    Err(LlmError::BudgetSpent { budget })
+                } else {
+                    Ok(self.timeout.min(left))
+                }
+            }
+        }
+    }
+
+    /// Whether waiting `wait` before a retry would run past the budget.
+    fn wait_exceeds(&self, wait: Duration) -> bool {
+        self.deadline
+            .is_some_and(|(deadline, _)| Instant::now() + wait >= deadline)
+    }
+
+    /// A timed-out attempt is the budget's doing when the budget clipped it.
+    pub(super) fn timed_out(&self, after: Duration) -> LlmError {
+        match self.deadline {
+            Some((deadline, budget)) if Instant::now() >= deadline || after < self.timeout => {
+                LlmError::BudgetSpent { budget }
+            }
+            _ => LlmError::Timeout { after },
+        }
+    }
 }
 
 impl Http {
@@ -62,17 +95,21 @@ impl Http {
         })
     }
 
-    /// POSTs `body` to `url` with `headers`; returns the JSON answer and the requests made.
+    /// POSTs `body` to `url` with `headers`; returns the JSON answer. Every request sent is
+    /// counted in `requests`, whatever its outcome (failed ones may be billed too).
     pub(super) fn post(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         body: &Value,
-        timeout: Duration,
+        limits: Limits,
+        requests: &mut u32,
     ) -> Posted {
         let mut attempt = 0u32;
         loop {
             attempt += 1;
+            let timeout = limits.attempt().map_err(PostError::Failed)?;
+            *requests += 1;
             // reqwest's `json` feature is off workspace-wide; the body is serialised here.
             let mut builder = self
                 .client
@@ -92,57 +129,57 @@ impl Http {
                         .and_then(|v| v.to_str().ok())
                         .and_then(parse_retry_after);
                     if response.status().is_success() {
-                        let text = response
-                            .text()
-                            .map_err(|err| PostError::Failed(transport_error(err, timeout)))?;
-                        return serde_json::from_str(&text)
-                            .map(|value| (value, attempt))
-                            .map_err(|err| {
-                                PostError::Failed(LlmError::Protocol(format!(
-                                    "the body is not JSON ({err}): {}",
-                                    snippet(&text)
-                                )))
-                            });
+                        let text = response.text().map_err(|err| {
+                            PostError::Failed(transport_error(err, timeout, &limits))
+                        })?;
+                        return serde_json::from_str(&text).map_err(|err| {
+                            PostError::Failed(LlmError::Protocol(format!(
+                                "the body is not JSON ({err}): {}",
+                                snippet(&text)
+                            )))
+                        });
                     }
                     let body = response.text().unwrap_or_default();
                     let retryable = status == 429 || (500..600).contains(&status);
                     if !retryable || attempt > self.retries {
-                        return Err(PostError::Refused(
-                            Refused {
-                                status,
-                                body: snippet(&body),
-                            },
-                            attempt,
-                        ));
+                        return Err(PostError::Refused(Refused {
+                            status,
+                            body: snippet(&body),
+                        }));
                     }
                     match retry_after {
                         Some(wait) if wait > MAX_RETRY_AFTER => {
-                            return Err(PostError::Refused(
-                                Refused {
-                                    status,
-                                    body: format!(
-                                        "the server asks to retry after {} s, longer than the {} s Tollgate waits; {}",
-                                        wait.as_secs(),
-                                        MAX_RETRY_AFTER.as_secs(),
-                                        snippet(&body)
-                                    ),
-                                },
-                                attempt,
-                            ));
+                            return Err(PostError::Refused(Refused {
+                                status,
+                                body: format!(
+                                    "the server asks to retry after {} s, longer than the {} s Tollgate waits; {}",
+                                    wait.as_secs(),
+                                    MAX_RETRY_AFTER.as_secs(),
+                                    snippet(&body)
+                                ),
+                            }));
                         }
                         Some(wait) => wait,
                         None => self.backoff_for(attempt),
                     }
                 }
                 Err(err) => {
-                    let error = transport_error(err, timeout);
-                    if attempt > self.retries {
+                    let error = transport_error(err, timeout, &limits);
+                    if attempt > self.retries || matches!(error, LlmError::BudgetSpent { .. }) {
                         return Err(PostError::Failed(error));
                     }
                     tracing::debug!(%error, attempt, "retrying a failed model request");
                     self.backoff_for(attempt)
                 }
             };
+            if limits.wait_exceeds(retry_in) {
+                return Err(PostError::Failed(LlmError::BudgetSpent {
+                    budget: limits
+                        .deadline
+                        .map(|(_, budget)| budget)
+                        .unwrap_or_default(),
+                }));
+            }
             std::thread::sleep(retry_in);
         }
     }
@@ -154,9 +191,9 @@ impl Http {
     }
 }
 
-fn transport_error(err: reqwest::Error, timeout: Duration) -> LlmError {
+fn transport_error(err: reqwest::Error, timeout: Duration, limits: &Limits) -> LlmError {
     if err.is_timeout() {
-        LlmError::Timeout { after: timeout }
+        limits.timed_out(timeout)
     } else {
         // The URL is ours (no key in it); the source chain says what failed.
         let mut message = err.to_string();
@@ -183,6 +220,29 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
         when.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
+}
+
+/// A refusal as an error; a 401 or 403 says which variable the key came from, or that none
+/// was sent and how to send one (the key itself is never named).
+pub(super) fn explain_auth(
+    refused: Refused,
+    key_sent: bool,
+    key_env: Option<&str>,
+    usual_env: &str,
+) -> LlmError {
+    let hint = match (refused.status, key_sent, key_env) {
+        (401 | 403, true, Some(name)) => {
+            format!(" (the API key sent came from {name}: check that it is valid for this server)")
+        }
+        (401 | 403, false, _) => format!(
+            " (no API key was sent: set {usual_env}, or name the variable holding it in [llm] api_key_env)"
+        ),
+        _ => String::new(),
+    };
+    LlmError::Http {
+        status: refused.status,
+        message: format!("{}{hint}", refused.body),
+    }
 }
 
 /// The start of an error body, on one line.

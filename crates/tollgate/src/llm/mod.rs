@@ -48,7 +48,12 @@
 //!
 //! Calls block; a client is `Send + Sync` and meant to be shared across threads, with at most
 //! `concurrency` calls in flight. 429 and 5xx answers and transport failures are retried with
-//! exponential backoff, honouring `Retry-After`.
+//! exponential backoff, honouring `Retry-After`. A client with a time budget
+//! (`[llm] time_budget_ms`) starts its clock at its first call; clones share it, so one review's
+//! passes share one budget, and once it is spent every call fails with
+//! [`LlmError::BudgetSpent`] without touching the network.
+//! [`LlmClient::complete_json_metered`] adds what every call cost to a running [`Usage`] even
+//! when the call fails, so a failed pass still reports the requests and tokens it was billed.
 
 mod anthropic;
 mod cache;
@@ -67,8 +72,8 @@ pub use prompt::{
 
 use crate::ErrorCode;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -167,6 +172,11 @@ pub enum LlmError {
     },
     #[error("The model call timed out after {} ms", after.as_millis())]
     Timeout { after: Duration },
+    #[error(
+        "The model time budget of {} ms is spent: no more model calls in this run (raise [llm] time_budget_ms or TOLLGATE_LLM_TIME_BUDGET_MS)",
+        budget.as_millis()
+    )]
+    BudgetSpent { budget: Duration },
     #[error("The model server answered HTTP {status}: {message}")]
     Http { status: u16, message: String },
     #[error("Cannot reach the model server: {0}")]
@@ -190,7 +200,7 @@ impl LlmError {
     pub fn code(&self) -> ErrorCode {
         match self {
             LlmError::NotConfigured | LlmError::Incomplete { .. } => ErrorCode::LlmNotConfigured,
-            LlmError::Timeout { .. } => ErrorCode::Timeout,
+            LlmError::Timeout { .. } | LlmError::BudgetSpent { .. } => ErrorCode::Timeout,
             LlmError::Http { .. } | LlmError::Transport(_) => ErrorCode::LlmUnavailable,
             LlmError::Protocol(_) => ErrorCode::LlmBadResponse,
             LlmError::InvalidOutput { .. } => ErrorCode::LlmInvalidOutput,
@@ -221,16 +231,15 @@ pub(crate) struct ProviderRequest<'a> {
     pub(crate) schema_name: &'a str,
     pub(crate) schema: &'a Value,
     pub(crate) max_output_tokens: u32,
-    pub(crate) timeout: Duration,
+    pub(crate) limits: http::Limits,
 }
 
-/// A provider's raw answer: the JSON text and what it cost.
+/// A provider's raw answer: the JSON text and its tokens.
 #[derive(Debug)]
 pub(crate) struct ProviderReply {
     pub(crate) text: String,
     pub(crate) input_tokens: u64,
     pub(crate) output_tokens: u64,
-    pub(crate) requests: u32,
     pub(crate) model: Option<String>,
 }
 
@@ -240,7 +249,6 @@ impl ProviderReply {
     pub(crate) fn from_answer(
         answer: &serde_json::Value,
         text: String,
-        requests: u32,
         (input_key, output_key): (&str, &str),
     ) -> ProviderReply {
         let tokens = |name: &str| {
@@ -253,7 +261,6 @@ impl ProviderReply {
             text,
             input_tokens: tokens(input_key),
             output_tokens: tokens(output_key),
-            requests,
             model: answer
                 .get("model")
                 .and_then(serde_json::Value::as_str)
@@ -262,9 +269,14 @@ impl ProviderReply {
     }
 }
 
-/// A wire protocol. Implementations do retries themselves (they know what is retryable).
+/// A wire protocol. Implementations do retries themselves (they know what is retryable) and
+/// count every request or command run they make in `requests`, failed ones too.
 pub(crate) trait Provider: Send + Sync + std::fmt::Debug {
-    fn complete(&self, request: &ProviderRequest<'_>) -> Result<ProviderReply, LlmError>;
+    fn complete(
+        &self,
+        request: &ProviderRequest<'_>,
+        requests: &mut u32,
+    ) -> Result<ProviderReply, LlmError>;
 }
 
 /// A model client: provider, limits, cache. Cheap to clone; clones share the concurrency limit.
@@ -282,6 +294,8 @@ struct Inner {
     base_url: String,
     config: LlmConfig,
     limit: limit::Semaphore,
+    /// When the first call started: the time budget counts from there.
+    first_call: OnceLock<Instant>,
 }
 
 impl LlmClient {
@@ -338,6 +352,7 @@ impl LlmClient {
                 base_url,
                 config: config.clone(),
                 limit: limit::Semaphore::new(config.concurrency),
+                first_call: OnceLock::new(),
             }),
             store: None,
         })
@@ -359,8 +374,25 @@ impl LlmClient {
         self.inner.kind.as_str()
     }
 
+    /// The environment variable the API key came from (its name only), when one was read.
+    pub fn key_source(&self) -> Option<&str> {
+        let config = &self.inner.config;
+        config.api_key.as_ref().and(config.api_key_env.as_deref())
+    }
+
     /// Asks for JSON matching `request.schema`; see the module docs.
     pub fn complete_json(&self, request: &JsonRequest<'_>) -> Result<JsonResponse, LlmError> {
+        self.complete_json_metered(request, &mut Usage::default())
+    }
+
+    /// [`LlmClient::complete_json`], adding the requests and tokens of every call it makes to
+    /// `spent`, whether the answer turns out usable or not (the cost estimate is left to the
+    /// caller: [`LlmClient::estimate_cost`]).
+    pub fn complete_json_metered(
+        &self,
+        request: &JsonRequest<'_>,
+        spent: &mut Usage,
+    ) -> Result<JsonResponse, LlmError> {
         let validator = json::Validator::new(request.schema_name, request.schema)?;
         let config = &self.inner.config;
         let max_output_tokens = request
@@ -397,27 +429,41 @@ impl LlmClient {
             }
         }
 
+        let limits = self.limits(request.timeout.unwrap_or(config.timeout));
+        // Waiting for a slot must not outlast the budget either.
+        limits.attempt()?;
         let _permit = self.inner.limit.acquire();
-        let timeout = request.timeout.unwrap_or(config.timeout);
         let mut messages = vec![Message {
             role: Role::User,
             content: request.user.to_string(),
         }];
-        let call = |messages: &[Message]| {
-            self.inner.provider.complete(&ProviderRequest {
-                system: request.system,
-                messages,
-                schema_name: request.schema_name,
-                schema: request.schema,
-                max_output_tokens,
-                timeout,
-            })
-        };
         let mut usage = Usage::default();
-        let first = call(&messages)?;
-        usage.input_tokens += first.input_tokens;
-        usage.output_tokens += first.output_tokens;
-        usage.requests += first.requests;
+        let mut call = |messages: &[Message], usage: &mut Usage| {
+            let mut requests = 0;
+            let reply = self.inner.provider.complete(
+                &ProviderRequest {
+                    system: request.system,
+                    messages,
+                    schema_name: request.schema_name,
+                    schema: request.schema,
+                    max_output_tokens,
+                    limits,
+                },
+                &mut requests,
+            );
+            let mut this = Usage {
+                requests,
+                ..Usage::default()
+            };
+            if let Ok(reply) = &reply {
+                this.input_tokens = reply.input_tokens;
+                this.output_tokens = reply.output_tokens;
+            }
+            usage.add(&this);
+            spent.add(&this);
+            reply
+        };
+        let first = call(&messages, &mut usage)?;
         let mut model = first.model.clone();
         let (value, text, repaired) = match validator.parse(&first.text) {
             Ok(value) => (value, first.text, false),
@@ -431,10 +477,7 @@ impl LlmClient {
                     role: Role::User,
                     content: json::repair_instruction(&reason),
                 });
-                let second = call(&messages)?;
-                usage.input_tokens += second.input_tokens;
-                usage.output_tokens += second.output_tokens;
-                usage.requests += second.requests;
+                let second = call(&messages, &mut usage)?;
                 model = second.model.clone().or(model);
                 match validator.parse(&second.text) {
                     Ok(value) => (value, second.text, true),
@@ -469,6 +512,28 @@ impl LlmClient {
             repaired,
             model,
         })
+    }
+
+    /// The time budget, once it has run out (no call will start any more).
+    pub fn budget_spent(&self) -> Option<Duration> {
+        let budget = self.inner.config.time_budget?;
+        let start = self.inner.first_call.get()?;
+        (start.elapsed() >= budget).then_some(budget)
+    }
+
+    /// The estimated cost of `usage`'s tokens at the configured prices.
+    pub fn estimate_cost(&self, usage: &Usage) -> Option<f64> {
+        self.cost(usage.input_tokens, usage.output_tokens)
+    }
+
+    /// Per-call limits under the client's time budget, whose clock starts at the first call.
+    fn limits(&self, timeout: Duration) -> http::Limits {
+        let config = &self.inner.config;
+        let deadline = config.time_budget.map(|budget| {
+            let start = *self.inner.first_call.get_or_init(Instant::now);
+            (start + budget, budget)
+        });
+        http::Limits { timeout, deadline }
     }
 
     fn cost(&self, input_tokens: u64, output_tokens: u64) -> Option<f64> {

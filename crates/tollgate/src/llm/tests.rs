@@ -83,7 +83,11 @@ fn openai_sends_a_json_schema_request_and_reads_the_answer() {
 #[test]
 fn openai_falls_back_to_json_mode_when_json_schema_is_refused() {
     let server = FakeLlm::start();
-    server.push(Reply::status(400));
+    // vLLM's wording; llama.cpp and LM Studio also name the parameter.
+    server.push(Reply::raw(
+        400,
+        r#"{"error": {"message": "response_format json_schema is not supported"}}"#,
+    ));
     server.push(Reply::json(json!({"verdict": "a"})));
     server.push(Reply::json(json!({"verdict": "b"})));
     let client = client(&config("openai", &server.openai_base_url()));
@@ -250,6 +254,178 @@ fn the_key_never_shows_in_debug_output() {
     let printed = format!("{:?} {:?}", client(&config), config);
     assert!(!printed.contains(KEY), "{printed}");
     assert_eq!(ApiKey::new(KEY).to_string(), "****");
+}
+
+/// A config from `[llm]` lines and an environment (no `api_key_env` unless the lines set it).
+fn config_from(lines: &str, env: &[(&str, &str)]) -> LlmConfig {
+    let mut llm = RawConfig::from_toml(&format!("[llm]\nretry_backoff_ms = 1\n{lines}"), "t")
+        .unwrap()
+        .overlay(RawConfig::from_env(env.iter().copied()).unwrap())
+        .resolve()
+        .unwrap()
+        .llm;
+    llm.timeout = Duration::from_secs(20);
+    llm
+}
+
+#[test]
+fn without_api_key_env_the_provider_s_usual_variable_is_sent_and_named() {
+    let server = FakeLlm::start();
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    let config = config_from(
+        &format!(
+            "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"{}\"\n",
+            server.openai_base_url()
+        ),
+        &[
+            ("OPENAI_API_KEY", KEY),
+            ("ANTHROPIC_API_KEY", "sk-ant-other-0123456789"),
+        ],
+    );
+    let model = client(&config);
+    assert_eq!(model.key_source(), Some("OPENAI_API_KEY"));
+    ask(&model).unwrap();
+    let expected = format!("Bearer {KEY}");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(expected.as_str())
+    );
+
+    let server = FakeLlm::start();
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    let config = config_from(
+        &format!(
+            "provider = \"anthropic\"\nmodel = \"m\"\nbase_url = \"{}\"\n",
+            server.anthropic_base_url()
+        ),
+        &[("ANTHROPIC_API_KEY", KEY)],
+    );
+    let model = client(&config);
+    assert_eq!(model.key_source(), Some("ANTHROPIC_API_KEY"));
+    ask(&model).unwrap();
+    assert_eq!(server.requests()[0].header("x-api-key"), Some(KEY));
+
+    // No key anywhere: the request goes out bare (local servers need none), and a 401 says
+    // which variable to set.
+    let server = FakeLlm::start();
+    server.push(Reply::status(401));
+    let config = config_from(
+        &format!(
+            "provider = \"openai\"\nmodel = \"m\"\nbase_url = \"{}\"\n",
+            server.openai_base_url()
+        ),
+        &[],
+    );
+    let model = client(&config);
+    assert_eq!(model.key_source(), None);
+    let err = ask(&model).unwrap_err().to_string();
+    assert!(
+        err.contains("no API key was sent") && err.contains("OPENAI_API_KEY"),
+        "{err}"
+    );
+    assert_eq!(server.requests()[0].header("authorization"), None);
+}
+
+#[test]
+fn anthropic_and_openai_base_urls_are_taken_with_or_without_v1() {
+    let server = FakeLlm::start();
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    for base in [
+        format!("{}/v1", server.url()),
+        format!("{}/v1/", server.url()),
+    ] {
+        ask(&client(&config("anthropic", &base))).unwrap();
+    }
+    let targets: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(targets, ["/v1/messages", "/v1/messages"]);
+
+    let server = FakeLlm::start();
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    ask(&client(&config("openai", &server.url()))).unwrap();
+    assert_eq!(server.requests()[0].target, "/v1/chat/completions");
+}
+
+#[test]
+fn reasoning_models_get_max_completion_tokens_and_no_temperature() {
+    let server = FakeLlm::start();
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    server.push(Reply::json(json!({"verdict": "ok"})));
+    let mut reasoning = config("openai", &server.openai_base_url());
+    reasoning.model = "o3-mini".to_string();
+    ask(&client(&reasoning)).unwrap();
+    ask(&client(&config("openai", &server.openai_base_url()))).unwrap();
+    let sent = server.requests();
+    assert_eq!(sent[0].body["max_completion_tokens"], 4096);
+    assert!(sent[0].body.get("max_tokens").is_none(), "{}", sent[0].body);
+    assert!(
+        sent[0].body.get("temperature").is_none(),
+        "{}",
+        sent[0].body
+    );
+    assert_eq!(sent[1].body["max_tokens"], 4096);
+    assert_eq!(sent[1].body["temperature"], 0);
+}
+
+#[test]
+fn a_400_that_json_mode_cannot_fix_costs_one_request() {
+    let server = FakeLlm::start();
+    server.push(Reply::raw(
+        400,
+        r#"{"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model."}}"#,
+    ));
+    server.push(Reply::json(json!({"verdict": "never asked"})));
+    let err = ask(&client(&config("openai", &server.openai_base_url()))).unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 400, .. }), "{err}");
+    assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn a_failed_call_still_counts_what_it_was_billed() {
+    let server = FakeLlm::start();
+    server.push(Reply::text("{not json").usage(100, 10));
+    server.push(Reply::json(json!({"n": "three"})).usage(120, 12));
+    let model = client(&config("openai", &server.openai_base_url()));
+    let schema = schema();
+    let mut spent = Usage::default();
+    let err = model
+        .complete_json_metered(&JsonRequest::new("S", "U", "verdict", &schema), &mut spent)
+        .unwrap_err();
+    assert!(matches!(err, LlmError::InvalidOutput { .. }), "{err}");
+    assert_eq!(
+        (spent.requests, spent.input_tokens, spent.output_tokens),
+        (2, 220, 22)
+    );
+
+    let server = FakeLlm::start();
+    for _ in 0..3 {
+        server.push(Reply::status(503));
+    }
+    let model = client(&config("openai", &server.openai_base_url()));
+    let mut spent = Usage::default();
+    model
+        .complete_json_metered(&JsonRequest::new("S", "U", "verdict", &schema), &mut spent)
+        .unwrap_err();
+    assert_eq!(spent.requests, 3);
+}
+
+#[test]
+fn the_time_budget_stops_a_hung_server_and_every_later_call() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| Reply::json(json!({"verdict": "late"})).delay(Duration::from_secs(30)));
+    let mut config = config("openai", &server.openai_base_url());
+    config.retries = 2;
+    config.time_budget = Some(Duration::from_millis(300));
+    let model = client(&config);
+    let err = ask(&model).unwrap_err();
+    assert!(matches!(err, LlmError::BudgetSpent { .. }), "{err}");
+    assert!(err.to_string().contains("time_budget_ms"), "{err}");
+    assert_eq!(err.code(), "TIMEOUT");
+    // No retry after the budget ran out, and a later call (a clone: the next pass) sends nothing.
+    assert_eq!(server.request_count(), 1);
+    let err = ask(&model.clone()).unwrap_err();
+    assert!(matches!(err, LlmError::BudgetSpent { .. }), "{err}");
+    assert_eq!(server.request_count(), 1);
 }
 
 #[cfg(unix)]

@@ -54,6 +54,47 @@ pub fn model_client(
     }
 }
 
+/// Why the planning model could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelSetupError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Model(#[from] crate::llm::LlmError),
+}
+
+impl ModelSetupError {
+    /// Stable machine code.
+    pub fn code(&self) -> crate::ErrorCode {
+        match self {
+            ModelSetupError::Config(_) => crate::ErrorCode::InvalidInput,
+            ModelSetupError::Model(err) => err.code(),
+        }
+    }
+}
+
+/// The planning model of `workspace`, as every front end builds it: its `tollgate.toml`, then
+/// the environment (`env`, the caller's variables), through [`crate::config::load`]; `None` when
+/// no provider is configured.
+pub fn planning_model<I, K, V>(
+    workspace: &std::path::Path,
+    env: I,
+) -> Result<Option<crate::llm::LlmClient>, ModelSetupError>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let config = crate::config::load(
+        crate::config::ConfigFile::Discover(workspace),
+        env,
+        crate::config::RawConfig::default(),
+    )?
+    .resolve()?;
+    Ok(model_client(&config.llm, workspace)?)
+}
+
 /// The JSON Schema of [`Plan`] as Tollgate writes it (draft 2020-12); committed as
 /// `schemas/plan.schema.json`.
 pub fn plan_schema() -> serde_json::Value {

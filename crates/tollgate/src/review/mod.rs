@@ -97,6 +97,10 @@ pub enum ReviewError {
     NotADiff(usize),
     #[error(transparent)]
     Analysis(#[from] analyzers::AnalysisError),
+    #[error(
+        "The model is required ([llm] required) but could not answer: {reason}\n  hint: fix the model setup, or set [llm] required = false (TOLLGATE_LLM_REQUIRED=false) to review without it"
+    )]
+    ModelRequired { reason: String },
     /// A nested `tollgate.toml` above a changed file is invalid or unreadable.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
@@ -114,6 +118,7 @@ impl ReviewError {
             ReviewError::Invariants(err) => err.code(),
             ReviewError::Baseline(_) => ErrorCode::InvalidInput,
             ReviewError::Analysis(err) => err.code(),
+            ReviewError::ModelRequired { .. } => ErrorCode::LlmUnavailable,
             ReviewError::Config(_) => ErrorCode::InvalidInput,
         }
     }
@@ -255,6 +260,7 @@ pub fn run_until(
         .passes
         .enabled
         .then(|| crate::llm::LlmClient::from_config(&config.llm, request.workspace));
+    let mut model_failure = None;
     let mut outcome = std::thread::scope(|scope| {
         let diff = &diff;
         let analysis = prepared.map(|prepared| scope.spawn(move || prepared.run_until(diff, stop)));
@@ -267,17 +273,24 @@ pub fn run_until(
             || analysis.and_then(|handle| handle.join().ok()),
             |stage| {
                 llm_client.as_ref().map(|client| {
-                    llm::run(
+                    let passes = llm::run(
                         client.as_ref(),
                         stage,
                         llm::ContextSource::Workspace(request.workspace),
                         &config.llm.passes,
                         stop,
-                    )
+                    );
+                    model_failure = passes.failure.clone();
+                    passes
                 })
             },
         )
     });
+    if config.llm.required
+        && let Some(reason) = model_failure
+    {
+        return Err(ReviewError::ModelRequired { reason });
+    }
     outcome.result.stats.timings_ms.parse = parse_ms;
     outcome.result.stats.duration_ms = ms(started);
     Ok(outcome)

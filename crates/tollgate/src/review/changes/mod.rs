@@ -268,6 +268,7 @@ fn review_parsed(
             reviewed_at: super::now_rfc3339(),
             review_duration_ms: 0,
             model_used: String::new(),
+            api_key_env: None,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             findings_filtered: 0,
             confidence_threshold: options.confidence_threshold,
@@ -312,6 +313,7 @@ fn review_parsed(
     let client =
         LlmClient::from_config(&config.llm, workspace).map_err(RequestError::ModelRequired)?;
     review.metadata.model_used = client.model().to_string();
+    review.metadata.api_key_env = client.key_source().map(str::to_string);
 
     let (facts, _) = signals::compute(diff, &selected, &config.preflight);
     let ranked: Vec<RankedFile<'_>> = facts
@@ -384,10 +386,11 @@ fn review_parsed(
     let mut verdicts = Vec::new();
     let mut failures = Vec::new();
     let mut n_off_diff = 0usize;
-    for answer in answers {
+    for (answer, spent) in answers {
+        // Counted whatever the outcome: a failed call may have been billed.
+        review.usage.add(&spent);
         match answer {
             Ok(answer) => {
-                review.usage.add(&answer.usage);
                 if !answer.model.is_empty() {
                     review.metadata.model_used = answer.model.clone();
                 }
@@ -411,6 +414,7 @@ fn review_parsed(
             }
         }
     }
+    review.usage.cost_usd = client.estimate_cost(&review.usage);
     if n_off_diff > 0 {
         warnings.push(format!(
             "{n_off_diff} model finding(s) pointed outside the diff (a file not reviewed or a line not in a hunk) and were dropped"

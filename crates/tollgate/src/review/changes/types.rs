@@ -400,6 +400,9 @@ pub struct ChangesMetadata {
     pub review_duration_ms: u64,
     /// The model that answered (empty when none was called).
     pub model_used: String,
+    /// The environment variable the API key was read from (its name, never the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
     pub tool_version: String,
     /// Findings removed by the filters (threshold, changed lines, categories, cap).
     pub findings_filtered: usize,

@@ -34,6 +34,9 @@ pub(crate) struct PassOutcome {
     pub(crate) findings: Vec<Finding>,
     pub(crate) warnings: Vec<String>,
     pub(crate) summary: LlmReviewSummary,
+    /// The first reason the model could not answer (no client, a failed call), for a run whose
+    /// configuration requires the model.
+    pub(crate) failure: Option<String>,
 }
 
 /// The deterministic review's view of the change that the passes need.
@@ -86,11 +89,13 @@ pub(crate) fn run(
                 "enable_llm: {err}; the review ran its deterministic checks only"
             ));
             outcome.summary.skipped_reason = Some(err.to_string());
+            outcome.failure = Some(format!("enable_llm: {err} ({})", err.code()));
             return outcome;
         }
     };
     outcome.summary.provider = client.provider_name().to_string();
     outcome.summary.model = client.model().to_string();
+    outcome.summary.api_key_env = client.key_source().map(str::to_string);
     if !settings.force && stage.risk_score <= 2 && stage.tests_touched {
         outcome.summary.skipped_reason = Some(format!(
             "low risk ({}/5) with tests touched: model passes skipped (set llm_force to run them)",
@@ -173,6 +178,12 @@ pub(crate) fn run(
     } else if stop.is_cancelled() {
         outcome.summary.skipped_reason = Some(CANCELLED.to_string());
         outcome.warnings.push(format!("llm: {CANCELLED}"));
+    } else if let Some(budget) = client.budget_spent() {
+        // The structural pass already warned with the budget's own message.
+        outcome.summary.skipped_reason = Some(format!(
+            "detailed pass skipped: the model time budget of {} ms is spent",
+            budget.as_millis()
+        ));
     } else if stage.risk_score >= settings.risk_threshold || severe {
         let detailed = run_pass(
             client,
@@ -199,7 +210,7 @@ pub(crate) fn run(
     outcome.summary.requests = usage.requests;
     outcome.summary.input_tokens = usage.input_tokens;
     outcome.summary.output_tokens = usage.output_tokens;
-    outcome.summary.cost_usd = usage.cost_usd;
+    outcome.summary.cost_usd = client.estimate_cost(&usage);
     outcome.summary.duration_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
     outcome.findings = findings;
     outcome
@@ -239,10 +250,11 @@ fn run_pass(
         },
     );
     let mut findings = Vec::new();
-    for answer in answers {
+    for (answer, spent) in answers {
+        // Counted whatever the outcome: a failed call may have been billed.
+        usage.add(&spent);
         match answer {
             Ok(answer) => {
-                usage.add(&answer.usage);
                 if answer.cached {
                     outcome.summary.cached_calls += 1;
                 }
@@ -260,11 +272,15 @@ fn run_pass(
                     }
                 }
             }
-            Err(err) => outcome.warnings.push(format!(
-                "llm {} pass: {err} ({}); its findings are missing from this review",
-                pass.as_str(),
-                err.code()
-            )),
+            Err(err) => {
+                let reason = format!("llm {} pass: {err} ({})", pass.as_str(), err.code());
+                let warning = format!("{reason}; its findings are missing from this review");
+                // Every part stopped by a spent budget says the same: once is enough.
+                if !outcome.warnings.contains(&warning) {
+                    outcome.warnings.push(warning);
+                }
+                outcome.failure.get_or_insert(reason);
+            }
         }
     }
     if outcome.summary.findings_off_diff > 0 && findings.is_empty() {
@@ -277,7 +293,8 @@ fn run_pass(
 }
 
 /// Sends one request per chunk, in parallel (the client bounds concurrency), each user message
-/// being `intro(index, count)` followed by the chunk; answers come back in chunk order.
+/// being `intro(index, count)` followed by the chunk; answers come back in chunk order, each
+/// with what its calls cost (requests and tokens, failed calls included; no cost estimate).
 pub(crate) fn ask_all(
     client: &LlmClient,
     system: &str,
@@ -285,7 +302,7 @@ pub(crate) fn ask_all(
     schema_name: &str,
     schema: &Value,
     intro: impl Fn(usize, usize) -> String + Sync,
-) -> Vec<Result<JsonResponse, LlmError>> {
+) -> Vec<(Result<JsonResponse, LlmError>, Usage)> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = chunks
             .iter()
@@ -293,7 +310,12 @@ pub(crate) fn ask_all(
             .map(|(i, chunk)| {
                 let user = format!("{}\n{chunk}", intro(i, chunks.len()));
                 scope.spawn(move || {
-                    client.complete_json(&JsonRequest::new(system, &user, schema_name, schema))
+                    let mut spent = Usage::default();
+                    let answer = client.complete_json_metered(
+                        &JsonRequest::new(system, &user, schema_name, schema),
+                        &mut spent,
+                    );
+                    (answer, spent)
                 })
             })
             .collect();
@@ -301,7 +323,10 @@ pub(crate) fn ask_all(
             .into_iter()
             .map(|handle| {
                 handle.join().unwrap_or_else(|_| {
-                    Err(LlmError::Protocol("the model call panicked".to_string()))
+                    (
+                        Err(LlmError::Protocol("the model call panicked".to_string())),
+                        Usage::default(),
+                    )
                 })
             })
             .collect()

@@ -23,6 +23,7 @@ mod mcp;
 mod plan_cli;
 mod plan_execute;
 mod plan_mermaid;
+mod readme_examples;
 mod replay;
 mod review_cli;
 mod review_model;

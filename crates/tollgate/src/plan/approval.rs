@@ -17,6 +17,26 @@ use super::model::StepNumber;
 use crate::store::plans::{self as sql, ApprovalRow};
 use crate::store::{Store, now_rfc3339};
 
+/// The approval request that keeps `step` of the plan's `version` from starting, if any: of the
+/// requests for that version covering the step (the whole plan, or a group holding the step),
+/// the latest decides, and anything but `approved` (pending, rejected, modification requested)
+/// holds the step. Requests for other versions do not count: an approval is for one content.
+pub(crate) fn blocking_approval(
+    conn: &rusqlite::Connection,
+    plan_id: &str,
+    version: u32,
+    step: StepNumber,
+) -> Result<Option<ApprovalRow>, PlanStoreError> {
+    let latest = sql::approvals(conn, plan_id)?
+        .into_iter()
+        .filter(|a| {
+            a.plan_version == version
+                && (a.step_numbers.is_empty() || a.step_numbers.contains(&step))
+        })
+        .next_back();
+    Ok(latest.filter(|a| a.status != "approved"))
+}
+
 /// Input of `request_approval`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -323,6 +343,37 @@ mod tests {
                 author: Some("lead".into()),
             },
         )
+    }
+
+    #[test]
+    fn a_step_an_unapproved_request_covers_cannot_start() {
+        use crate::plan::progress::{StartStepRequest, start_step};
+        let store = Store::open_in_memory().unwrap();
+        let id = save(&store, sample_plan(), None).plan.id;
+        let start = |n| {
+            start_step(
+                &store,
+                &StartStepRequest {
+                    plan_id: id.clone(),
+                    step_number: n,
+                    author: None,
+                },
+            )
+        };
+        let request = ask(&store, &id, vec![1]).unwrap().approval.id;
+        let err = start(1).unwrap_err();
+        assert_eq!(err.code(), "CONFLICT");
+        assert!(
+            err.to_string().contains(&request) && err.to_string().contains("pending"),
+            "{err}"
+        );
+        answer(&store, &request, ApprovalAction::Reject).unwrap();
+        assert!(start(1).unwrap_err().to_string().contains("rejected"));
+        // A whole-plan request holds every step; approving the latest request frees them.
+        let full = ask(&store, &id, vec![]).unwrap().approval.id;
+        assert!(start(1).unwrap_err().to_string().contains(&full));
+        answer(&store, &full, ApprovalAction::Approve).unwrap();
+        start(1).unwrap();
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl IndexError {
         }
     }
 
-    /// The stable machine code of this error.
+    /// The stable machine code of this error: one of [`ERROR_CODES`].
     pub fn code(&self) -> &'static str {
         match self {
             IndexError::Io { .. } => "IO_ERROR",
@@ -78,5 +78,43 @@ impl From<tantivy::TantivyError> for IndexError {
 impl From<git2::Error> for IndexError {
     fn from(err: git2::Error) -> IndexError {
         IndexError::Git(err.message().to_string())
+    }
+}
+
+/// Every code [`IndexError::code`] returns; the core checks each is one of its `ErrorCode`s.
+pub const ERROR_CODES: &[&str] = &[
+    "IO_ERROR",
+    "INDEX_BUSY",
+    "INDEX_NOT_FOUND",
+    "INDEX_CORRUPT",
+    "INDEX_ERROR",
+    "EMBEDDER_ERROR",
+    "GIT_ERROR",
+    "INVALID_INPUT",
+    "CANCELLED",
+];
+
+#[cfg(test)]
+mod code_tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_listed() {
+        let errors = [
+            IndexError::io("x", std::io::Error::other("x")),
+            IndexError::NotIndexed("x".into()),
+            IndexError::Corrupt {
+                dir: "x".into(),
+                detail: "x".into(),
+            },
+            IndexError::Engine("x".into()),
+            IndexError::Embedder("x".into()),
+            IndexError::Git("x".into()),
+            IndexError::InvalidInput("x".into()),
+            IndexError::Cancelled,
+        ];
+        for err in &errors {
+            assert!(ERROR_CODES.contains(&err.code()), "{}", err.code());
+        }
     }
 }

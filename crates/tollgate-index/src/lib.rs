@@ -54,7 +54,7 @@ pub mod walk;
 #[cfg(feature = "engine")]
 pub use embed::{Embedder, HASHED_DIM, HashedEmbedder, HttpEmbedder};
 #[cfg(feature = "engine")]
-pub use error::IndexError;
+pub use error::{ERROR_CODES, IndexError};
 #[cfg(feature = "engine")]
 pub use history::{CommitFilter, CommitHit};
 #[cfg(feature = "engine")]

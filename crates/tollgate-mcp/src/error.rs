@@ -5,26 +5,27 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
+use tollgate::ErrorCode;
+
 /// The arguments are malformed, out of bounds or refer to nothing usable.
-pub(crate) const INVALID_INPUT: &str = "INVALID_INPUT";
+pub(crate) const INVALID_INPUT: ErrorCode = ErrorCode::InvalidInput;
 /// Tollgate itself failed (a bug): a panic, or a result it could not serialise.
-pub(crate) const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
+pub(crate) const INTERNAL_ERROR: ErrorCode = ErrorCode::InternalError;
 /// The client cancelled the call, or the server is shutting down.
-pub(crate) const CANCELLED: &str = "CANCELLED";
+pub(crate) const CANCELLED: ErrorCode = ErrorCode::Cancelled;
 /// The call ran longer than the server's limit.
-pub(crate) const TIMEOUT: &str = "TIMEOUT";
+pub(crate) const TIMEOUT: ErrorCode = ErrorCode::Timeout;
 
 /// A failed tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolError {
-    code: &'static str,
+    code: ErrorCode,
     message: String,
     details: Option<Value>,
 }
 
 impl ToolError {
-    /// `code` is one of the core's stable codes (`INVALID_INPUT`, `FILE_NOT_FOUND`, …).
-    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> ToolError {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> ToolError {
         ToolError {
             code,
             message: message.into(),
@@ -40,7 +41,7 @@ impl ToolError {
         self
     }
 
-    pub(crate) fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> ErrorCode {
         self.code
     }
 

@@ -27,17 +27,19 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
 
+use tollgate::ErrorCode;
+
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::server::Server;
 
 /// The request lacks the bearer token, or carries another.
-const UNAUTHORIZED: &str = "UNAUTHORIZED";
+const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
 /// The request's `Host` or `Origin` is not served.
-const FORBIDDEN: &str = "FORBIDDEN";
+const FORBIDDEN: ErrorCode = ErrorCode::Forbidden;
 /// The request body is over the limit.
-const PAYLOAD_TOO_LARGE: &str = "PAYLOAD_TOO_LARGE";
+const PAYLOAD_TOO_LARGE: ErrorCode = ErrorCode::PayloadTooLarge;
 /// No served tool has the name in the path.
-const TOOL_NOT_FOUND: &str = "TOOL_NOT_FOUND";
+const TOOL_NOT_FOUND: ErrorCode = ErrorCode::ToolNotFound;
 
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -408,24 +410,27 @@ async fn call_tool(
 }
 
 /// The HTTP status of an error, by its code: the one mapping for every error this server
-/// answers over HTTP. Codes named `*_NOT_FOUND` are 404 and `*_NOT_CONFIGURED` 409 (the
-/// server's configuration, not the request, is what to change), so a new code of either kind
-/// needs no entry here.
-fn status_for(code: &str) -> StatusCode {
+/// answers over HTTP, exhaustive so a new code must choose. `*_NOT_FOUND` is 404 and
+/// `LLM_NOT_CONFIGURED` 409 (the server's configuration, not the request, is what to change).
+fn status_for(code: ErrorCode) -> StatusCode {
+    use ErrorCode::*;
     match code {
-        "INVALID_INPUT" | "PATH_OUTSIDE_WORKSPACE" => StatusCode::BAD_REQUEST,
-        UNAUTHORIZED => StatusCode::UNAUTHORIZED,
-        FORBIDDEN => StatusCode::FORBIDDEN,
-        PAYLOAD_TOO_LARGE => StatusCode::PAYLOAD_TOO_LARGE,
-        "TIMEOUT" => StatusCode::REQUEST_TIMEOUT,
-        "INVALID_STATE_TRANSITION" | "SESSION_BUSY" | "INDEX_BUSY" | "CONFLICT" => {
+        InvalidInput | PathOutsideWorkspace | InputTooLarge => StatusCode::BAD_REQUEST,
+        Unauthorized => StatusCode::UNAUTHORIZED,
+        Forbidden => StatusCode::FORBIDDEN,
+        PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        Timeout => StatusCode::REQUEST_TIMEOUT,
+        InvalidStateTransition | SessionBusy | IndexBusy | Conflict | LlmNotConfigured => {
             StatusCode::CONFLICT
         }
-        "LLM_UNAVAILABLE" | "LLM_BAD_RESPONSE" | "LLM_INVALID_OUTPUT" => StatusCode::BAD_GATEWAY,
-        "CANCELLED" => StatusCode::SERVICE_UNAVAILABLE,
-        code if code.ends_with("_NOT_FOUND") => StatusCode::NOT_FOUND,
-        code if code.ends_with("_NOT_CONFIGURED") => StatusCode::CONFLICT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+        LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
+        Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+        FileNotFound | PlanNotFound | SessionNotFound | IndexNotFound | ToolNotFound => {
+            StatusCode::NOT_FOUND
+        }
+        IoError | ExecutionFailed | GitError | SerializationError | StoreError
+        | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
+        | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

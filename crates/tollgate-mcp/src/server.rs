@@ -657,7 +657,7 @@ mod tests {
         // Far more steps than the call timeout allows: the call times out, and the work itself
         // stops at its next check instead of running on unobserved.
         let result = call(100_000).await.unwrap();
-        assert_eq!(error_of(&result)["code"], TIMEOUT);
+        assert_eq!(error_of(&result)["code"], TIMEOUT.as_str());
         while STEPS_ENDED.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -785,7 +785,7 @@ mod tests {
             .await
             .unwrap();
         let error = error_of(&result);
-        assert_eq!(error["code"], TIMEOUT);
+        assert_eq!(error["code"], TIMEOUT.as_str());
         assert!(
             error["message"].as_str().unwrap().contains("within 0 s"),
             "{error}"
@@ -837,7 +837,7 @@ mod tests {
         for _ in 0..2 {
             let result = call("boom", json!({"message": "kaboom"})).await.unwrap();
             let error = error_of(&result);
-            assert_eq!(error["code"], INTERNAL_ERROR);
+            assert_eq!(error["code"], INTERNAL_ERROR.as_str());
             let message = error["message"].as_str().unwrap();
             assert!(message.contains("`boom` panicked: kaboom"), "{message}");
             assert!(message.contains("still running"), "{message}");
@@ -944,7 +944,7 @@ mod tests {
 
     #[test]
     fn errors_render_upstreams_shape() {
-        let result = ToolError::new("FILE_NOT_FOUND", "no such file")
+        let result = ToolError::new(tollgate::ErrorCode::FileNotFound, "no such file")
             .with_field(Some("invariants_path"))
             .into_result();
         assert_eq!(

@@ -9,6 +9,7 @@
 //! grows meanwhile or a stream without end is still refused. Errors name the input, the path
 //! and the limit, and say how to raise the limit when a setting can.
 
+use crate::ErrorCode;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -79,12 +80,12 @@ pub enum InputError {
 
 impl InputError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            InputError::NotFound { .. } => "FILE_NOT_FOUND",
-            InputError::NotRegular { .. } => "INVALID_INPUT",
-            InputError::TooLarge { .. } => "INPUT_TOO_LARGE",
-            InputError::Io { .. } => "IO_ERROR",
+            InputError::NotFound { .. } => ErrorCode::FileNotFound,
+            InputError::NotRegular { .. } => ErrorCode::InvalidInput,
+            InputError::TooLarge { .. } => ErrorCode::InputTooLarge,
+            InputError::Io { .. } => ErrorCode::IoError,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod diff;
+pub mod error_code;
 pub mod findings;
 pub mod input;
 pub mod invariants;
@@ -27,10 +28,13 @@ pub mod publish;
 pub mod replay;
 pub mod report;
 pub mod review;
+pub mod schemas;
 pub mod secrets;
 pub mod session;
 pub mod store;
 pub mod workspace;
+
+pub use error_code::ErrorCode;
 
 /// The version reported in results and SARIF.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -15,6 +15,7 @@
 //!
 //! This module is on the ground floor: it imports nothing from the rest of the crate.
 
+use crate::ErrorCode;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -46,12 +47,12 @@ pub enum PathError {
 
 impl PathError {
     /// The stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PathError::Invalid { .. } | PathError::NotAllowed { .. } => "INVALID_INPUT",
-            PathError::Outside { .. } => "PATH_OUTSIDE_WORKSPACE",
-            PathError::NotFound { .. } => "FILE_NOT_FOUND",
-            PathError::Io { .. } => "IO_ERROR",
+            PathError::Invalid { .. } | PathError::NotAllowed { .. } => ErrorCode::InvalidInput,
+            PathError::Outside { .. } => ErrorCode::PathOutsideWorkspace,
+            PathError::NotFound { .. } => ErrorCode::FileNotFound,
+            PathError::Io { .. } => ErrorCode::IoError,
         }
     }
 

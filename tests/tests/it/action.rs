@@ -364,6 +364,67 @@ fn stale_inline_comments_are_removed_when_findings_go_away() {
     assert!(run.outputs.contains("should-fail=false\n"));
 }
 
+/// A new push never re-posts, edits or deletes an inline comment whose finding is still there:
+/// a thread the author resolved stays resolved (GitHub reopens nothing it is not asked to),
+/// and only the new finding gets a comment.
+#[test]
+fn a_new_push_keeps_posted_comments_and_resolved_threads_as_they_are() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]).assert_code(1);
+    let first: Vec<Value> = server.state().review_comments.clone();
+    let secret_comment = first
+        .iter()
+        .find(|c| c["body"].as_str().unwrap().contains("`TG008`"))
+        .expect("the secret has an inline comment")
+        .clone();
+    let secret_id = secret_comment["id"].as_u64().unwrap();
+
+    // Push 2 keeps line 20 and adds a second key on line 30, in a new hunk.
+    let mut lines: Vec<String> = (1..=40).map(|n| format!("SETTING_{n} = {n}")).collect();
+    lines[19] = "AWS_ACCESS_KEY_ID = \"AKIAQWERTYUIOPASDFGH\"".to_string();
+    lines[29] = "BACKUP_KEY_ID = \"AKIAZXCVBNMASDFGHJKL\"".to_string();
+    pr.repo.write(CHANGED_FILE, &(lines.join("\n") + "\n"));
+    let head = pr.repo.commit("push 2");
+    let pushed = PrRepo { head, ..pr };
+    server.state().diff_lines = Some(BTreeMap::from([(
+        CHANGED_FILE.to_string(),
+        HUNK_LINES.chain(27..=33).collect(),
+    )]));
+    let n_before = server.state().requests.len();
+    run_action(
+        &pushed,
+        "pull_request",
+        "pull_request.json",
+        Some(&server),
+        &[],
+    )
+    .assert_code(1);
+    let again: Vec<Recorded> = requests(&server).split_off(n_before);
+
+    let comment_path = format!("/repos/octo/repo/pulls/comments/{secret_id}");
+    assert!(
+        !again.iter().any(|r| r.path() == comment_path),
+        "the first comment is neither edited nor deleted: {again:#?}"
+    );
+    assert!(!again.iter().any(|r| r.method == "DELETE"), "{again:#?}");
+    let posted: Vec<&Value> = again
+        .iter()
+        .filter(|r| r.is("POST", REVIEWS))
+        .flat_map(|r| r.body["comments"].as_array().unwrap())
+        .collect();
+    assert_eq!(posted.len(), 1, "only the new finding: {posted:#?}");
+    assert_eq!(posted[0]["line"], 30);
+    let state = server.state();
+    let secret_comments = state
+        .review_comments
+        .iter()
+        .filter(|c| c["body"].as_str().unwrap().contains("`TG008`"))
+        .count();
+    assert_eq!(secret_comments, 2, "{:#?}", state.review_comments);
+    assert!(state.review_comments.contains(&secret_comment));
+}
+
 #[test]
 fn annotations_are_sent_in_batches_of_at_most_fifty() {
     let repo = TestRepo::new();

@@ -68,3 +68,84 @@ fn bad_config_is_exit_2_with_location() {
         run.stderr
     );
 }
+
+/// Monorepos: the nearest `tollgate.toml` above a file sets its rules; a nested file may not
+/// set what judges the whole change.
+#[test]
+fn nearest_nested_config_wins_for_the_files_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        ".review-invariants.yml",
+        "rules:\n  - id: no-todo\n    rule: No TODO\n    paths: [\"**\"]\n    severity: LOW\n    category: style\n    action: deny\n    deny: { regex: { pattern: TODO } }\n",
+    );
+    // The root raises no-todo; `svc/` switches it off; `svc/core/` switches it back on.
+    write("tollgate.toml", "[rules.no-todo]\nseverity = \"MEDIUM\"\n");
+    write("svc/tollgate.toml", "[rules.no-todo]\nenabled = false\n");
+    write(
+        "svc/core/tollgate.toml",
+        "[rules.no-todo]\nenabled = true\nseverity = \"CRITICAL\"\n",
+    );
+    let mut diff = String::new();
+    for path in ["lib/a.py", "svc/b.py", "svc/core/c.py"] {
+        diff.push_str(&format!(
+            "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x = 1  # TODO later\n"
+        ));
+    }
+    std::fs::write(dir.path().join("change.diff"), &diff).unwrap();
+    let args = [
+        "review",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--diff",
+        dir.path()
+            .join("change.diff")
+            .to_str()
+            .unwrap()
+            .to_string()
+            .leak(),
+        "--format",
+        "json",
+    ];
+    let run = tollgate(&args).run();
+    // The CRITICAL one under svc/core fails the gate.
+    run.assert_code(1);
+    let json = run.json();
+    let mut todo: Vec<(String, String)> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule_id"].as_str().unwrap().contains("no-todo"))
+        .map(|f| {
+            (
+                f["location"]["file"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    todo.sort();
+    assert_eq!(
+        todo,
+        [
+            ("lib/a.py".to_string(), "MEDIUM".to_string()),
+            ("svc/core/c.py".to_string(), "CRITICAL".to_string()),
+        ],
+        "{json}"
+    );
+
+    write(
+        "svc/tollgate.toml",
+        "[review]\nfail_on_severity = \"INFO\"\n",
+    );
+    let run = tollgate(&args).run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("svc/tollgate.toml: [review]"),
+        "{}",
+        run.stderr
+    );
+}

@@ -90,7 +90,7 @@ pub fn run(command: SessionCommand) -> anyhow::Result<ExitStatus> {
             let claimed = match session::claim(&store, &target.id, &settings) {
                 Ok(claimed) => claimed,
                 // A detached resume hands over a paused session.
-                Err(err) if err.code() == "INVALID_STATE_TRANSITION" => {
+                Err(err) if err.code() == tollgate::ErrorCode::InvalidStateTransition => {
                     match session::resume(&store, &target.id, &settings)? {
                         Resumed::Claimed(claimed) => claimed,
                         Resumed::ByOwner { .. } => return Ok(ExitStatus::Pass),

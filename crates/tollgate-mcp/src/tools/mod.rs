@@ -163,7 +163,7 @@ fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
             }
         }
         Err(err) => tracing::warn!(
-            code = err.code(),
+            code = err.code().as_str(),
             "an interrupted step run could not be rolled back: {err}"
         ),
     }

@@ -5,6 +5,7 @@
 //! (`static-analysis-request.schema.json`, `static-analysis-response.schema.json`); a test fails
 //! when the committed files are stale.
 
+use crate::ErrorCode;
 use crate::control::Control;
 use std::path::{Path, PathBuf};
 
@@ -115,11 +116,11 @@ pub enum AnalysisError {
 
 impl AnalysisError {
     /// Stable machine code (shared with the MCP server's error codes).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             AnalysisError::Sarif(SarifImportError::Input(err)) => err.code(),
-            AnalysisError::Workspace { .. } => "FILE_NOT_FOUND",
-            _ => "INVALID_INPUT",
+            AnalysisError::Workspace { .. } => ErrorCode::FileNotFound,
+            _ => ErrorCode::InvalidInput,
         }
     }
 }
@@ -457,46 +458,7 @@ fn dedup(list: &[AnalyzerKind]) -> Vec<AnalyzerKind> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
-
-    /// The committed schemas must match the types; `TOLLGATE_UPDATE_SCHEMAS=1` rewrites them.
-    #[test]
-    fn committed_schemas_are_up_to_date() {
-        let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .nth(2)
-            .expect("the crate sits at crates/tollgate");
-        for (name, schema) in [
-            (
-                "static-analysis-request.schema.json",
-                static_analysis_request_schema(),
-            ),
-            (
-                "static-analysis-response.schema.json",
-                static_analysis_response_schema(),
-            ),
-        ] {
-            let path = workspace_root.join("schemas").join(name);
-            if std::env::var_os("TOLLGATE_UPDATE_SCHEMAS").is_some_and(|value| value == "1") {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
-                std::fs::write(&path, text).unwrap();
-                continue;
-            }
-            let committed: Option<serde_json::Value> = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|text| serde_json::from_str(&text).ok());
-            assert!(
-                committed.as_ref() == Some(&schema),
-                "{} is stale: it does not match the static analysis types.\n\
-                 Regenerate it with `TOLLGATE_UPDATE_SCHEMAS=1 cargo test -p tollgate --lib \
-                 analyzers::` and commit the result.",
-                path.display()
-            );
-        }
-    }
 
     #[test]
     fn upstream_requests_deserialize() {

@@ -7,6 +7,7 @@
 
 mod analyzers;
 mod llm;
+mod nested;
 mod raw;
 
 pub(crate) use analyzers::check_semgrep_args;
@@ -20,6 +21,7 @@ pub use llm::{
     DEFAULT_LLM_TIMEOUT_MS, EnvSnapshot, LLM_ENV_VARS, LlmConfig, LlmPassConfig, MAX_RETRY_AFTER,
     ProviderKind, RawLlm, StructuredOutput,
 };
+pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{ConfigError, RawConfig, RawPathOverride, RawPreflight, RawReview, RawRuleOverride};
 
 use std::collections::BTreeMap;
@@ -101,6 +103,9 @@ pub struct PathOverride {
     pub paths: PathPatterns,
     /// Rule ids (or `prefix*`) whose findings on these paths are dropped.
     pub disable: Vec<String>,
+    /// Rule ids (or `prefix*`) kept on these paths although an earlier entry disabled them
+    /// (a nested `tollgate.toml` enabling a rule the root disables).
+    pub enable: Vec<String>,
     /// Severity per rule id on these paths.
     pub severity: BTreeMap<String, Severity>,
 }

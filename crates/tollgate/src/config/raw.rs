@@ -341,31 +341,7 @@ impl RawConfig {
             );
         }
 
-        let mut path_overrides = Vec::with_capacity(self.overrides.len());
-        for (idx, raw) in self.overrides.into_iter().enumerate() {
-            let key = format!("overrides[{idx}]");
-            if raw.paths.is_empty() {
-                return Err(value_error(
-                    &format!("{key}.paths"),
-                    "give at least one glob; an override without paths would apply nowhere"
-                        .to_string(),
-                ));
-            }
-            let paths = PathPatterns::new(&raw.paths)
-                .map_err(|e| value_error(&format!("{key}.paths"), e.to_string()))?;
-            let mut severity = BTreeMap::new();
-            for (rule, text) in raw.severity {
-                let parsed = text
-                    .parse::<Severity>()
-                    .map_err(|e| value_error(&format!("{key}.severity.{rule}"), e.to_string()))?;
-                severity.insert(rule, parsed);
-            }
-            path_overrides.push(PathOverride {
-                paths,
-                disable: raw.disable,
-                severity,
-            });
-        }
+        let path_overrides = resolve_overrides(self.overrides, "overrides")?;
 
         let max_input_bytes = review.max_input_bytes.unwrap_or(DEFAULT_MAX_INPUT_BYTES);
         if max_input_bytes == 0 {
@@ -402,6 +378,40 @@ impl RawConfig {
             path_overrides,
         })
     }
+}
+
+/// Validates `[[overrides]]` entries; `origin` names them in errors (`overrides`, or a nested
+/// file's `packages/api/tollgate.toml: overrides`).
+pub(super) fn resolve_overrides(
+    entries: Vec<RawPathOverride>,
+    origin: &str,
+) -> Result<Vec<PathOverride>, ConfigError> {
+    let mut path_overrides = Vec::with_capacity(entries.len());
+    for (idx, raw) in entries.into_iter().enumerate() {
+        let key = format!("{origin}[{idx}]");
+        if raw.paths.is_empty() {
+            return Err(value_error(
+                &format!("{key}.paths"),
+                "give at least one glob; an override without paths would apply nowhere".to_string(),
+            ));
+        }
+        let paths = PathPatterns::new(&raw.paths)
+            .map_err(|e| value_error(&format!("{key}.paths"), e.to_string()))?;
+        let mut severity = BTreeMap::new();
+        for (rule, text) in raw.severity {
+            let parsed = text
+                .parse::<Severity>()
+                .map_err(|e| value_error(&format!("{key}.severity.{rule}"), e.to_string()))?;
+            severity.insert(rule, parsed);
+        }
+        path_overrides.push(PathOverride {
+            paths,
+            disable: raw.disable,
+            enable: Vec::new(),
+            severity,
+        });
+    }
+    Ok(path_overrides)
 }
 
 pub(super) fn value_error(origin: &str, message: String) -> ConfigError {

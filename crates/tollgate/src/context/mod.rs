@@ -13,6 +13,7 @@ mod files;
 mod ops;
 pub mod request;
 
+use crate::ErrorCode;
 use std::path::{Path, PathBuf};
 
 pub use files::get_file;
@@ -49,13 +50,15 @@ pub enum ContextError {
 
 impl ContextError {
     /// The stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ContextError::InvalidInput { .. } => "INVALID_INPUT",
-            ContextError::FileNotFound { .. } => "FILE_NOT_FOUND",
-            ContextError::OutsideWorkspace { .. } => "PATH_OUTSIDE_WORKSPACE",
-            ContextError::Unreadable { .. } => "IO_ERROR",
-            ContextError::Index(err) => err.code(),
+            ContextError::InvalidInput { .. } => ErrorCode::InvalidInput,
+            ContextError::FileNotFound { .. } => ErrorCode::FileNotFound,
+            ContextError::OutsideWorkspace { .. } => ErrorCode::PathOutsideWorkspace,
+            ContextError::Unreadable { .. } => ErrorCode::IoError,
+            // The index crate sits below the core and spells its codes itself; every one of
+            // them is an `ErrorCode` (tested below).
+            ContextError::Index(err) => err.code().parse().unwrap_or(ErrorCode::IndexError),
         }
     }
 

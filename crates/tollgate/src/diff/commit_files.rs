@@ -19,6 +19,18 @@ pub fn read_file_at_commit(
     rev: &str,
     path: &str,
 ) -> Result<Option<Vec<u8>>, GitError> {
+    Ok(read_files_at_commit(repo_dir, rev, &[path])?
+        .pop()
+        .flatten())
+}
+
+/// [`read_file_at_commit`] for several paths, opening the repository once; one answer per
+/// path, in order.
+pub fn read_files_at_commit(
+    repo_dir: &Path,
+    rev: &str,
+    paths: &[&str],
+) -> Result<Vec<Option<Vec<u8>>>, GitError> {
     let repo = open(repo_dir)?;
     let commit = repo
         .find_commit(resolve_commit(&repo, rev)?)
@@ -26,35 +38,44 @@ pub fn read_file_at_commit(
             action: "reading the commit",
             source,
         })?;
-    let relative = Path::new(path.strip_prefix("./").unwrap_or(path));
-    if !relative
-        .components()
-        .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
-    {
-        return Ok(None);
-    }
     let tree = commit.tree().map_err(|source| GitError::Git {
         action: "reading the commit's tree",
         source,
     })?;
-    let entry = match tree.get_path(relative) {
-        Ok(entry) => entry,
-        Err(err) if err.code() == ErrorCode::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(GitError::Git {
-                action: "looking up a path in the commit's tree",
-                source,
-            });
+    let mut found = Vec::with_capacity(paths.len());
+    for path in paths {
+        let relative = Path::new(path.strip_prefix("./").unwrap_or(path));
+        if !relative
+            .components()
+            .all(|component| matches!(component, Component::Normal(_) | Component::CurDir))
+        {
+            found.push(None);
+            continue;
         }
-    };
-    if entry.kind() != Some(ObjectType::Blob) {
-        return Ok(None);
+        let entry = match tree.get_path(relative) {
+            Ok(entry) => entry,
+            Err(err) if err.code() == ErrorCode::NotFound => {
+                found.push(None);
+                continue;
+            }
+            Err(source) => {
+                return Err(GitError::Git {
+                    action: "looking up a path in the commit's tree",
+                    source,
+                });
+            }
+        };
+        if entry.kind() != Some(ObjectType::Blob) {
+            found.push(None);
+            continue;
+        }
+        let blob = repo.find_blob(entry.id()).map_err(|source| GitError::Git {
+            action: "reading a file from the commit",
+            source,
+        })?;
+        found.push(Some(blob.content().to_vec()));
     }
-    let blob = repo.find_blob(entry.id()).map_err(|source| GitError::Git {
-        action: "reading a file from the commit",
-        source,
-    })?;
-    Ok(Some(blob.content().to_vec()))
+    Ok(found)
 }
 
 /// Whether the repository at `repo_dir` is a shallow clone (`git clone --depth`, the default

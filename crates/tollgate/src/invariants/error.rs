@@ -1,6 +1,7 @@
 //! What can go wrong with an invariants file, and the positioned [`Problem`]s a loader collects
 //! (all of them, like a compiler, rather than stopping at the first).
 
+use crate::ErrorCode;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -83,16 +84,18 @@ pub enum InvariantsError {
 
 impl InvariantsError {
     /// A stable machine-readable code (shared vocabulary with the other core errors).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            InvariantsError::Invalid { .. } | InvariantsError::TooLarge { .. } => "INVALID_INPUT",
-            InvariantsError::NotFound { .. } => "FILE_NOT_FOUND",
-            InvariantsError::Read { .. } => "IO_ERROR",
+            InvariantsError::Invalid { .. } | InvariantsError::TooLarge { .. } => {
+                ErrorCode::InvalidInput
+            }
+            InvariantsError::NotFound { .. } => ErrorCode::FileNotFound,
+            InvariantsError::Read { .. } => ErrorCode::IoError,
             InvariantsError::Refused { reason, .. } => match reason {
-                PathRefusal::Empty | PathRefusal::NotAFile => "INVALID_INPUT",
+                PathRefusal::Empty | PathRefusal::NotAFile => ErrorCode::InvalidInput,
                 PathRefusal::ParentEscape
                 | PathRefusal::OutsideWorkspace { .. }
-                | PathRefusal::SymlinkEscape { .. } => "PATH_OUTSIDE_WORKSPACE",
+                | PathRefusal::SymlinkEscape { .. } => ErrorCode::PathOutsideWorkspace,
             },
         }
     }

@@ -65,6 +65,7 @@ pub use prompt::{
     FENCE_BEGIN, FENCE_END, FILE_LINE, UNTRUSTED_DATA_RULE, estimate_tokens, fence, fence_file,
 };
 
+use crate::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -186,15 +187,15 @@ pub enum LlmError {
 
 impl LlmError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            LlmError::NotConfigured | LlmError::Incomplete { .. } => "LLM_NOT_CONFIGURED",
-            LlmError::Timeout { .. } => "TIMEOUT",
-            LlmError::Http { .. } | LlmError::Transport(_) => "LLM_UNAVAILABLE",
-            LlmError::Protocol(_) => "LLM_BAD_RESPONSE",
-            LlmError::InvalidOutput { .. } => "LLM_INVALID_OUTPUT",
-            LlmError::Command { .. } => "EXECUTION_FAILED",
-            LlmError::InvalidSchema { .. } => "INVALID_INPUT",
+            LlmError::NotConfigured | LlmError::Incomplete { .. } => ErrorCode::LlmNotConfigured,
+            LlmError::Timeout { .. } => ErrorCode::Timeout,
+            LlmError::Http { .. } | LlmError::Transport(_) => ErrorCode::LlmUnavailable,
+            LlmError::Protocol(_) => ErrorCode::LlmBadResponse,
+            LlmError::InvalidOutput { .. } => ErrorCode::LlmInvalidOutput,
+            LlmError::Command { .. } => ErrorCode::ExecutionFailed,
+            LlmError::InvalidSchema { .. } => ErrorCode::InvalidInput,
         }
     }
 }

@@ -18,6 +18,7 @@
 //! [`undo_batch`] reverses a batch from its backups, refusing files edited since. [`preview`]
 //! gives the same operations as unified diffs (similar) without writing.
 
+use crate::ErrorCode;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -160,16 +161,16 @@ pub enum ApplyError {
 
 impl ApplyError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ApplyError::UnsafePath { .. }
             | ApplyError::TooMany { .. }
-            | ApplyError::Precondition { .. } => "INVALID_INPUT",
-            ApplyError::BatchNotFound(_) => "FILE_NOT_FOUND",
+            | ApplyError::Precondition { .. } => ErrorCode::InvalidInput,
+            ApplyError::BatchNotFound(_) => ErrorCode::FileNotFound,
             ApplyError::Workspace { .. }
             | ApplyError::Io { .. }
             | ApplyError::RestoreFailed { .. }
-            | ApplyError::Undo { .. } => "EXECUTION_FAILED",
+            | ApplyError::Undo { .. } => ErrorCode::ExecutionFailed,
             ApplyError::Store(err) => err.code(),
         }
     }

@@ -25,6 +25,7 @@
 //!   back with a masked line unchanged, the original line is put back; a mask the model moved or
 //!   rewrote refuses the step rather than overwrite the secret.
 
+use crate::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -227,9 +228,9 @@ pub enum ExecuteError {
 
 impl ExecuteError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ExecuteError::NoModel => "LLM_NOT_CONFIGURED",
+            ExecuteError::NoModel => ErrorCode::LlmNotConfigured,
             ExecuteError::Plan(err) => err.code(),
         }
     }

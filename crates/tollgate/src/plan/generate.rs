@@ -10,6 +10,7 @@
 //!   matches, ordered by their imports, then test and documentation steps. It says so in
 //!   `generated_by` and in its assumptions.
 
+use crate::ErrorCode;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -108,9 +109,9 @@ impl PlanError {
     }
 
     /// The stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PlanError::InvalidInput { .. } | PlanError::Graph(_) => "INVALID_INPUT",
+            PlanError::InvalidInput { .. } | PlanError::Graph(_) => ErrorCode::InvalidInput,
             PlanError::Llm(err) => err.code(),
             PlanError::Store(err) => err.code(),
         }

@@ -7,6 +7,7 @@
 //! effort), parallel groups, and which steps are ready given what has completed, failed or been
 //! skipped. Every answer is deterministic: ties are broken by step number.
 
+use crate::ErrorCode;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
@@ -46,8 +47,8 @@ pub enum GraphError {
 
 impl GraphError {
     /// The stable machine code (every structural error is bad input).
-    pub fn code(&self) -> &'static str {
-        "INVALID_INPUT"
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidInput
     }
 }
 

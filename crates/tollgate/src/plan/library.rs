@@ -6,6 +6,7 @@
 //! history on every re-save). Deletion is soft: the plan leaves listings and frees its name, and
 //! its versions stay in the store.
 
+use crate::ErrorCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,15 +100,15 @@ impl PlanStoreError {
     }
 
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PlanStoreError::PlanNotFound(_) => "PLAN_NOT_FOUND",
+            PlanStoreError::PlanNotFound(_) => ErrorCode::PlanNotFound,
             PlanStoreError::VersionNotFound { .. }
             | PlanStoreError::StepNotFound { .. }
             | PlanStoreError::ApprovalNotFound(_)
             | PlanStoreError::InvalidInput { .. }
-            | PlanStoreError::InvalidPlan(_) => "INVALID_INPUT",
-            PlanStoreError::Conflict(_) => "CONFLICT",
+            | PlanStoreError::InvalidPlan(_) => ErrorCode::InvalidInput,
+            PlanStoreError::Conflict(_) => ErrorCode::Conflict,
             PlanStoreError::Apply(err) => err.code(),
             PlanStoreError::Store(err) => err.code(),
         }

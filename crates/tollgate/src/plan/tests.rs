@@ -120,7 +120,10 @@ fn without_a_model_the_plan_is_deterministic_ordered_by_imports_and_labelled() {
 fn bad_requests_are_refused_with_their_field() {
     let dir = repo();
     let err = create_plan(dir.path(), None, &request("  ")).unwrap_err();
-    assert_eq!((err.code(), err.field()), ("INVALID_INPUT", Some("task")));
+    assert_eq!(
+        (err.code().as_str(), err.field()),
+        ("INVALID_INPUT", Some("task"))
+    );
     let err = create_plan(
         dir.path(),
         None,

@@ -32,6 +32,7 @@ pub use json::review_result_schema;
 pub use line_hash::line_hashes;
 pub use markdown::{SUMMARY_MARKER, escape_inline, render_comment};
 
+use crate::ErrorCode;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -190,10 +191,10 @@ pub enum ReportError {
 
 impl ReportError {
     /// A stable machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ReportError::Io { .. } => "IO_ERROR",
-            ReportError::Serialize { .. } => "SERIALIZATION_ERROR",
+            ReportError::Io { .. } => ErrorCode::IoError,
+            ReportError::Serialize { .. } => ErrorCode::SerializationError,
         }
     }
 

@@ -44,7 +44,7 @@ pub(crate) const BUILTIN_RULES: &[BuiltinRule] = &[
         category: Category::Reliability,
         confidence: 0.95,
         short: "Source code changed but no test changed",
-        full: "The change modifies source code while no test file (by the conventions of Rust, TypeScript/JavaScript, Python, Go, Java and the configured test globs) and no inline test module changed.",
+        full: "The change modifies source code while no test file changed (by the conventions of Rust, TypeScript/JavaScript, Python, Go, Java, Kotlin, C#, Ruby, C/C++, PHP, Swift, Scala, Elixir and Dart, and the configured test globs) and the changed files add no tests of their own (a Rust test module or doc test, a Vitest in-source test, a Python doctest). Docs- and config-only changes are not source changes.",
         help: "Add or update tests that cover the change. If the change needs none (a pure rename, say), allowlist this finding or the rule `TG001`.",
     },
     BuiltinRule {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::baseline::Baseline;
 use super::checks::canonical_rule_id;
-use crate::config::{PathOverride, ReviewConfig};
+use crate::config::{PathOverride, ReviewConfig, RuleOverride};
 use crate::findings::{Finding, Severity, Source, dedupe_by_fingerprint, sort_for_display};
 
 /// At most this many reasons are listed; the rest are counted.
@@ -59,8 +59,11 @@ pub(crate) fn apply(
 
     let mut kept = Vec::with_capacity(findings.len());
     for finding in findings {
-        // `[[overrides]]` first: a rule disabled for a path counts as allowlisted there.
-        let Some(finding) = apply_path_overrides(finding, &config.path_overrides) else {
+        // `[rules.<id>]`, then `[[overrides]]`: a disabled rule counts as allowlisted. The
+        // built-in checks applied their own already; this reaches invariants and analyzers.
+        let Some(finding) = apply_rule_overrides(finding, &config.rule_overrides)
+            .and_then(|finding| apply_path_overrides(finding, &config.path_overrides))
+        else {
             outcome.n_allowlisted += 1;
             continue;
         };
@@ -175,21 +178,47 @@ pub(crate) fn time_budget_reason(budget: Duration, skipped: &[String]) -> String
     )
 }
 
-/// `finding` as the `[[overrides]]` matching its path leave it: `None` when one disables its
-/// rule; otherwise with the severity the last matching entry sets for its rule, if any.
+/// `finding` as `[rules.<id>]` leaves it: `None` when its rule is disabled.
+fn apply_rule_overrides(
+    mut finding: Finding,
+    overrides: &BTreeMap<String, RuleOverride>,
+) -> Option<Finding> {
+    for (id, rule) in overrides {
+        if id_matches(canonical_rule_id(id.trim()), &finding.rule_id) {
+            if !rule.enabled {
+                return None;
+            }
+            if let Some(severity) = rule.severity {
+                finding.severity = severity;
+            }
+        }
+    }
+    Some(finding)
+}
+
+/// `finding` as the `[[overrides]]` matching its path leave it: `None` when the last entry that
+/// names its rule in `disable` or `enable` disables it; otherwise with the severity the last
+/// matching entry sets for its rule, if any.
 fn apply_path_overrides(mut finding: Finding, overrides: &[PathOverride]) -> Option<Finding> {
-    let rule_matches = |id: &str| id_matches(canonical_rule_id(id.trim()), &finding.rule_id);
+    let rule_matches = |id: &String| id_matches(canonical_rule_id(id.trim()), &finding.rule_id);
+    let mut disabled = false;
     let mut severity = None;
     for entry in overrides
         .iter()
         .filter(|entry| entry.paths.is_match(&finding.location.file))
     {
-        if entry.disable.iter().any(|id| rule_matches(id)) {
-            return None;
+        if entry.disable.iter().any(rule_matches) {
+            disabled = true;
+        }
+        if entry.enable.iter().any(rule_matches) {
+            disabled = false;
         }
         if let Some((_, set)) = entry.severity.iter().find(|(id, _)| rule_matches(id)) {
             severity = Some(*set);
         }
+    }
+    if disabled {
+        return None;
     }
     if let Some(severity) = severity {
         finding.severity = severity;

@@ -9,10 +9,12 @@
 use std::io;
 use std::path::{Component, Path};
 
+use crate::config::{self, CONFIG_FILE_NAME, ConfigError, NestedConfig};
 use crate::diff::{self, GitError};
-use crate::input::{self, InputError, Limit};
+use crate::input::{self, InputError, Limit, MAX_CONFIG_BYTES};
 use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
 use crate::review::{Baseline, BaselineError};
+use crate::workspace::{PathError, RepoPath, Workspace};
 
 /// The source of the gate's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,6 +178,75 @@ pub(super) fn load_baseline(
     Baseline::from_json(&String::from_utf8_lossy(&bytes), &label)
 }
 
+/// The nested `tollgate.toml` files above the `changed` paths (see [`config::nested_config_paths`]),
+/// from this source, parsed and in the order [`crate::config::ReviewConfig::with_nested`] wants.
+/// The paths come from the diff, so workspace files are read through [`Workspace`]: one that
+/// resolves outside the root is refused, not read.
+pub(super) fn load_nested_configs<'a>(
+    source: &GateFiles,
+    workspace: &Path,
+    changed: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<NestedConfig>, ConfigError> {
+    let candidates = config::nested_config_paths(changed);
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One answer per candidate: the file's bytes, or `None` when there is none.
+    let contents: Vec<Option<Vec<u8>>> = match source {
+        GateFiles::Workspace => {
+            let root = Workspace::new(workspace).map_err(|source| ConfigError::Read {
+                path: workspace.display().to_string(),
+                source,
+            })?;
+            let mut contents = Vec::with_capacity(candidates.len());
+            for path in &candidates {
+                let Ok(repo_path) = RepoPath::new(path) else {
+                    contents.push(None);
+                    continue;
+                };
+                contents.push(match root.read(&repo_path, MAX_CONFIG_BYTES) {
+                    Ok(bytes) => Some(bytes),
+                    Err(PathError::NotFound { .. }) => None,
+                    Err(err) => {
+                        return Err(ConfigError::Read {
+                            path: path.clone(),
+                            source: io::Error::other(err),
+                        });
+                    }
+                });
+            }
+            contents
+        }
+        // One repository open for all of them: replay asks this for every commit.
+        GateFiles::Commit(rev) => {
+            let paths: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            diff::read_files_at_commit(workspace, rev, &paths).map_err(|err| ConfigError::Read {
+                path: source.label(CONFIG_FILE_NAME),
+                source: io::Error::other(err),
+            })?
+        }
+    };
+    let mut found = Vec::new();
+    for (path, bytes) in candidates.iter().zip(contents) {
+        let Some(bytes) = bytes else { continue };
+        let label = source.label(path);
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(ConfigError::Input(InputError::TooLarge {
+                what: "config file".to_string(),
+                path: label,
+                limit: MAX_CONFIG_BYTES,
+                setting: None,
+            }));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
+            path: label.clone(),
+            message: "the file is not valid UTF-8".to_string(),
+        })?;
+        found.push(NestedConfig::parse(path, &text, &label)?);
+    }
+    Ok(found)
+}
+
 fn stays_inside(path: &str) -> bool {
     !path.is_empty()
         && Path::new(path)
@@ -212,6 +283,41 @@ mod tests {
     }
 
     const RULES: &str = "rules:\n  - id: no-todo\n    rule: No TODO\n    paths: [\"**\"]\n    severity: LOW\n    category: style\n    action: deny\n    deny: { regex: { pattern: TODO } }\n";
+
+    #[test]
+    fn nested_configs_come_from_the_source_and_never_from_outside() {
+        let nested = "[rules.TG001]\nenabled = false\n";
+        let (dir, commit) = repo_with(&[("svc/tollgate.toml", nested), ("svc/a.rs", "")]);
+        // The head adds a nested file of its own: read from the workspace, not from the commit.
+        std::fs::create_dir_all(dir.path().join("lib")).expect("mkdir");
+        std::fs::write(dir.path().join("lib/tollgate.toml"), nested).expect("write");
+        let changed = ["svc/a.rs", "lib/b.rs"];
+
+        let base =
+            load_nested_configs(&GateFiles::Commit(commit), dir.path(), changed).expect("loads");
+        assert_eq!(
+            base.iter().map(|n| n.dir.as_str()).collect::<Vec<_>>(),
+            ["svc"]
+        );
+        let head = load_nested_configs(&GateFiles::Workspace, dir.path(), changed).expect("loads");
+        assert_eq!(head.len(), 2);
+
+        // A nested file that is a link out of the workspace is refused, not read.
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().expect("temp dir");
+            std::fs::write(outside.path().join("tollgate.toml"), nested).expect("write");
+            std::fs::remove_file(dir.path().join("lib/tollgate.toml")).expect("remove");
+            std::os::unix::fs::symlink(
+                outside.path().join("tollgate.toml"),
+                dir.path().join("lib/tollgate.toml"),
+            )
+            .expect("symlink");
+            let err = load_nested_configs(&GateFiles::Workspace, dir.path(), changed)
+                .expect_err("refused");
+            assert!(err.to_string().contains("lib/tollgate.toml"), "{err}");
+        }
+    }
 
     #[test]
     fn commit_files_ignore_the_working_tree() {

@@ -17,6 +17,13 @@ pub(crate) enum Language {
     Kotlin,
     CSharp,
     Ruby,
+    C,
+    Cpp,
+    Php,
+    Swift,
+    Scala,
+    Elixir,
+    Dart,
     Other,
 }
 
@@ -36,6 +43,13 @@ impl Language {
             "kt" | "kts" => Language::Kotlin,
             "cs" => Language::CSharp,
             "rb" => Language::Ruby,
+            "c" | "h" => Language::C,
+            "cc" | "cpp" | "cxx" | "hh" | "hpp" | "hxx" => Language::Cpp,
+            "php" => Language::Php,
+            "swift" => Language::Swift,
+            "scala" | "sc" => Language::Scala,
+            "ex" | "exs" => Language::Elixir,
+            "dart" => Language::Dart,
             _ => Language::Other,
         }
     }
@@ -85,6 +99,29 @@ impl Language {
                     || lower.contains(".tests/")
             }
             Language::Ruby => generic || name.ends_with("_spec.rb") || name.ends_with("_test.rb"),
+            Language::C | Language::Cpp => {
+                generic
+                    || in_dir("unittests")
+                    || name.starts_with("test_")
+                    || ["_test.", "_tests.", "_unittest.", "-test.", ".test."]
+                        .iter()
+                        .any(|part| name.contains(part))
+            }
+            // PHPUnit's `FooTest.php`, Pest's `tests/`.
+            Language::Php => generic || name.ends_with("test.php"),
+            // SwiftPM puts tests in `Tests/<Target>Tests/`.
+            Language::Swift => {
+                generic || name.ends_with("tests.swift") || name.ends_with("test.swift")
+            }
+            Language::Scala => {
+                lower.contains("src/test/")
+                    || generic
+                    || ["spec.scala", "test.scala", "suite.scala"]
+                        .iter()
+                        .any(|suffix| name.ends_with(suffix))
+            }
+            Language::Elixir => generic || name.ends_with("_test.exs"),
+            Language::Dart => generic || name.ends_with("_test.dart"),
             Language::Other => generic,
         }
     }
@@ -97,14 +134,37 @@ impl Language {
             Language::Python => &PY_PUBLIC,
             Language::Go => &GO_EXPORTED,
             Language::Java | Language::Kotlin | Language::CSharp => &JAVA_PUBLIC,
-            Language::Ruby | Language::Other => return false,
+            Language::Ruby
+            | Language::C
+            | Language::Cpp
+            | Language::Php
+            | Language::Swift
+            | Language::Scala
+            | Language::Elixir
+            | Language::Dart
+            | Language::Other => return false,
         };
         pattern.is_match(line)
     }
 
-    /// Whether an added line in a source file is itself test code (Rust's inline test modules).
+    /// Whether an added line in a source file is itself test code: Rust's inline test modules
+    /// and doc tests, Vitest's in-source tests, Python doctests, Elixir `doctest`s are run by
+    /// the language's test runner from the source file itself.
     pub(crate) fn is_inline_test_marker(self, line: &str) -> bool {
-        self == Language::Rust && RUST_TEST_ATTR.is_match(line)
+        let trimmed = line.trim_start();
+        match self {
+            Language::Rust => {
+                RUST_TEST_ATTR.is_match(line)
+                    || ["/// ```", "//! ```"]
+                        .iter()
+                        .any(|fence| trimmed.starts_with(fence))
+                        && !trimmed.contains("```text")
+                        && !trimmed.contains("```ignore")
+            }
+            Language::TypeScript | Language::JavaScript => trimmed.contains("import.meta.vitest"),
+            Language::Python => trimmed.starts_with(">>> "),
+            _ => false,
+        }
     }
 }
 
@@ -155,6 +215,20 @@ mod tests {
             ("app/src/test/java/a/FooTest.java", true),
             ("app/src/main/java/a/Foo.java", false),
             ("lib/foo_spec.rb", true),
+            ("src/parser_test.cc", true),
+            ("test/test_buffer.c", true),
+            ("src/buffer.c", false),
+            ("tests/Unit/UserTest.php", true),
+            ("src/UserTest.php", true),
+            ("src/User.php", false),
+            ("Tests/CoreTests/ParserTests.swift", true),
+            ("Sources/Core/Parser.swift", false),
+            ("core/src/test/scala/a/ParserSpec.scala", true),
+            ("core/src/main/scala/a/Parser.scala", false),
+            ("test/app/parser_test.exs", true),
+            ("lib/app/parser.ex", false),
+            ("test/widget_test.dart", true),
+            ("lib/widget.dart", false),
         ];
         for (path, expected) in cases {
             assert_eq!(
@@ -162,6 +236,30 @@ mod tests {
                 expected,
                 "{path}"
             );
+        }
+    }
+
+    #[test]
+    fn inline_tests_per_language() {
+        let yes = [
+            (Language::Rust, "#[cfg(test)]"),
+            (Language::Rust, "    #[test]"),
+            (Language::Rust, "/// ```"),
+            (Language::Rust, "    /// ```rust"),
+            (Language::TypeScript, "if (import.meta.vitest) {"),
+            (Language::Python, "    >>> parse('a')"),
+        ];
+        for (lang, line) in yes {
+            assert!(lang.is_inline_test_marker(line), "{lang:?}: {line}");
+        }
+        let no = [
+            (Language::Rust, "/// ```text"),
+            (Language::Rust, "// #[test] was here"),
+            (Language::Python, "x = '>>> '"),
+            (Language::Go, "func TestX(t *testing.T) {"),
+        ];
+        for (lang, line) in no {
+            assert!(!lang.is_inline_test_marker(line), "{lang:?}: {line}");
         }
     }
 

@@ -36,6 +36,7 @@ pub use request::{
     ReviewDiffResponse, check_invariants, review_diff_request, review_diff_request_until,
 };
 
+use crate::ErrorCode;
 use crate::control::Control;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -96,20 +97,24 @@ pub enum ReviewError {
     NotADiff(usize),
     #[error(transparent)]
     Analysis(#[from] analyzers::AnalysisError),
+    /// A nested `tollgate.toml` above a changed file is invalid or unreadable.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 impl ReviewError {
     /// Stable machine code (shared with the MCP server's error codes).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ReviewError::Diff(_) | ReviewError::ChangedFile { .. } | ReviewError::NotADiff(_) => {
-                "INVALID_INPUT"
+                ErrorCode::InvalidInput
             }
-            ReviewError::Git(_) => "EXECUTION_FAILED",
+            ReviewError::Git(_) => ErrorCode::ExecutionFailed,
             // FILE_NOT_FOUND and PATH_OUTSIDE_WORKSPACE say more than INVALID_INPUT would.
             ReviewError::Invariants(err) => err.code(),
-            ReviewError::Baseline(_) => "INVALID_INPUT",
+            ReviewError::Baseline(_) => ErrorCode::InvalidInput,
             ReviewError::Analysis(err) => err.code(),
+            ReviewError::Config(_) => ErrorCode::InvalidInput,
         }
     }
 }
@@ -183,7 +188,21 @@ pub fn run_until(
         }
     }
 
-    let config = request.config;
+    // The nearest `tollgate.toml` wins: nested files above the changed paths, read from the
+    // same source as the other gate files (a pull request cannot loosen its own gate).
+    let changed_paths = diff
+        .files()
+        .iter()
+        .flat_map(|file| [file.old_path.as_deref(), file.new_path.as_deref()])
+        .flatten();
+    let nested = gate_files::load_nested_configs(gate_files, request.workspace, changed_paths)?;
+    let with_nested;
+    let config = if nested.is_empty() {
+        request.config
+    } else {
+        with_nested = request.config.with_nested(&nested);
+        &with_nested
+    };
     let mut warnings = Vec::new();
     let mut sets = Vec::new();
     for given in &config.invariants.paths {

@@ -301,7 +301,7 @@ fn declared_name(language: Language, text: &str) -> Option<String> {
         Language::Python => &PY_NAME,
         Language::Go => &GO_NAME,
         Language::Java | Language::Kotlin | Language::CSharp => &JAVA_NAME,
-        Language::Ruby | Language::Other => return None,
+        _ => return None,
     };
     let name = pattern
         .captures(text)

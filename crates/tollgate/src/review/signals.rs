@@ -111,7 +111,8 @@ fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) 
             LineKind::Removed => first_removed = first_removed.or(line.old_line),
         }
         if line.kind == LineKind::Added
-            && language == Language::Rust
+            && !adds_inline_tests
+            && language.is_code()
             && language.is_inline_test_marker(&diff.line_text(line))
         {
             adds_inline_tests = true;

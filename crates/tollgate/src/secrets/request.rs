@@ -1,6 +1,7 @@
 //! `scrub_secrets` as a request: upstream's input and output shape around [`scrub`], with the
 //! size limit enforced before any scanning starts.
 
+use crate::ErrorCode;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -75,9 +76,11 @@ pub enum ScrubError {
 
 impl ScrubError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ScrubError::TooLarge { .. } | ScrubError::TooManyVisible { .. } => "INVALID_INPUT",
+            ScrubError::TooLarge { .. } | ScrubError::TooManyVisible { .. } => {
+                ErrorCode::InvalidInput
+            }
         }
     }
 

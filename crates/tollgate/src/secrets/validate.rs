@@ -11,6 +11,7 @@
 //! Every issue has a 1-based line and column (in characters). Issue ids are derived from the
 //! rule and position, so validating the same text twice gives the same ids.
 
+use crate::ErrorCode;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -136,8 +137,8 @@ pub enum ValidateError {
 }
 
 impl ValidateError {
-    pub fn code(&self) -> &'static str {
-        "INVALID_INPUT"
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidInput
     }
 
     pub fn field(&self) -> &'static str {

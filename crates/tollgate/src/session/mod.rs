@@ -36,6 +36,7 @@ pub use status::{
     SessionTelemetry, StepTelemetry, TelemetryTotals, WorkerInfo,
 };
 
+use crate::ErrorCode;
 use std::path::Path;
 use std::time::Duration;
 
@@ -116,18 +117,18 @@ pub enum SessionError {
 
 impl SessionError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            SessionError::NotFound { .. } => "SESSION_NOT_FOUND",
-            SessionError::InvalidTransition { .. } => "INVALID_STATE_TRANSITION",
-            SessionError::Busy { .. } => "SESSION_BUSY",
-            SessionError::InvalidInput { .. } => "INVALID_INPUT",
+            SessionError::NotFound { .. } => ErrorCode::SessionNotFound,
+            SessionError::InvalidTransition { .. } => ErrorCode::InvalidStateTransition,
+            SessionError::Busy { .. } => ErrorCode::SessionBusy,
+            SessionError::InvalidInput { .. } => ErrorCode::InvalidInput,
             SessionError::Git(
                 GitError::UnknownRevision { .. }
                 | GitError::InvalidRevision { .. }
                 | GitError::NoMergeBase { .. },
-            ) => "INVALID_INPUT",
-            SessionError::Git(_) | SessionError::LeaseLost { .. } => "EXECUTION_FAILED",
+            ) => ErrorCode::InvalidInput,
+            SessionError::Git(_) | SessionError::LeaseLost { .. } => ErrorCode::ExecutionFailed,
             SessionError::Store(err) => err.code(),
         }
     }

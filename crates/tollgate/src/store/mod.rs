@@ -15,6 +15,7 @@ mod migrate;
 pub(crate) mod plans;
 mod sessions;
 
+use crate::ErrorCode;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -77,15 +78,15 @@ pub enum StoreError {
 
 impl StoreError {
     /// Stable machine code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             StoreError::Open { .. }
             | StoreError::CreateDir { .. }
             | StoreError::Lock { .. }
-            | StoreError::Location(_) => "STORE_UNAVAILABLE",
-            StoreError::NewerSchema { .. } => "STORE_VERSION_MISMATCH",
+            | StoreError::Location(_) => ErrorCode::StoreUnavailable,
+            StoreError::NewerSchema { .. } => ErrorCode::StoreVersionMismatch,
             StoreError::Migration { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. } => {
-                "STORE_ERROR"
+                ErrorCode::StoreError
             }
         }
     }

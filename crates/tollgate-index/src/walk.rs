@@ -328,34 +328,8 @@ pub(crate) fn looks_minified(text: &str) -> bool {
     text.len() / lines > 500
 }
 
-/// Test files by the usual conventions (directories, name suffixes and prefixes).
-pub fn is_test_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    lower.split('/').any(|part| {
-        matches!(
-            part,
-            "test"
-                | "tests"
-                | "__tests__"
-                | "spec"
-                | "specs"
-                | "testdata"
-                | "test_data"
-                | "test-data"
-                | "testing"
-        ) || part.ends_with("_tests")
-    }) || name.starts_with("test_")
-        || name.starts_with("testutil")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || name.contains("_spec.")
-        || (name.ends_with("test.java") || name.ends_with("tests.java"))
-        // Rust's `#[cfg(test)] mod tests;` lives in `tests.rs` (or `foo_tests.rs`).
-        || matches!(name, "tests.rs" | "test.rs")
-        || name.ends_with("_tests.rs")
-}
+/// Test files and test data, by each language's conventions (one rule with the review's).
+pub use tollgate_lang::is_test_path;
 
 #[cfg(test)]
 mod tests {

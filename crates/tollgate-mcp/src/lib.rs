@@ -22,8 +22,10 @@
 
 mod error;
 mod http;
+mod log;
 mod profile;
 mod run;
+mod schema;
 mod server;
 mod tool;
 mod tools;

@@ -26,6 +26,24 @@ impl Profile {
         Profile::Session,
     ];
 
+    /// When an agent should connect with this profile; the server's instructions say it.
+    pub fn purpose(self) -> &'static str {
+        match self {
+            Profile::Review => {
+                "check a change before commit or merge: the deterministic gate on a diff, invariants, static analyzers, model reviews of a diff or of git changes"
+            }
+            Profile::Plan => {
+                "plan work before changing code, then track and carry it out: create, refine, save, approve, execute and undo plan steps"
+            }
+            Profile::Context => {
+                "find and read code: hybrid and regex search, symbols, callers, tests, commit history, context bundles for a prompt, the code index"
+            }
+            Profile::Session => {
+                "review a whole pull request in the background and steer it: start, poll, pause, resume, cancel, telemetry"
+            }
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Review => "review",

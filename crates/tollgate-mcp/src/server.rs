@@ -8,18 +8,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod,
-    CompleteRequestParams, CompleteResult, Implementation, ListPromptsRequestMethod,
-    ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
-    ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestMethod, CompleteRequestParams, CompleteResult, CreateTaskResult, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig, SetLevelRequestMethod, UpdateTaskParams,
 };
+// MCP deprecated logging (SEP-2577), but handshake-era clients still set a level.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::error::{CANCELLED, INTERNAL_ERROR, TIMEOUT, ToolError};
-use crate::profile::Profiles;
-use crate::tool::{Catalog, Entry, Served, ToolContext};
+use crate::log::{ClientLog, Level, LogLevels};
+use crate::profile::{Profile, Profiles};
+use crate::tool::{Catalog, Entry, Group, Served, ToolContext};
 use crate::tools;
 
 /// How to start a [`Server`].
@@ -80,6 +86,23 @@ pub struct Server {
     /// How often a running call reports progress, when its caller asked for progress.
     heartbeat: Duration,
     call_timeout: Duration,
+    /// What the server tells a client about itself: every profile, with its tools.
+    instructions: Arc<str>,
+    /// The long-running calls started as tasks (Tasks extension), shared by every clone: over
+    /// HTTP each request gets a clone, and the task it started is polled by later requests.
+    tasks: Tasks,
+    /// The log level a handshake-era client chose with `logging/setLevel`.
+    log_levels: LogLevels,
+}
+
+/// rmcp's task store, which has no `Debug`.
+#[derive(Clone, Default)]
+struct Tasks(TaskManager);
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tasks")
+    }
 }
 
 /// Often enough to keep a client's idle timeout from firing during a long analyzer run, rarely
@@ -125,11 +148,15 @@ impl Server {
                 version: entry.version,
             });
         }
+        let instructions = instructions(registry, &options.profiles).into();
         let catalog = Catalog {
             profiles: options.profiles,
             tools: served,
         };
         Ok(Server {
+            instructions,
+            tasks: Tasks::default(),
+            log_levels: LogLevels::default(),
             ctx: ToolContext::new(workspace, options.env, catalog),
             entries: Arc::new(entries),
             heartbeat: HEARTBEAT,
@@ -152,6 +179,22 @@ impl Server {
         entry: Entry,
         arguments: rmcp::model::JsonObject,
         context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let name = entry.name;
+        let log = ClientLog::for_request(&self.log_levels, context);
+        log.send(Level::Info, format!("`{name}` started")).await;
+        let started = Instant::now();
+        let result = self.run_tool_inner(entry, arguments, context, &log).await;
+        log.finished(name, &result, started.elapsed()).await;
+        result
+    }
+
+    async fn run_tool_inner(
+        &self,
+        entry: Entry,
+        arguments: rmcp::model::JsonObject,
+        context: &RequestContext<RoleServer>,
+        log: &ClientLog,
     ) -> CallToolResult {
         let name = entry.name;
         let control = tollgate::control::Control::new();
@@ -186,6 +229,7 @@ impl Server {
                         Some((seq, report)) if seq != last_report => {
                             last_report = seq;
                             last_message = report.message.clone();
+                            log.progress(name, report.done, report.total, &report.message).await;
                             (clock.report(report.done, report.total), report.message)
                         }
                         // A heartbeat: still working on what was last reported.
@@ -232,6 +276,57 @@ impl Server {
             Ok(joined) => settle(entry.name, joined),
             Err(_) => Err(self.timed_out(entry.name)),
         })
+    }
+
+    /// Starts a long-running call as a task (Tasks extension) and returns at once; the client
+    /// polls `tasks/get` for its status and inlined result, and may `tasks/cancel` it. The work
+    /// runs as a plain call would (same time limit; a tool error is a completed task whose
+    /// result has `isError`), but is bound to the task, not to the request that started it.
+    fn start_task(&self, entry: Entry, arguments: rmcp::model::JsonObject) -> CreateTaskResult {
+        let server = self.clone();
+        let name = entry.name;
+        let options = TaskOptions::new()
+            // Alive through the call's time limit, then readable for as long again.
+            .with_ttl_ms(u64::try_from(self.call_timeout.as_millis() * 2).unwrap_or(u64::MAX))
+            .with_poll_interval_ms(1_000)
+            .with_status_message(format!("`{name}` started"));
+        let task = self.tasks.0.spawn(options, move |task| {
+            Box::pin(async move {
+                let control = tollgate::control::Control::new();
+                let mut job = server.spawn(entry, arguments, control.clone());
+                let _cancel_on_exit = CancelOnDrop(control.clone());
+                let deadline = tokio::time::sleep(server.call_timeout);
+                tokio::pin!(deadline);
+                let mut ticker = tokio::time::interval(server.heartbeat);
+                let mut last_report = 0u64;
+                loop {
+                    tokio::select! {
+                        joined = &mut job => {
+                            return Ok(match settle(name, joined) {
+                                Ok(value) => CallToolResult::structured(value),
+                                Err(err) => err.into_result(),
+                            });
+                        }
+                        () = &mut deadline => return Ok(server.timed_out(name).into_result()),
+                        // The core work stops at its next safe point (`_cancel_on_exit`).
+                        () = task.cancelled() => return Err(TaskExit::Cancelled),
+                        _ = ticker.tick() => {
+                            if let Some((seq, report)) = control.latest()
+                                && seq != last_report
+                            {
+                                last_report = seq;
+                                let of = report.total.map(|total| format!(" of {total}")).unwrap_or_default();
+                                task.set_status_message(format!(
+                                    "{name}: {} ({}{of})",
+                                    report.message, report.done
+                                ));
+                            }
+                        }
+                    }
+                }
+            })
+        });
+        CreateTaskResult::new(task)
     }
 
     /// The answer to a call that ran out of time. Its blocking work cannot be interrupted; it
@@ -392,12 +487,18 @@ impl ServerHandler for Server {
         Cow::Borrowed(PROTOCOL_VERSIONS)
     }
 
+    // `logging` is deprecated (SEP-2577) and still what clients read.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("tollgate", tollgate::VERSION).with_title("Tollgate"),
-            )
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .enable_tasks()
+                .build(),
+        )
+        .with_server_info(Implementation::new("tollgate", tollgate::VERSION).with_title("Tollgate"))
+        .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -469,17 +570,106 @@ impl ServerHandler for Server {
             ));
         };
         let arguments = request.arguments.unwrap_or_default();
+        // A task only for a client that declared the Tasks extension (for this request or at
+        // its handshake); every other client gets the call as it always did.
+        if entry.long_running
+            && context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks())
+        {
+            return Ok(CallToolResponse::Task(self.start_task(entry, arguments)));
+        }
         Ok(self.run_tool(entry, arguments, &context).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.0.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // No Tollgate task asks its client for input; unknown ids are still an error.
+        self.tasks
+            .0
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.0.cancel_task(&request.task_id)
+    }
+
+    // The handshake era's way to choose a level (deprecated by SEP-2577).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed `logging/setLevel`: its clients send a level with each request.
+        if context.meta.protocol_version().is_some() {
+            return Err(ErrorData::method_not_found::<SetLevelRequestMethod>());
+        }
+        self.log_levels.set(request.level);
+        Ok(())
     }
 }
 
-const INSTRUCTIONS: &str = "Tollgate reviews code changes deterministically. Call `review_diff` \
-with a unified diff (e.g. `git diff` output) to get findings, a risk score and a pass/fail gate \
-(`should_fail`); `check_invariants` runs only the repository's `.review-invariants.yml` rules; \
-`run_static_analysis` runs tsc / semgrep on changed files; `scrub_secrets` masks credentials in \
-text before you share it. Paths are relative to the workspace root (see `get_workspace_info`); \
-`tool_manifest` lists every tool with its schemas. Errors carry a code and name the argument to \
-fix.";
+/// The server's instructions: what Tollgate is, every profile with when to pick it and its
+/// tools (so an agent knows what another `--tools` would give it), the utilities, and the
+/// conventions every tool follows.
+fn instructions(registry: &[Entry], served: &Profiles) -> String {
+    let names = |group: Group| {
+        let mut names: Vec<&str> = registry
+            .iter()
+            .filter(|entry| entry.group == group)
+            .map(|entry| entry.name)
+            .collect();
+        names.sort_unstable();
+        names.join(", ")
+    };
+    let mut text = format!(
+        "Tollgate reviews code changes and plans work in this workspace. Tools come in profiles; \
+this server serves `{served}` (start it with `--tools` and a comma-separated list, or `all`, for \
+more).\n"
+    );
+    for profile in Profile::ALL {
+        let mark = if served.contains(profile) {
+            " (served)"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "- `{profile}`{mark}: {}. Tools: {}.\n",
+            profile.purpose(),
+            names(Group::In(profile))
+        ));
+    }
+    let mut long_running: Vec<&str> = registry
+        .iter()
+        .filter(|entry| entry.long_running)
+        .map(|entry| entry.name)
+        .collect();
+    long_running.sort_unstable();
+    text.push_str(&format!(
+        "Every profile also serves {}. Paths are relative to the workspace root; results are \
+JSON; errors carry a code and name the argument to fix. With the Tasks extension, {} return a \
+task to poll (`tasks/get`) or cancel (`tasks/cancel`).",
+        names(Group::Utility),
+        long_running.join(", ")
+    ));
+    text
+}
 
 /// Serves `server` on stdin/stdout until the client closes stdin. Nothing else may write to
 /// stdout meanwhile: it carries only protocol messages.
@@ -598,6 +788,305 @@ mod tests {
             STEPS_ENDED.store(1, Ordering::SeqCst);
             Ok(BoomOutput {})
         }
+    }
+
+    /// A long-running tool (indexing, a PR review, plan execution in miniature): works in steps,
+    /// stops at the next one once cancelled, and records how it ended in [`JOB_ENDED`].
+    struct Job;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct JobInput {
+        steps: u64,
+        millis: u64,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct JobOutput {
+        steps_done: u64,
+    }
+
+    /// How the last `Job` call ended: 0 running, 1 finished, 2 stopped by cancellation.
+    static JOB_ENDED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+    impl Tool for Job {
+        const NAME: &'static str = "job";
+        const TITLE: &'static str = "Job";
+        const DESCRIPTION: &'static str = "Works in steps, for a while.";
+        const GROUP: Group = Group::Utility;
+        const VERSION: &'static str = "0.0.0";
+        const HINTS: Hints = Hints::READ_ONLY;
+        const LONG_RUNNING: bool = true;
+        type Input = JobInput;
+        type Output = JobOutput;
+
+        fn call(ctx: &ToolContext, input: JobInput) -> Result<JobOutput, ToolError> {
+            use std::sync::atomic::Ordering;
+            JOB_ENDED.store(0, Ordering::SeqCst);
+            for step in 0..input.steps {
+                if ctx.control().check().is_err() {
+                    JOB_ENDED.store(2, Ordering::SeqCst);
+                    return Err(ToolError::new(CANCELLED, "stopped"));
+                }
+                ctx.control()
+                    .report(step + 1, Some(input.steps), format!("step {}", step + 1));
+                std::thread::sleep(Duration::from_millis(input.millis));
+            }
+            JOB_ENDED.store(1, Ordering::SeqCst);
+            Ok(JobOutput {
+                steps_done: input.steps,
+            })
+        }
+    }
+
+    fn job(steps: u64, millis: u64) -> CallToolRequestParams {
+        let arguments = json!({"steps": steps, "millis": millis})
+            .as_object()
+            .cloned()
+            .unwrap();
+        CallToolRequestParams::new("job").with_arguments(arguments)
+    }
+
+    /// Polls a task until it reaches a terminal state (at most a few thousand polls).
+    async fn settled(
+        client: &rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>,
+        task_id: &str,
+    ) -> rmcp::model::TaskPayload {
+        for _ in 0..5_000 {
+            let got = client
+                .get_task(rmcp::model::GetTaskParams::new(task_id.to_string()))
+                .await
+                .unwrap();
+            if got.task.task.status.is_terminal() {
+                return got.task.payload;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("task {task_id} never settled");
+    }
+
+    #[tokio::test]
+    async fn a_long_call_is_a_task_for_a_client_that_supports_tasks() {
+        use rmcp::model::{
+            CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
+            TaskPayload,
+        };
+        use std::sync::atomic::Ordering;
+        let (server, _workspace) = test_server(Entry::of::<Job>(), Duration::from_millis(10));
+        assert!(server.get_info().capabilities.supports_tasks());
+        let tasks_client = |server: Server| async move {
+            let (server_io, client_io) = tokio::io::duplex(1 << 16);
+            tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_io).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            ClientConfig::new(
+                ClientCapabilities::builder().enable_tasks().build(),
+                Implementation::new("tasks-test", "0"),
+            )
+            .serve(client_io)
+            .await
+            .unwrap()
+        };
+        let client = tasks_client(server.clone()).await;
+
+        // Created at once; polled until done; the tool's result is inlined.
+        let CallToolResponse::Task(created) = client.call_tool_once(job(3, 5)).await.unwrap()
+        else {
+            panic!("a long-running call should be a task");
+        };
+        assert!(created.task.ttl_ms.is_some_and(|ttl| ttl >= 600_000));
+        let payload = settled(&client, &created.task.task_id).await;
+        let TaskPayload::Completed { result } = payload else {
+            panic!("{payload:?}");
+        };
+        let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+        assert_eq!(result.is_error, Some(false));
+        assert_eq!(result.structured_content, Some(json!({"steps_done": 3})));
+
+        // A short tool is never a task.
+        let plain = client
+            .call_tool_once(
+                CallToolRequestParams::new("scrub_secrets")
+                    .with_arguments(json!({"content": "x"}).as_object().cloned().unwrap()),
+            )
+            .await
+            .unwrap();
+        assert!(matches!(plain, CallToolResponse::Complete(_)), "{plain:?}");
+
+        // Cancelled: the task settles as cancelled and the work itself stops.
+        let CallToolResponse::Task(created) =
+            client.call_tool_once(job(1_000_000, 2)).await.unwrap()
+        else {
+            panic!("a long-running call should be a task");
+        };
+        while JOB_ENDED.load(Ordering::SeqCst) != 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        client
+            .cancel_task(CancelTaskParams::new(created.task.task_id.clone()))
+            .await
+            .unwrap();
+        let payload = settled(&client, &created.task.task_id).await;
+        assert!(matches!(payload, TaskPayload::Cancelled), "{payload:?}");
+        while JOB_ENDED.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(JOB_ENDED.load(Ordering::SeqCst), 2);
+
+        // An id the server never gave out is an error, not a task.
+        assert!(
+            client
+                .get_task(GetTaskParams::new("no-such-task".to_string()))
+                .await
+                .is_err()
+        );
+
+        // A client without the extension gets the call as before, and no task methods.
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let plain_client = ().serve(client_io).await.unwrap();
+        let result = plain_client.call_tool(job(2, 1)).await.unwrap();
+        assert_eq!(result.structured_content, Some(json!({"steps_done": 2})));
+        match plain_client
+            .get_task(GetTaskParams::new(created.task.task_id.clone()))
+            .await
+        {
+            Err(rmcp::ServiceError::McpError(error)) => {
+                assert_eq!(error.code.0, -32021, "{error:?}");
+            }
+            other => panic!("tasks/get without the extension answered {other:?}"),
+        }
+    }
+
+    /// A client that records the log messages it is sent.
+    #[derive(Clone, Default)]
+    struct LogRecorder(Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+    impl rmcp::ClientHandler for LogRecorder {
+        #[allow(deprecated)]
+        async fn on_logging_message(
+            &self,
+            params: rmcp::model::LoggingMessageNotificationParam,
+            _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            if let Ok(mut seen) = self.0.lock() {
+                let level = serde_json::to_value(params.level).unwrap();
+                seen.push((
+                    level.as_str().unwrap_or_default().to_string(),
+                    params.data.as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+    }
+
+    #[tokio::test]
+    #[allow(deprecated)]
+    async fn log_messages_follow_the_level_the_client_chose() {
+        use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+        let (server, _workspace) = test_server(Entry::of::<Job>(), Duration::from_millis(5));
+        assert!(server.get_info().capabilities.logging.is_some());
+        let connect = |server: Server, lifecycle: rmcp::ClientLifecycleMode| async move {
+            let (server_io, client_io) = tokio::io::duplex(1 << 16);
+            tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_io).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            let recorder = LogRecorder::default();
+            let client = rmcp::ClientServiceExt::serve_with_lifecycle(
+                recorder.clone(),
+                client_io,
+                lifecycle,
+            )
+            .await
+            .unwrap();
+            (client, recorder)
+        };
+        let seen = |recorder: &LogRecorder| recorder.0.lock().unwrap().clone();
+
+        // Handshake era: nothing until the client sets a level.
+        let (client, recorder) =
+            connect(server.clone(), rmcp::ClientLifecycleMode::Initialize).await;
+        client.call_tool(job(2, 1)).await.unwrap();
+        assert!(seen(&recorder).is_empty(), "{:?}", seen(&recorder));
+
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+            .await
+            .unwrap();
+        client.call_tool(job(2, 1)).await.unwrap();
+        let messages = seen(&recorder);
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert_eq!(
+            messages[0],
+            ("info".to_string(), "`job` started".to_string())
+        );
+        assert_eq!(messages[1].0, "info");
+        assert!(
+            messages[1].1.starts_with("`job` finished in "),
+            "{messages:?}"
+        );
+
+        // Debug adds what the work reports; a failure is a warning with its code only.
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+            .await
+            .unwrap();
+        client.call_tool(job(20, 5)).await.unwrap();
+        let messages = seen(&recorder);
+        assert!(
+            messages
+                .iter()
+                .any(|(level, text)| level == "debug" && text.starts_with("`job`: step ")),
+            "{messages:?}"
+        );
+        let bad = json!({"steps": "many", "secret": "AKIAIOSFODNN7EXAMPLE"});
+        client
+            .call_tool(
+                CallToolRequestParams::new("job").with_arguments(bad.as_object().cloned().unwrap()),
+            )
+            .await
+            .unwrap();
+        let last = seen(&recorder).last().cloned().unwrap();
+        assert_eq!(last.0, "warning");
+        assert!(
+            last.1.starts_with("`job` failed with INVALID_INPUT after "),
+            "{last:?}"
+        );
+
+        // 2026-07-28: no `logging/setLevel`; the level travels with each request.
+        let (client, recorder) = connect(
+            server,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await;
+        assert!(
+            client
+                .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+                .await
+                .is_err()
+        );
+        client.call_tool(job(1, 1)).await.unwrap();
+        assert!(seen(&recorder).is_empty(), "{:?}", seen(&recorder));
+        let mut params = job(1, 1);
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_log_level(LoggingLevel::Warning);
+        params.meta = Some(meta);
+        client.call_tool(params).await.unwrap();
+        assert!(seen(&recorder).is_empty(), "{:?}", seen(&recorder));
+        let mut params = job(1, 1);
+        let mut meta = rmcp::model::RequestMetaObject::new();
+        meta.set_log_level(LoggingLevel::Info);
+        params.meta = Some(meta);
+        client.call_tool(params).await.unwrap();
+        assert_eq!(seen(&recorder).len(), 2, "{:?}", seen(&recorder));
     }
 
     #[tokio::test]
@@ -886,6 +1375,56 @@ mod tests {
             "resources/templates/list",
         );
         assert!(!client.list_all_tools().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_instructions_describe_every_profile_and_its_tools() {
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let instructions = client
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .expect("instructions");
+        for profile in Profile::ALL {
+            let line = instructions
+                .lines()
+                .find(|line| line.starts_with(&format!("- `{profile}`")))
+                .unwrap_or_else(|| panic!("{profile} is not described:\n{instructions}"));
+            assert!(line.contains(profile.purpose()), "{line}");
+            // Every tool of the profile is named on its line, served or not.
+            for entry in tools::ALL
+                .iter()
+                .filter(|entry| entry.group == Group::In(profile))
+            {
+                assert!(line.contains(entry.name), "{}: {line}", entry.name);
+            }
+        }
+        assert!(
+            instructions.contains("- `review` (served)"),
+            "{instructions}"
+        );
+        assert!(
+            !instructions.contains("- `plan` (served)"),
+            "{instructions}"
+        );
+        for utility in [
+            "get_workspace_info",
+            "scrub_secrets",
+            "tool_manifest",
+            "validate_content",
+        ] {
+            assert!(instructions.contains(utility), "{utility}: {instructions}");
+        }
+        assert!(
+            instructions.contains("With the Tasks extension, execute_plan, index_workspace, reactive_review_pr return a task"),
+            "{instructions}"
+        );
     }
 
     #[test]

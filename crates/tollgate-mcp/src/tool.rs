@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::error::{INTERNAL_ERROR, INVALID_INPUT, ToolError};
 use crate::profile::{Profile, Profiles};
+use crate::schema;
 
 /// The `_meta` key under which a tool definition carries its contract version.
 pub(crate) const VERSION_META_KEY: &str = "dev.tollgate/version";
@@ -35,6 +36,9 @@ pub(crate) trait Tool: 'static {
     /// a caller could notice; listed by `tool_manifest`.
     const VERSION: &'static str;
     const HINTS: Hints;
+    /// May run for minutes: a client that supports the Tasks extension gets a task handle at
+    /// once and polls it, instead of holding the call open.
+    const LONG_RUNNING: bool = false;
 
     type Input: DeserializeOwned + JsonSchema + 'static;
     type Output: Serialize + JsonSchema + 'static;
@@ -83,18 +87,12 @@ pub(crate) struct Hints {
 }
 
 impl Hints {
-    /// A pure computation over its arguments and the workspace.
+    /// Changes nothing a user can see: a computation over its arguments and the workspace, or
+    /// a search or read. A search may build the workspace's index under `.tollgate/` on first
+    /// use; that is Tollgate's own cache, rebuilt from the files at will, so it does not count
+    /// (clients then stop asking approval for every search).
     pub(crate) const READ_ONLY: Hints = Hints {
         read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
-
-    /// A search that builds the workspace's index under `.tollgate/` when there is none yet:
-    /// it writes there (so not read-only), but repeating it changes nothing more.
-    pub(crate) const BUILDS_INDEX: Hints = Hints {
-        read_only: false,
         destructive: false,
         idempotent: true,
         open_world: false,
@@ -192,6 +190,7 @@ pub(crate) struct Entry {
     pub(crate) name: &'static str,
     pub(crate) group: Group,
     pub(crate) version: &'static str,
+    pub(crate) long_running: bool,
     definition: fn() -> Result<rmcp::model::Tool, String>,
     call: fn(&ToolContext, JsonObject) -> Result<Value, ToolError>,
 }
@@ -202,6 +201,7 @@ impl Entry {
             name: T::NAME,
             group: T::GROUP,
             version: T::VERSION,
+            long_running: T::LONG_RUNNING,
             definition: definition::<T>,
             call: call::<T>,
         }
@@ -228,19 +228,23 @@ fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
     let hints = T::HINTS;
     let mut meta = JsonObject::new();
     meta.insert(VERSION_META_KEY.to_string(), Value::from(T::VERSION));
-    Ok(
-        rmcp::model::Tool::new(T::NAME, T::DESCRIPTION, input_schema)
-            .with_title(T::TITLE)
-            .with_raw_output_schema(schema_for_output::<T::Output>())
-            .with_annotations(
-                ToolAnnotations::with_title(T::TITLE)
-                    .read_only(hints.read_only)
-                    .destructive(hints.destructive)
-                    .idempotent(hints.idempotent)
-                    .open_world(hints.open_world),
-            )
-            .with_meta(MetaObject(meta)),
+    Ok(rmcp::model::Tool::new(
+        T::NAME,
+        T::DESCRIPTION,
+        Arc::new(schema::lean_input(input_schema.as_ref().clone())),
     )
+    .with_title(T::TITLE)
+    .with_raw_output_schema(Arc::new(schema::lean_output(
+        schema_for_output::<T::Output>().as_ref().clone(),
+    )))
+    .with_annotations(
+        ToolAnnotations::with_title(T::TITLE)
+            .read_only(hints.read_only)
+            .destructive(hints.destructive)
+            .idempotent(hints.idempotent)
+            .open_world(hints.open_world),
+    )
+    .with_meta(MetaObject(meta)))
 }
 
 fn call<T: Tool>(ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError> {

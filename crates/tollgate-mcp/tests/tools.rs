@@ -12,8 +12,7 @@ use tempfile::TempDir;
 use tollgate_mcp::{Profiles, Server, ServerOptions};
 
 /// The e2e tests' loopback model server (one implementation for every test target).
-#[path = "../../../tests/tests/it/fake_llm.rs"]
-mod fake_llm;
+use tollgate_testkit::fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
 
@@ -337,6 +336,60 @@ const PLAN_WRITES: [&str; 9] = [
     "fail_step",
 ];
 
+/// Every tool's annotations, by name: (name, readOnly, destructive, idempotent, openWorld).
+/// Searches, reads, status and view tools are read-only, so clients stop asking approval for
+/// each one (building the index on first use writes only Tollgate's cache). Starting or steering
+/// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
+/// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
+/// and answer differently each time.
+const HINTS: [(&str, bool, bool, bool, bool); 45] = [
+    ("cancel_review", false, true, false, false),
+    ("check_invariants", true, false, true, false),
+    ("codebase_retrieval", true, false, true, false),
+    ("compare_plan_versions", true, false, true, false),
+    ("complete_step", false, false, false, false),
+    ("create_plan", false, false, false, true),
+    ("delete_plan", false, true, false, false),
+    ("execute_plan", false, true, false, true),
+    ("fail_step", false, false, false, false),
+    ("get_context_for_prompt", true, false, true, false),
+    ("get_file", true, false, true, false),
+    ("get_review_status", true, false, true, false),
+    ("get_review_telemetry", true, false, true, false),
+    ("get_workspace_info", true, false, true, false),
+    ("git_commit_retrieval", true, false, true, false),
+    ("index_status", true, false, true, false),
+    ("index_workspace", false, false, true, false),
+    ("list_plans", true, false, true, false),
+    ("load_plan", true, false, true, false),
+    ("pause_review", false, false, false, false),
+    ("reactive_review_pr", false, false, false, false),
+    ("refine_plan", true, false, false, true),
+    ("regex_search", true, false, true, false),
+    ("request_approval", false, false, false, false),
+    ("respond_approval", false, false, false, false),
+    ("resume_review", false, false, false, false),
+    ("review_auto", true, false, false, true),
+    ("review_changes", true, false, false, true),
+    ("review_diff", true, false, true, false),
+    ("review_git_diff", true, false, false, true),
+    ("rollback_plan", false, true, false, false),
+    ("run_static_analysis", true, false, true, false),
+    ("save_plan", false, false, false, false),
+    ("scrub_secrets", true, false, true, false),
+    ("search_callers_for", true, false, true, false),
+    ("search_tests_for", true, false, true, false),
+    ("semantic_search", true, false, true, false),
+    ("start_step", false, false, false, false),
+    ("symbol_graph", true, false, true, false),
+    ("tool_manifest", true, false, true, false),
+    ("undo_step", false, true, false, false),
+    ("validate_content", true, false, true, false),
+    ("view_history", true, false, true, false),
+    ("view_progress", true, false, true, false),
+    ("visualize_plan", true, false, true, false),
+];
+
 #[tokio::test]
 async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
     let session = connect("all", legacy()).await;
@@ -364,65 +417,33 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         }
         assert!(tool.output_schema.is_some(), "{name}: output schema");
         let hints = tool.annotations.as_ref().expect("annotations");
-        // tsc may write build info to Tollgate's cache directory; the session tools that start
-        // or steer a session change its stored state, and cancelling cannot be undone.
-        // index_workspace writes the index under .tollgate/.
-        // The searches build the index on first use when the workspace has none.
-        let writes_cache = [
-            "run_static_analysis",
-            "index_workspace",
-            "semantic_search",
-            "codebase_retrieval",
-            "get_context_for_prompt",
-            "git_commit_retrieval",
-            "symbol_graph",
-            "search_tests_for",
-            "search_callers_for",
-        ]
-        .contains(&name.as_ref());
-        let steers = [
-            "reactive_review_pr",
-            "pause_review",
-            "resume_review",
-            "cancel_review",
-        ]
-        .contains(&name.as_ref());
-        // Plan generation and refinement may call a model, the model reviews always do (and
-        // review_auto may); creating a plan may save it. execute_plan calls a model and, with
-        // apply_changes, overwrites workspace files.
-        let models = [
-            "create_plan",
-            "refine_plan",
-            "execute_plan",
-            "review_changes",
-            "review_git_diff",
-            "review_auto",
-        ]
-        .contains(&name.as_ref());
-        let saves = ["create_plan", "execute_plan"].contains(&name.as_ref());
-        // The plan tools that record something; deletion and rollback replace what callers see.
-        let records = PLAN_WRITES.contains(&name.as_ref());
-        let destructive = [
-            "cancel_review",
-            "delete_plan",
-            "rollback_plan",
-            "execute_plan",
-            "undo_step",
-        ]
-        .contains(&name.as_ref());
-        assert_eq!(
+        let Some((_, read_only, destructive, idempotent, open_world)) =
+            HINTS.iter().find(|(listed, ..)| *listed == name.as_ref())
+        else {
+            panic!("{name}: not in HINTS");
+        };
+        let declared = (
             hints.read_only_hint,
-            Some(!writes_cache && !steers && !saves && !records),
-            "{name}"
-        );
-        assert_eq!(hints.destructive_hint, Some(destructive), "{name}");
-        assert_eq!(
+            hints.destructive_hint,
             hints.idempotent_hint,
-            Some(!steers && !models && !records),
-            "{name}"
+            hints.open_world_hint,
         );
-        assert_eq!(hints.open_world_hint, Some(models), "{name}");
+        assert_eq!(
+            declared,
+            (
+                Some(*read_only),
+                Some(*destructive),
+                Some(*idempotent),
+                Some(*open_world)
+            ),
+            "{name}: (readOnly, destructive, idempotent, openWorld)"
+        );
     }
+    assert_eq!(
+        session.tools.len(),
+        HINTS.len(),
+        "a tool in HINTS is not served"
+    );
     let review = Value::Object(session.tool("review_diff").input_schema.as_ref().clone());
     assert_eq!(review["required"], json!(["diff"]));
     let options = &review["$defs"]["ReviewDiffOptions"]["properties"];
@@ -1681,4 +1702,85 @@ async fn a_stopped_review_call_kills_its_running_analyzer() {
         !alive,
         "the analyzer's child {child} survived the stopped call"
     );
+}
+
+/// `index_workspace` as a task (the MCP Tasks extension) for a client that declares it, in both
+/// protocol eras: created at once, polled to completion, its report inlined and matching the
+/// tool's output schema; a later update through a plain call sees the index the task built.
+#[tokio::test]
+async fn index_workspace_runs_as_a_task_for_a_client_with_the_tasks_extension() {
+    use rmcp::model::{
+        CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams, Implementation,
+        TaskPayload,
+    };
+    for lifecycle in [legacy(), stateless()] {
+        let dir = workspace();
+        commit_files(dir.path(), &[("src/lib.rs", "pub fn refill_bucket() {}\n")]);
+        let server = Server::new(ServerOptions {
+            workspace: dir.path().to_path_buf(),
+            workspace_named: true,
+            profiles: "context".parse::<Profiles>().unwrap(),
+            env: Vec::new(),
+            call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
+        })
+        .unwrap();
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ClientConfig::new(
+            ClientCapabilities::builder().enable_tasks().build(),
+            Implementation::new("tasks-e2e", "0"),
+        )
+        .serve_with_lifecycle(client_io, lifecycle)
+        .await
+        .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        let response = client
+            .call_tool_once(CallToolRequestParams::new("index_workspace"))
+            .await
+            .unwrap();
+        let CallToolResponse::Task(created) = response else {
+            panic!("index_workspace should be a task: {response:?}");
+        };
+        let mut payload = None;
+        for _ in 0..5_000 {
+            let got = client
+                .get_task(GetTaskParams::new(created.task.task_id.clone()))
+                .await
+                .unwrap();
+            if got.task.task.status.is_terminal() {
+                payload = Some(got.task.payload);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let Some(TaskPayload::Completed { result }) = payload else {
+            panic!("{payload:?}");
+        };
+        let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+        assert_eq!(result.is_error, Some(false), "{:?}", result.content);
+        let report = result.structured_content.unwrap();
+        assert_eq!(report["files_changed"], 1, "{report}");
+        let schema = tools
+            .iter()
+            .find(|tool| tool.name == "index_workspace")
+            .and_then(|tool| tool.output_schema.clone())
+            .unwrap();
+        let schema = Value::Object(schema.as_ref().clone());
+        assert!(jsonschema::is_valid(&schema, &report), "{report}");
+
+        // A short tool on the same connection is a plain call; the search sees the index.
+        let found = client
+            .call_tool(
+                CallToolRequestParams::new("semantic_search")
+                    .with_arguments(object(json!({"query": "refill bucket"}))),
+            )
+            .await
+            .unwrap();
+        let found = found.structured_content.unwrap();
+        assert_eq!(found["index_built"], false, "{found}");
+    }
 }

@@ -24,6 +24,7 @@ pub mod input;
 pub mod invariants;
 pub mod llm;
 pub mod plan;
+pub(crate) mod process;
 pub mod publish;
 pub mod replay;
 pub mod report;

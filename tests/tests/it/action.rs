@@ -133,8 +133,15 @@ fn run_action(
     }
 }
 
+/// The fake GitHub, started after the binary under test is built (its lifetime clock starts
+/// with it; a cold build takes minutes).
+fn started_server() -> FakeGitHub {
+    action_bin();
+    FakeGitHub::start()
+}
+
 fn server_for_pr() -> FakeGitHub {
-    let server = FakeGitHub::start();
+    let server = started_server();
     server.state().diff_lines = Some(BTreeMap::from([(
         CHANGED_FILE.to_string(),
         HUNK_LINES.collect(),
@@ -442,7 +449,7 @@ fn annotations_are_sent_in_batches_of_at_most_fifty() {
     repo.write("src/app/todo.py", &format!("import os\n{body}"));
     let head = repo.commit("fixmes");
     let pr = PrRepo { repo, base, head };
-    let server = FakeGitHub::start();
+    let server = started_server();
     let run = run_action(
         &pr,
         "push",
@@ -750,7 +757,7 @@ fn action_yml_passes_every_input_to_the_binary() {
 fn a_review_github_refuses_to_anchor_is_posted_with_the_comments_in_its_body() {
     let pr = pr_repo();
     // GitHub's view of the diff lacks line 20 (its base moved on, say): the review is refused.
-    let server = FakeGitHub::start();
+    let server = started_server();
     server.state().diff_lines = Some(BTreeMap::from([(CHANGED_FILE.to_string(), vec![1])]));
     let run = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
     run.assert_code(1);

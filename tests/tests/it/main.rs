@@ -12,8 +12,6 @@ mod baseline_allowlist;
 mod ci_formats;
 mod config_precedence;
 mod confine;
-mod fake_github;
-mod fake_llm;
 mod git_sources;
 mod index;
 mod init_and_invariants;
@@ -30,3 +28,5 @@ mod review_model;
 mod sarif_validation;
 mod session;
 mod util;
+
+use tollgate_testkit::{fake_github, fake_llm};

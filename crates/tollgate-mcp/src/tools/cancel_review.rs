@@ -12,10 +12,8 @@ pub(crate) struct CancelReview;
 impl Tool for CancelReview {
     const NAME: &'static str = "cancel_review";
     const TITLE: &'static str = "Cancel a review session";
-    const DESCRIPTION: &'static str = "Cancel a queued, running or paused review session: no new \
-step starts, steps already running finish, findings so far are kept until the session expires. \
-A cancelled session cannot be resumed; cancelling an ended session is an \
-INVALID_STATE_TRANSITION error.";
+    const DESCRIPTION: &'static str = "Cancel a review session for good; running steps finish, \
+findings are kept. To stop for now, use pause_review.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -11,11 +11,9 @@ pub(crate) struct CheckInvariants;
 impl Tool for CheckInvariants {
     const NAME: &'static str = "check_invariants";
     const TITLE: &'static str = "Check invariants";
-    const DESCRIPTION: &'static str = "Run the repository's YAML invariants \
-(`.review-invariants.yml` by default) against a unified diff, deterministically. Returns upstream's \
-shape: success, invariants_path, checked_invariants, warnings, findings (each at its exact \
-line). A missing or invalid invariants file is a result with success=false, error and \
-error_code (every problem with its line and column); a path outside the workspace is refused.";
+    const DESCRIPTION: &'static str = "Run only the repository's YAML invariants \
+(.review-invariants.yml) against a unified diff. Use when you need just the project's own rules; \
+review_diff runs them too.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,10 +12,12 @@ pub(crate) struct CodebaseRetrieval;
 impl Tool for CodebaseRetrieval {
     const NAME: &'static str = "codebase_retrieval";
     const TITLE: &'static str = "Codebase retrieval";
-    const DESCRIPTION: &'static str = "Search the codebase with filters applied before ranking: options.file_types (extensions), options.exclude_paths (prefixes or globs), options.include_tests (default false), options.language, options.under (subdirectory), options.top_k (default 10, max 50). Same result shape as semantic_search.";
+    const DESCRIPTION: &'static str = "Search code like semantic_search, with filters applied \
+before ranking (file types, paths, tests, language, subdirectory). Use when the search must stay in \
+part of the tree.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = CodebaseRetrievalRequest;
     type Output = SearchResponse;

@@ -11,7 +11,8 @@ pub(crate) struct CompleteStep;
 impl Tool for CompleteStep {
     const NAME: &'static str = "complete_step";
     const TITLE: &'static str = "Complete step";
-    const DESCRIPTION: &'static str = "Mark a step complete with notes (evidence for its acceptance criteria) and the files it changed. Other ready steps stay ready; steps whose last blocker this was become ready. Returns the plan's progress with next_ready_steps.";
+    const DESCRIPTION: &'static str = "Mark a plan step done with notes and changed files; returns \
+progress and the steps now ready.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

@@ -13,14 +13,10 @@ pub(crate) struct CreatePlan;
 impl Tool for CreatePlan {
     const NAME: &'static str = "create_plan";
     const TITLE: &'static str = "Create plan";
-    const DESCRIPTION: &'static str = "Create an implementation plan for a task: steps with the \
-files each changes, dependencies (a validated DAG: execution order, critical path by effort, \
-parallel groups), risks, testing strategy, acceptance criteria, clarifying questions and Mermaid \
-diagrams. With a model configured ([llm] in tollgate.toml) the model writes it from the ranked \
-repository files; without one the plan is built deterministically from the files the task names \
-or matches, ordered by their imports, and says so in generated_by. Pass `plan` to have your own \
-plan validated and enriched instead. Returns the plan JSON and a Markdown rendering; auto_save \
-stores it (see save_plan).";
+    const DESCRIPTION: &'static str = "Create an implementation plan for a task: steps with files, \
+a validated dependency graph, risks, tests, acceptance criteria, Mermaid diagrams. Uses the \
+configured model, else builds it deterministically; pass `plan` to validate your own. Start here \
+when asked to plan work.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -11,7 +11,8 @@ pub(crate) struct DeletePlan;
 impl Tool for DeletePlan {
     const NAME: &'static str = "delete_plan";
     const TITLE: &'static str = "Delete plan";
-    const DESCRIPTION: &'static str = "Delete a saved plan. Deletion is soft: the plan leaves listings and frees its name, its versions stay in the store (list_plans with include_deleted shows it).";
+    const DESCRIPTION: &'static str = "Soft-delete a saved plan: it leaves listings and frees its \
+name; its versions stay in the store.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_DESTRUCTIVE;

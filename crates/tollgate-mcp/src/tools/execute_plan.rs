@@ -15,16 +15,9 @@ pub(crate) struct ExecutePlan;
 impl Tool for ExecutePlan {
     const NAME: &'static str = "execute_plan";
     const TITLE: &'static str = "Execute plan";
-    const DESCRIPTION: &'static str = "Carry out steps of a plan (a saved plan's id, or the plan \
-itself) with the configured model ([llm] in tollgate.toml; without one this fails with \
-LLM_NOT_CONFIGURED). mode: single_step (step_number, else the first ready step; a step whose \
-dependencies are not done is refused with CONFLICT naming them), all_ready (the steps ready now), \
-full_plan (ready steps in execution order until done, a failure with stop_on_failure, or \
-max_steps). Each step's file changes are returned as unified diffs. By default nothing is written \
-and no step state is recorded; apply_changes: true writes them (inside the workspace only, all or \
-nothing per step, with backups under .tollgate/backups) and records the step as completed or \
-failed, so the next call continues with the steps that became ready (an inline plan is saved \
-first). Reports progress per step and stops between steps when cancelled.";
+    const DESCRIPTION: &'static str = "Carry out plan steps with the configured model and return \
+each step's changes as unified diffs. Nothing is written unless apply_changes is true (then files \
+are written with backups and step state recorded). Use after a plan is approved.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     // Calls a model and, with apply_changes, overwrites or deletes workspace files.
@@ -34,6 +27,7 @@ first). Reports progress per step and stops between steps when cancelled.";
         idempotent: false,
         open_world: true,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = ExecutePlanRequest;
     type Output = ExecutePlanResponse;

@@ -11,7 +11,8 @@ pub(crate) struct FailStep;
 impl Tool for FailStep {
     const NAME: &'static str = "fail_step";
     const TITLE: &'static str = "Fail step";
-    const DESCRIPTION: &'static str = "Record a step's failure with the error. Options (at most one): retry (queue it again, up to 3 attempts), skip (give up on the step, its dependents may go on), skip_dependents (fail it and skip everything that depends on it). Without an option its dependents stay blocked until it is retried or skipped.";
+    const DESCRIPTION: &'static str = "Record a plan step's failure; optionally retry it, skip it, \
+or skip it with its dependents.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

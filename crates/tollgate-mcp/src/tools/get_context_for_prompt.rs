@@ -12,10 +12,11 @@ pub(crate) struct GetContextForPrompt;
 impl Tool for GetContextForPrompt {
     const NAME: &'static str = "get_context_for_prompt";
     const TITLE: &'static str = "Context for a prompt";
-    const DESCRIPTION: &'static str = "Bundle the code most relevant to a query for a prompt: the best spans of up to max_files files (default 5) with paths and line numbers, packed into token_budget (default 8000, ~4 characters a token), files below min_relevance (0-1, default 0.3) left out, and files they import or are imported by listed when include_related (default true). Returns Markdown plus the files and spans used.";
+    const DESCRIPTION: &'static str = "Bundle the code most relevant to a query into a token \
+budget, as Markdown with paths and lines. Use to gather context before writing or reviewing code.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = GetContextRequest;
     type Output = ContextBundle;

@@ -12,7 +12,8 @@ pub(crate) struct GetFile;
 impl Tool for GetFile {
     const NAME: &'static str = "get_file";
     const TITLE: &'static str = "Get file";
-    const DESCRIPTION: &'static str = "Read a workspace file: content (secrets masked), size, line count and, with include_metadata (default true), last modified time and git status. The path is relative to the workspace root, or absolute inside it; paths that leave it (.., absolute elsewhere, symlinks pointing out) are refused. Files up to 2 MB.";
+    const DESCRIPTION: &'static str = "Read one workspace file (secrets masked), with size, lines, \
+mtime and git status. Paths outside the workspace are refused.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,12 +12,8 @@ pub(crate) struct GetReviewStatus;
 impl Tool for GetReviewStatus {
     const NAME: &'static str = "get_review_status";
     const TITLE: &'static str = "Review session status";
-    const DESCRIPTION: &'static str = "State of a review session (queued, running, paused, \
-completed, failed, cancelled) with the reason when it failed or was paused, progress (steps \
-completed of total, percentage, ETA from measured step times), findings so far by severity, \
-last activity and appears_stalled. include_findings=true adds the findings (deduplicated by \
-fingerprint). A session whose worker process died is detected here and marked paused with the \
-reason; resume_review continues it.";
+    const DESCRIPTION: &'static str = "Poll a review session: state, progress with ETA, findings by \
+severity (include_findings for the list), stalled detection.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,10 +12,8 @@ pub(crate) struct GetReviewTelemetry;
 impl Tool for GetReviewTelemetry {
     const NAME: &'static str = "get_review_telemetry";
     const TITLE: &'static str = "Review session telemetry";
-    const DESCRIPTION: &'static str = "Per-step timings (start, end, duration, worker), attempts \
-and errors, findings reported and new after deduplication, model usage (passes, input and \
-output tokens, cost, cache hits; zero when no model pass ran), totals, and worker utilisation \
-(step time over workers x active time) of a review session.";
+    const DESCRIPTION: &'static str = "Timings, attempts, errors, model usage and worker \
+utilisation of a review session's steps.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

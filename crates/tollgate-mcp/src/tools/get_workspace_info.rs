@@ -64,10 +64,8 @@ pub(crate) struct IndexHealth {
 impl Tool for GetWorkspaceInfo {
     const NAME: &'static str = "get_workspace_info";
     const TITLE: &'static str = "Workspace info";
-    const DESCRIPTION: &'static str = "Describe the workspace this server reviews (root path, \
-git root, branch, HEAD commit, whether tollgate.toml and .review-invariants.yml exist) and the \
-server itself (version, protocol versions, served profiles and tools), and the code index's \
-health (files indexed, last indexed, size). Takes no arguments.";
+    const DESCRIPTION: &'static str = "Describe the served workspace (root, git branch and HEAD, \
+config files present), the server (version, profiles, tools) and the code index's health.";
     const GROUP: Group = Group::Utility;
     const VERSION: &'static str = "1.1.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,10 +12,11 @@ pub(crate) struct GitCommitRetrieval;
 impl Tool for GitCommitRetrieval {
     const NAME: &'static str = "git_commit_retrieval";
     const TITLE: &'static str = "Commit retrieval";
-    const DESCRIPTION: &'static str = "Search commit history (messages and touched paths) for a query: commits with sha, message, author, date, files changed and relevance_score (0-1). Filters: since (ISO date or '2 weeks ago'), author (part of name or email), max_commits (default 10).";
+    const DESCRIPTION: &'static str = "Search commit history (messages and touched paths) for a \
+query; filter by date and author. Use to find why or when code changed.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = GitCommitRetrievalRequest;
     type Output = CommitResponse;

@@ -12,7 +12,8 @@ pub(crate) struct IndexStatus;
 impl Tool for IndexStatus {
     const NAME: &'static str = "index_status";
     const TITLE: &'static str = "Index status";
-    const DESCRIPTION: &'static str = "Report the code index's health: files, chunks, vectors, commits, embedder, last indexed time, size on disk, languages, problems. Takes no arguments.";
+    const DESCRIPTION: &'static str = "Report the code index's health: files, chunks, commits, \
+embedder, last indexed, size, problems.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,7 +12,9 @@ pub(crate) struct IndexWorkspace;
 impl Tool for IndexWorkspace {
     const NAME: &'static str = "index_workspace";
     const TITLE: &'static str = "Index workspace";
-    const DESCRIPTION: &'static str = "Build or update the code index under .tollgate/index: only changed files are re-read (size and mtime, then content hash), removed files leave, commit history is brought up to HEAD. path limits the update to a subdirectory. Fails with INDEX_BUSY while another indexer runs.";
+    const DESCRIPTION: &'static str = "Build or update the code index under .tollgate/index (only \
+changed files are re-read). Searches build it on first use; call this to refresh it after large \
+changes.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {
@@ -21,6 +23,7 @@ impl Tool for IndexWorkspace {
         idempotent: true,
         open_world: false,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = IndexWorkspaceRequest;
     type Output = IndexReport;

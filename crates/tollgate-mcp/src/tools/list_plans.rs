@@ -11,7 +11,8 @@ pub(crate) struct ListPlans;
 impl Tool for ListPlans {
     const NAME: &'static str = "list_plans";
     const TITLE: &'static str = "List plans";
-    const DESCRIPTION: &'static str = "List saved plans, most recently updated first; filter by status (ready, approved, executing, completed, failed) and tags (all must match); limit defaults to 50.";
+    const DESCRIPTION: &'static str =
+        "List saved plans, newest first, filtered by status and tags.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -11,7 +11,7 @@ pub(crate) struct LoadPlan;
 impl Tool for LoadPlan {
     const NAME: &'static str = "load_plan";
     const TITLE: &'static str = "Load plan";
-    const DESCRIPTION: &'static str = "Load a saved plan by plan_id or name, optionally a past version. Returns the plan and its summary (status, version, tags).";
+    const DESCRIPTION: &'static str = "Load a saved plan by id or name, optionally a past version.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

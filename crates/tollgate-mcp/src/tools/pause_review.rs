@@ -12,9 +12,8 @@ pub(crate) struct PauseReview;
 impl Tool for PauseReview {
     const NAME: &'static str = "pause_review";
     const TITLE: &'static str = "Pause a review session";
-    const DESCRIPTION: &'static str = "Pause a queued or running review session: steps already \
-running finish and keep their findings, no new step starts. resume_review continues it. \
-Pausing a session that is paused or has ended is an INVALID_STATE_TRANSITION error.";
+    const DESCRIPTION: &'static str = "Pause a review session: running steps finish, no new step \
+starts; resume_review continues it.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -13,15 +13,9 @@ pub(crate) struct ReactiveReviewPr;
 impl Tool for ReactiveReviewPr {
     const NAME: &'static str = "reactive_review_pr";
     const TITLE: &'static str = "Start a PR review session";
-    const DESCRIPTION: &'static str = "Start a review of a whole pull request in the background \
-and return its session_id at once. The PR is the diff from the merge base of base_ref and \
-commit_hash to commit_hash, restricted to changed_files (a list, CSV or JSON array string). \
-The work is split into steps (groups of files balanced by changed lines, plus one whole-PR \
-step), each running the full review pipeline (deterministic checks, secrets, invariants from \
-the base commit, configured static analyzers) on max_workers threads (default 3; parallel=false \
-means 1). Poll get_review_status; pause_review / resume_review / cancel_review steer it; \
-get_review_telemetry gives timings. Sessions are stored in .tollgate/tollgate.db and survive a \
-server restart (resume_review continues with the unfinished steps).";
+    const DESCRIPTION: &'static str = "Review a whole pull request (merge base of base_ref to \
+commit_hash) in the background; returns a session_id at once. Poll get_review_status; \
+pause/resume/cancel_review steer it. Use for large PRs.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {
@@ -30,6 +24,7 @@ server restart (resume_review continues with the unfinished steps).";
         idempotent: false,
         open_world: false,
     };
+    const LONG_RUNNING: bool = true;
 
     type Input = ReactiveReviewPrRequest;
     type Output = ReactiveReviewPrResponse;

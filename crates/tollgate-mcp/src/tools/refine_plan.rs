@@ -13,13 +13,9 @@ pub(crate) struct RefinePlan;
 impl Tool for RefinePlan {
     const NAME: &'static str = "refine_plan";
     const TITLE: &'static str = "Refine plan";
-    const DESCRIPTION: &'static str = "Refine a plan into its next version (same id, version + 1) \
-from feedback, answers to its questions_for_clarification (clarifications: {question: answer}) \
-and focus_steps (step numbers). With a model configured the model rewrites the plan, keeping \
-step numbers, and the result is validated like a new plan; without one the feedback and answers \
-are recorded on the plan (constraints, assumptions, notes on the focus steps) and the steps are \
-left as they were. current_plan may be the plan object or its JSON text. Returns the plan and a \
-Markdown rendering; save it with save_plan (overwrite) to record the version.";
+    const DESCRIPTION: &'static str = "Make the next version of a plan from feedback, answers to \
+its questions and focus steps (with the model when configured, else recorded on the plan). Save it \
+with save_plan.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -12,7 +12,8 @@ pub(crate) struct RegexSearch;
 impl Tool for RegexSearch {
     const NAME: &'static str = "regex_search";
     const TITLE: &'static str = "Regex search";
-    const DESCRIPTION: &'static str = "Search the working tree with a regex (ripgrep syntax), honouring .gitignore and skipping binary, vendored and generated files; needs no index. path_glob narrows files, ignore_case, context_lines (0-10), offset/limit page through matches. An invalid pattern is an INVALID_INPUT error.";
+    const DESCRIPTION: &'static str = "Search the working tree with a regex (ripgrep syntax, \
+.gitignore honoured, no index needed). Use for exact text; semantic_search for meaning.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -11,7 +11,8 @@ pub(crate) struct RequestApproval;
 impl Tool for RequestApproval {
     const NAME: &'static str = "request_approval";
     const TITLE: &'static str = "Request approval";
-    const DESCRIPTION: &'static str = "Ask for approval of a saved plan's current version: the whole plan (no step_numbers), one step, or a group of steps. Returns the request id for respond_approval.";
+    const DESCRIPTION: &'static str = "Ask for approval of a saved plan, one step or a group of \
+steps; returns the request id for respond_approval.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

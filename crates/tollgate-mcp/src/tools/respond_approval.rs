@@ -11,7 +11,8 @@ pub(crate) struct RespondApproval;
 impl Tool for RespondApproval {
     const NAME: &'static str = "respond_approval";
     const TITLE: &'static str = "Respond to approval";
-    const DESCRIPTION: &'static str = "Answer a pending approval request: approve, reject, or request_modification (with a comment and the modifications asked for). A request is answered once. Approving the whole plan makes its status approved; saving new content afterwards returns it to ready.";
+    const DESCRIPTION: &'static str = "Approve, reject or request changes on a pending approval \
+request (answered once).";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

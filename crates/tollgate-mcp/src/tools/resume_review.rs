@@ -12,10 +12,8 @@ pub(crate) struct ResumeReview;
 impl Tool for ResumeReview {
     const NAME: &'static str = "resume_review";
     const TITLE: &'static str = "Resume a review session";
-    const DESCRIPTION: &'static str = "Resume a paused review session: its unfinished steps run \
-(finished ones are not repeated), in this server unless the process that ran it is still \
-finishing its last steps. Also continues a session whose worker died (after a restart). \
-Resuming a running or ended session is an INVALID_STATE_TRANSITION error.";
+    const DESCRIPTION: &'static str = "Resume a paused (or orphaned) review session; finished steps \
+are not repeated.";
     const GROUP: Group = Group::In(Profile::Session);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -13,12 +13,9 @@ pub(crate) struct ReviewAuto;
 impl Tool for ReviewAuto {
     const NAME: &'static str = "review_auto";
     const TITLE: &'static str = "Review (choose the tool)";
-    const DESCRIPTION: &'static str = "Pick the review for what you have: with tool `auto` \
-(default), a non-blank diff runs review_diff (the deterministic gate; review_diff_options, \
-changed_files), otherwise review_git_diff reviews the workspace's git changes with the model \
-(target, base, include_patterns, review_git_diff_options). tool `review_diff` or \
-`review_git_diff` forces one. Returns {selected_tool, rationale, output}, output being that \
-tool's result.";
+    const DESCRIPTION: &'static str = "Review with whatever you have: a non-blank diff runs \
+review_diff, otherwise review_git_diff reviews the workspace's git changes. Use when unsure which \
+review tool fits. Returns {selected_tool, rationale, output}.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
     const HINTS: crate::tool::Hints = MODEL_REVIEW;

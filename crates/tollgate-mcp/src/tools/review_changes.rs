@@ -13,17 +13,9 @@ pub(crate) struct ReviewChanges;
 impl Tool for ReviewChanges {
     const NAME: &'static str = "review_changes";
     const TITLE: &'static str = "Review changes with a model";
-    const DESCRIPTION: &'static str = "Model review of a unified diff, answering upstream's \
-ReviewResult: findings with priority 0-3 (P0 = must fix), category, confidence, exact location \
-and an optional suggestion, plus an overall verdict (`patch is correct`, `patch is incorrect`, \
-`needs attention`) with its explanation. Needs a model ([llm] in tollgate.toml or \
-TOLLGATE_LLM_*; without one: LLM_NOT_CONFIGURED). Secrets are scrubbed from the diff and from \
-file_contexts before anything is sent; large diffs are split to the token budget, highest-risk \
-files first; every location is checked against the diff (findings elsewhere are dropped, \
-is_on_changed_line is computed from the diff). Filters in upstream's order: \
-confidence_threshold (0.7), changed_lines_only (true; P0 always kept), categories, sort by \
-priority, max_findings (20). A model failure still returns a result (`needs attention`, reason \
-in warnings). For the deterministic gate use review_diff.";
+    const DESCRIPTION: &'static str = "Model review of a unified diff (needs [llm] configured): \
+findings with priority 0-3, category, confidence and location, plus a verdict. Secrets are scrubbed \
+before sending. For the deterministic gate use review_diff.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
     const HINTS: crate::tool::Hints = MODEL_REVIEW;

@@ -13,14 +13,9 @@ pub(crate) struct ReviewGitDiff;
 impl Tool for ReviewGitDiff {
     const NAME: &'static str = "review_git_diff";
     const TITLE: &'static str = "Review git changes with a model";
-    const DESCRIPTION: &'static str = "Read a diff from the workspace's git repository and \
-review it like review_changes. target: `staged` (default: index against HEAD), `unstaged` \
-(working tree against the index), `head` (every uncommitted change against HEAD), or a branch \
-or commit (that commit against its parent). With base, the diff is base...target (from their \
-merge base, what a pull request shows). Refs must name commits; anything starting with `-`, \
-containing whitespace or `..` is refused. include_patterns keeps matching files only; options \
-are review_changes' (without diff). Returns git_info (what was compared, commit ids, sizes) and \
-the review. Nothing to review returns at once, without a model call.";
+    const DESCRIPTION: &'static str = "Review changes read from the workspace's git repository \
+(staged by default, unstaged, head, a branch or a commit; base for base...target) like \
+review_changes. Use when you have no diff text.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
     const HINTS: crate::tool::Hints = MODEL_REVIEW;

@@ -11,7 +11,8 @@ pub(crate) struct RollbackPlan;
 impl Tool for RollbackPlan {
     const NAME: &'static str = "rollback_plan";
     const TITLE: &'static str = "Roll back plan";
-    const DESCRIPTION: &'static str = "Make an old version of a saved plan current again. Nothing is deleted: the rollback is recorded as a new version (change type rolled_back) with the reason given; step progress is kept by step number.";
+    const DESCRIPTION: &'static str = "Make an old version of a saved plan current again, recorded \
+as a new version; nothing is deleted.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_DESTRUCTIVE;

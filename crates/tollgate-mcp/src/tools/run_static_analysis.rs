@@ -13,23 +13,14 @@ pub(crate) struct RunStaticAnalysis;
 impl Tool for RunStaticAnalysis {
     const NAME: &'static str = "run_static_analysis";
     const TITLE: &'static str = "Run static analysis";
-    const DESCRIPTION: &'static str = "Run local static analyzers (tsc type check, semgrep with \
-the project's rules) on changed_files, or on the files of `diff` with findings kept to its \
-changed lines, and merge results from SARIF files in the workspace (options.import_sarif). An \
-analyzer that is not installed, fails or times out is reported with a status and a reason, \
-never as a clean run. Options default to the workspace's tollgate.toml [analyzers] table \
-(analyzers [\"tsc\"], timeout_ms 60000 per analyzer, max_findings_per_analyzer 20). May write \
-tsc build info under the configured cache directory.";
+    const DESCRIPTION: &'static str = "Run tsc and semgrep on changed files (or a diff's changed \
+lines) and import SARIF files. Missing or failing analyzers are reported, never a clean run. \
+review_diff can run them too.";
     const GROUP: Group = Group::In(Profile::Review);
     const VERSION: &'static str = "1.0.0";
-    // Analyzers read the code; tsc may keep build info in Tollgate's cache directory, which is
-    // a write, though never to the user's files.
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-    };
+    // Analyzers read the code; tsc may keep build info in Tollgate's cache directory, a cache
+    // like the index (review_diff runs the same analyzers and is read-only too).
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = StaticAnalysisRequest;
     type Output = StaticAnalysisResponse;

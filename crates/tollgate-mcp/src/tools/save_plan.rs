@@ -11,7 +11,8 @@ pub(crate) struct SavePlan;
 impl Tool for SavePlan {
     const NAME: &'static str = "save_plan";
     const TITLE: &'static str = "Save plan";
-    const DESCRIPTION: &'static str = "Save a plan (EnhancedPlanOutput, as an object or JSON text) to the workspace's plan store. The plan is validated (unknown step references and dependency cycles are refused, naming the steps) and its dependency graph recomputed. A plan already saved (same id, else same name) is refused unless overwrite is true; then its content becomes the next version (identical content records nothing). Every version keeps who saved it and why.";
+    const DESCRIPTION: &'static str = "Save a plan (object or JSON text) to the workspace's plan \
+store after validating its step graph; overwrite=true records a new version.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

@@ -10,10 +10,8 @@ pub(crate) struct ScrubSecrets;
 impl Tool for ScrubSecrets {
     const NAME: &'static str = "scrub_secrets";
     const TITLE: &'static str = "Scrub secrets";
-    const DESCRIPTION: &'static str = "Mask secrets (cloud and API keys, tokens, private keys, \
-JWTs, passwords in URLs and assignments) in up to 1,000,000 characters of text before it is \
-shared or sent to a model. Every other character is returned unchanged; show_start / show_end \
-keep up to 8 characters of each secret visible (never more than half of it).";
+    const DESCRIPTION: &'static str = "Mask secrets (keys, tokens, private keys, passwords) in text \
+before sharing it or sending it to a model.";
     const GROUP: Group = Group::Utility;
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

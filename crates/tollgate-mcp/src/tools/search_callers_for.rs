@@ -12,10 +12,11 @@ pub(crate) struct SearchCallersFor;
 impl Tool for SearchCallersFor {
     const NAME: &'static str = "search_callers_for";
     const TITLE: &'static str = "Search callers for";
-    const DESCRIPTION: &'static str = "Find uses of a symbol (call sites and other references, definitions left out) across the workspace; the callers query of symbol_graph.";
+    const DESCRIPTION: &'static str = "Find the call sites and other uses of a symbol across the \
+workspace.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SearchCallersRequest;
     type Output = SymbolGraphResponse;

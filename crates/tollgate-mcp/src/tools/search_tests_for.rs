@@ -12,10 +12,11 @@ pub(crate) struct SearchTestsFor;
 impl Tool for SearchTestsFor {
     const NAME: &'static str = "search_tests_for";
     const TITLE: &'static str = "Search tests for";
-    const DESCRIPTION: &'static str = "Find tests for a symbol, file or behaviour: the hybrid search restricted to test files (test directories, *_test.*, test_*.py, *.spec.*, *Test.java).";
+    const DESCRIPTION: &'static str = "Find the tests for a symbol, file or behaviour (search \
+restricted to test files).";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SearchTestsRequest;
     type Output = SearchResponse;

@@ -12,10 +12,12 @@ pub(crate) struct SemanticSearch;
 impl Tool for SemanticSearch {
     const NAME: &'static str = "semantic_search";
     const TITLE: &'static str = "Semantic search";
-    const DESCRIPTION: &'static str = "Find code by meaning and identifiers: hybrid search (BM25 over syntax-aware chunks, hashed-vector similarity, definitions and commit history, ranked by query kind; distinct files first). Returns chunks with path, line range, symbol, relevance (0-1: the IDF-weighted share of the query's words the chunk holds, so a query nothing answers scores low) and snippet, plus the same as Markdown. mode=deep over-fetches more. Builds the index on first use.";
+    const DESCRIPTION: &'static str = "Find code by meaning and identifiers (hybrid lexical, \
+vector, symbol and history search); returns ranked chunks with path, lines and snippet. Use to \
+locate code you cannot name exactly.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SemanticSearchRequest;
     type Output = SearchResponse;

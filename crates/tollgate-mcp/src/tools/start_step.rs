@@ -11,7 +11,8 @@ pub(crate) struct StartStep;
 impl Tool for StartStep {
     const NAME: &'static str = "start_step";
     const TITLE: &'static str = "Start step";
-    const DESCRIPTION: &'static str = "Mark a ready step of a saved plan in progress (a blocked step is refused, naming what it waits on). Returns the step and the plan's progress, including next_ready_steps.";
+    const DESCRIPTION: &'static str = "Mark a ready step of a saved plan in progress; blocked steps \
+are refused, naming what they wait on.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_WRITE;

@@ -12,10 +12,11 @@ pub(crate) struct SymbolGraph;
 impl Tool for SymbolGraph {
     const NAME: &'static str = "symbol_graph";
     const TITLE: &'static str = "Symbol graph";
-    const DESCRIPTION: &'static str = "Answer where a symbol is defined (query_type=definition), where it is used (callers) or which files import it (importers), from the symbols and imports extracted at indexing; falls back to hybrid search in the same shape when the outlines know nothing (source says which). Filters: language, under; limit (default 20).";
+    const DESCRIPTION: &'static str = "Where a symbol is defined, who calls it, or which files \
+import it, from the index's symbols and imports.";
     const GROUP: Group = Group::In(Profile::Context);
     const VERSION: &'static str = "1.0.0";
-    const HINTS: Hints = Hints::BUILDS_INDEX;
+    const HINTS: Hints = Hints::READ_ONLY;
 
     type Input = SymbolGraphRequest;
     type Output = SymbolGraphResponse;

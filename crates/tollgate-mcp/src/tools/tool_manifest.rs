@@ -49,9 +49,8 @@ pub(crate) struct ToolDescription {
 impl Tool for ToolManifest {
     const NAME: &'static str = "tool_manifest";
     const TITLE: &'static str = "Tool manifest";
-    const DESCRIPTION: &'static str = "List every tool this server serves with its profile, \
-contract version, annotations and input/output JSON Schemas, plus the server's version and \
-protocol versions. Takes no arguments.";
+    const DESCRIPTION: &'static str = "List the served tools with profile, contract version, \
+annotations and schemas, plus server and protocol versions.";
     const GROUP: Group = Group::Utility;
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -11,11 +11,8 @@ pub(crate) struct UndoStep;
 impl Tool for UndoStep {
     const NAME: &'static str = "undo_step";
     const TITLE: &'static str = "Undo step";
-    const DESCRIPTION: &'static str = "Undo the changes execute_plan applied for a step \
-(step_number, else the step applied last): every file is restored from its backup under \
-.tollgate/backups, and the step goes back to pending. Refused, with nothing changed, when a file \
-was edited since the step wrote it, naming the files; force: true restores the backups anyway. \
-Recorded in the plan's history.";
+    const DESCRIPTION: &'static str = "Undo the file changes execute_plan applied for a step, from \
+its backups; refused if the files changed since (force overrides).";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::PLAN_DESTRUCTIVE;

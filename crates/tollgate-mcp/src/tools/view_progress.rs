@@ -11,7 +11,8 @@ pub(crate) struct ViewProgress;
 impl Tool for ViewProgress {
     const NAME: &'static str = "view_progress";
     const TITLE: &'static str = "View progress";
-    const DESCRIPTION: &'static str = "A saved plan's progress: counts by state, percentage done, next_ready_steps, blocked steps (with what they wait on), current steps, and every step's state, attempts, notes and files.";
+    const DESCRIPTION: &'static str = "A saved plan's progress: states, percentage, next ready, \
+blocked and current steps.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

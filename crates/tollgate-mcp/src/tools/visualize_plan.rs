@@ -12,12 +12,8 @@ pub(crate) struct VisualizePlan;
 impl Tool for VisualizePlan {
     const NAME: &'static str = "visualize_plan";
     const TITLE: &'static str = "Visualize plan";
-    const DESCRIPTION: &'static str = "Draw a plan as Mermaid: `dependencies` (default; the step \
-graph with the critical path highlighted), `architecture` (the parts of the codebase each step \
-touches) or `gantt` (steps on a timeline from their effort and dependencies). Every label is \
-escaped, so titles with quotes or brackets cannot break the diagram. The plan's step graph is \
-validated first: a cycle or an unknown step is an error naming the steps. Returns {diagram_type, \
-mermaid, plan_id, plan_version}.";
+    const DESCRIPTION: &'static str = "Draw a plan as Mermaid: dependencies (critical path \
+highlighted), architecture or gantt.";
     const GROUP: Group = Group::In(Profile::Plan);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

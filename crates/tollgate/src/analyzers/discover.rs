@@ -10,8 +10,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::process::{self, Exit, ToolCommand};
 use crate::findings::ToolOrigin;
+use crate::process::{self, Exit, ToolCommand};
 
 /// An executable that was found.
 #[derive(Debug, Clone, PartialEq, Eq)]

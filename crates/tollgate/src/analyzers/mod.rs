@@ -21,7 +21,6 @@
 mod api;
 mod discover;
 mod orchestrate;
-pub(crate) mod process;
 mod sarif_import;
 mod semgrep;
 mod tsc;

@@ -14,7 +14,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::discover::Tool;
-use super::process::{self, Exit, ProcessOutput, ToolCommand};
 use super::sarif_import::ImportedSarif;
 use super::workspace::SourceFiles;
 use super::{semgrep, tsc};
@@ -23,6 +22,7 @@ use crate::diff::ChangedLines;
 use crate::findings::{
     AnalysisScope, AnalyzerKind, AnalyzerReport, AnalyzerStatus, Finding, StaticAnalysisSummary,
 };
+use crate::process::{self, Exit, ProcessOutput, ToolCommand};
 use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
 /// stderr lines turned into warnings per process, and the characters kept of each.

@@ -14,11 +14,11 @@ use serde_json::Value;
 
 use super::discover;
 use super::orchestrate::{ToolContext, ToolRun, describe_exit, stderr_warnings};
-use super::process::{self, Exit, ToolCommand};
 use super::workspace::SourceFiles;
 use crate::findings::{
     AnalyzerStatus, Applicability, Category, Finding, Location, Severity, Source, SuggestedFix,
 };
+use crate::process::{self, Exit, ToolCommand};
 use crate::workspace::{Workspace, changed_file};
 
 /// Rule sources used when none is configured, when present in the workspace root.

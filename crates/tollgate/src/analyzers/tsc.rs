@@ -24,8 +24,8 @@ use sha2::{Digest, Sha256};
 
 use super::discover::{self, Tool};
 use super::orchestrate::{ToolContext, ToolRun, describe_exit, stderr_warnings};
-use super::process::{self, Exit, ToolCommand};
 use crate::findings::{AnalyzerStatus, Finding, Location, Severity, Source};
+use crate::process::{self, Exit, ToolCommand};
 
 /// Extensions of files the compiler checks.
 const CHECKED_EXTENSIONS: &[&str] = &["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];

@@ -9,8 +9,8 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{LlmError, ProviderReply, ProviderRequest, Role, estimate_tokens};
-use crate::analyzers::process::{self, Exit, ToolCommand};
 use crate::config::LlmConfig;
+use crate::process::{self, Exit, ToolCommand};
 
 /// The most bytes of an answer read from the command.
 const MAX_OUTPUT_BYTES: usize = 4 * 1024 * 1024;

@@ -9,8 +9,7 @@ use super::*;
 use crate::config::{ApiKey, RawConfig};
 
 /// The e2e tests' fake model server, compiled into the core's tests too (one implementation).
-#[path = "../../../../tests/tests/it/fake_llm.rs"]
-pub(crate) mod fake_llm;
+pub(crate) use tollgate_testkit::fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
 

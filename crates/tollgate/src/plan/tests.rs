@@ -10,12 +10,7 @@ use super::*;
 use crate::config::{LlmConfig, RawConfig};
 use crate::llm::LlmClient;
 
-#[path = "../../../../tests/tests/it/fake_llm.rs"]
-#[allow(
-    clippy::duplicate_mod,
-    reason = "the llm module's tests load the same shared loopback server privately"
-)]
-mod fake_llm;
+use tollgate_testkit::fake_llm;
 
 use fake_llm::{FakeLlm, Reply};
 

@@ -1,133 +1,23 @@
-//! Which language a path is written in, and that language's conventions for tests and public
-//! API. Preflight signals stay language-aware instead of assuming one repository's layout.
+//! Each language's conventions for public API and in-file tests. What a path is (its language,
+//! whether it is a test file) comes from `tollgate_lang`, the rule the code index shares.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Languages with dedicated conventions. Everything else is `Other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Language {
-    Rust,
-    TypeScript,
-    JavaScript,
-    Python,
-    Go,
-    Java,
-    Kotlin,
-    CSharp,
-    Ruby,
-    C,
-    Cpp,
-    Php,
-    Swift,
-    Scala,
-    Elixir,
-    Dart,
-    Other,
+pub(crate) use tollgate_lang::Language;
+
+/// The review's per-language rules beyond what a path is (that is `tollgate_lang`, shared with
+/// the code index).
+pub(crate) trait LanguageRules {
+    /// Whether an added or removed line declares part of the public API.
+    fn declares_public_api(&self, line: &str) -> bool;
+    /// Whether an added line in a source file is itself test code.
+    fn is_inline_test_marker(&self, line: &str) -> bool;
 }
 
-impl Language {
-    pub(crate) fn of_path(path: &str) -> Language {
-        let ext = file_name(path)
-            .rsplit_once('.')
-            .map(|(_, ext)| ext.to_ascii_lowercase())
-            .unwrap_or_default();
-        match ext.as_str() {
-            "rs" => Language::Rust,
-            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
-            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
-            "py" | "pyi" => Language::Python,
-            "go" => Language::Go,
-            "java" => Language::Java,
-            "kt" | "kts" => Language::Kotlin,
-            "cs" => Language::CSharp,
-            "rb" => Language::Ruby,
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "hh" | "hpp" | "hxx" => Language::Cpp,
-            "php" => Language::Php,
-            "swift" => Language::Swift,
-            "scala" | "sc" => Language::Scala,
-            "ex" | "exs" => Language::Elixir,
-            "dart" => Language::Dart,
-            _ => Language::Other,
-        }
-    }
-
-    /// Whether this is source code (as opposed to data, docs or config).
-    pub(crate) fn is_code(self) -> bool {
-        self != Language::Other
-    }
-
-    /// Test files by the language's own conventions.
-    pub(crate) fn is_test_path(self, path: &str) -> bool {
-        let lower = path.to_ascii_lowercase();
-        let name = file_name(&lower);
-        let in_dir = |dir: &str| {
-            lower.starts_with(&format!("{dir}/")) || lower.contains(&format!("/{dir}/"))
-        };
-        let generic = in_dir("tests") || in_dir("test") || in_dir("__tests__") || in_dir("spec");
-        match self {
-            Language::Rust => generic || in_dir("benches") || name.ends_with("_test.rs"),
-            Language::TypeScript | Language::JavaScript => {
-                generic
-                    || name.contains(".test.")
-                    || name.contains(".spec.")
-                    || name.contains(".e2e.")
-                    || in_dir("cypress")
-                    || in_dir("e2e")
-            }
-            Language::Python => {
-                generic
-                    || (name.starts_with("test_") && name.ends_with(".py"))
-                    || name.ends_with("_test.py")
-                    || name == "conftest.py"
-            }
-            Language::Go => name.ends_with("_test.go"),
-            Language::Java | Language::Kotlin => {
-                in_dir("src/test")
-                    || lower.contains("/src/test/")
-                    || generic
-                    || ["test.java", "tests.java", "it.java", "test.kt", "tests.kt"]
-                        .iter()
-                        .any(|suffix| name.ends_with(suffix))
-            }
-            Language::CSharp => {
-                generic
-                    || name.ends_with("tests.cs")
-                    || name.ends_with("test.cs")
-                    || lower.contains(".tests/")
-            }
-            Language::Ruby => generic || name.ends_with("_spec.rb") || name.ends_with("_test.rb"),
-            Language::C | Language::Cpp => {
-                generic
-                    || in_dir("unittests")
-                    || name.starts_with("test_")
-                    || ["_test.", "_tests.", "_unittest.", "-test.", ".test."]
-                        .iter()
-                        .any(|part| name.contains(part))
-            }
-            // PHPUnit's `FooTest.php`, Pest's `tests/`.
-            Language::Php => generic || name.ends_with("test.php"),
-            // SwiftPM puts tests in `Tests/<Target>Tests/`.
-            Language::Swift => {
-                generic || name.ends_with("tests.swift") || name.ends_with("test.swift")
-            }
-            Language::Scala => {
-                lower.contains("src/test/")
-                    || generic
-                    || ["spec.scala", "test.scala", "suite.scala"]
-                        .iter()
-                        .any(|suffix| name.ends_with(suffix))
-            }
-            Language::Elixir => generic || name.ends_with("_test.exs"),
-            Language::Dart => generic || name.ends_with("_test.dart"),
-            Language::Other => generic,
-        }
-    }
-
-    /// Whether an added or removed line declares part of the public API.
-    pub(crate) fn declares_public_api(self, line: &str) -> bool {
+impl LanguageRules for Language {
+    fn declares_public_api(&self, line: &str) -> bool {
         let pattern: &Regex = match self {
             Language::Rust => &RUST_PUB,
             Language::TypeScript | Language::JavaScript => &JS_EXPORT,
@@ -150,7 +40,7 @@ impl Language {
     /// Whether an added line in a source file is itself test code: Rust's inline test modules
     /// and doc tests, Vitest's in-source tests, Python doctests, Elixir `doctest`s are run by
     /// the language's test runner from the source file itself.
-    pub(crate) fn is_inline_test_marker(self, line: &str) -> bool {
+    fn is_inline_test_marker(&self, line: &str) -> bool {
         let trimmed = line.trim_start();
         match self {
             Language::Rust => {
@@ -166,10 +56,6 @@ impl Language {
             _ => false,
         }
     }
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 // `pub` but not `pub(crate)`, `pub(super)`, `pub(self)` or `pub(in …)`.
@@ -199,45 +85,6 @@ static JAVA_PUBLIC: LazyLock<Regex> =
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn test_conventions_per_language() {
-        let cases = [
-            ("tests/cli.rs", true),
-            ("src/lib.rs", false),
-            ("web/src/app.test.tsx", true),
-            ("web/src/__tests__/x.js", true),
-            ("pkg/test_models.py", true),
-            ("pkg/models.py", false),
-            ("pkg/conftest.py", true),
-            ("server/handler_test.go", true),
-            ("server/handler.go", false),
-            ("app/src/test/java/a/FooTest.java", true),
-            ("app/src/main/java/a/Foo.java", false),
-            ("lib/foo_spec.rb", true),
-            ("src/parser_test.cc", true),
-            ("test/test_buffer.c", true),
-            ("src/buffer.c", false),
-            ("tests/Unit/UserTest.php", true),
-            ("src/UserTest.php", true),
-            ("src/User.php", false),
-            ("Tests/CoreTests/ParserTests.swift", true),
-            ("Sources/Core/Parser.swift", false),
-            ("core/src/test/scala/a/ParserSpec.scala", true),
-            ("core/src/main/scala/a/Parser.scala", false),
-            ("test/app/parser_test.exs", true),
-            ("lib/app/parser.ex", false),
-            ("test/widget_test.dart", true),
-            ("lib/widget.dart", false),
-        ];
-        for (path, expected) in cases {
-            assert_eq!(
-                Language::of_path(path).is_test_path(path),
-                expected,
-                "{path}"
-            );
-        }
-    }
 
     #[test]
     fn inline_tests_per_language() {

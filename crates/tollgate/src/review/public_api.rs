@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::language::Language;
+use super::language::{Language, LanguageRules};
 use crate::diff::{Diff, FileDiff, Hunk, LineKind};
 
 /// What happened to one exported name.
@@ -192,7 +192,7 @@ fn declarations_in_hunk(
         }
         let mut names = Vec::new();
         if in_export_list {
-            let (body, closed) = match text.find(language.export_list_close()) {
+            let (body, closed) = match text.find(export_list_close(language)) {
                 Some(at) => (&text[..at], true),
                 None => (&text[..], false),
             };
@@ -200,7 +200,7 @@ fn declarations_in_hunk(
             in_export_list = !closed;
         } else if let Some(rest) = export_list_opening(language, &text) {
             // `export {` or `__all__ = [` with the list continuing on later lines.
-            let close = language.export_list_close();
+            let close = export_list_close(language);
             match rest.find(close) {
                 Some(at) => names.extend(list_names(&rest[..at])),
                 None => {
@@ -366,10 +366,12 @@ fn rust_declared_name(text: &str) -> Option<String> {
     }
 }
 
-impl Language {
-    /// What closes an export list opened by [`export_list_opening`].
-    fn export_list_close(self) -> char {
-        if self == Language::Python { ']' } else { '}' }
+/// What closes an export list opened by [`export_list_opening`].
+fn export_list_close(language: Language) -> char {
+    if language == Language::Python {
+        ']'
+    } else {
+        '}'
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use super::language::Language;
+use super::language::{Language, LanguageRules};
 use super::public_api::{self, ApiChange};
 use crate::config::{PathPatterns, PreflightConfig};
 use crate::diff::{Diff, FileDiff, FileStatus, LineKind};
@@ -95,7 +95,7 @@ pub(crate) fn compute<'d>(
 fn file_facts<'d>(diff: &'d Diff, file: &'d FileDiff, config: &PreflightConfig) -> FileFacts<'d> {
     let path = file.path();
     let language = Language::of_path(path);
-    let is_test = language.is_test_path(path) || config.extra_test_paths.is_match(path);
+    let is_test = tollgate_lang::is_test_path(path) || config.extra_test_paths.is_match(path);
     let is_dependency = DEPENDENCY_FILES.is_match(path);
     let is_config =
         !is_dependency && (CONFIG_FILES.is_match(path) || config.extra_config_paths.is_match(path));

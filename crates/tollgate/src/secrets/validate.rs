@@ -181,8 +181,8 @@ pub fn validate_content(
         }
         ContentType::GeneratedCode => {
             tiers.push("syntax");
-            let language = Language::from_path(request.file_path.as_deref());
-            if language == Language::Json {
+            let language = Syntax::from_path(request.file_path.as_deref());
+            if language == Syntax::Json {
                 parse_json(text, &mut issues);
             } else {
                 check_code(text, language, &index, &mut issues);
@@ -637,8 +637,9 @@ fn json_positions(text: &str) -> BTreeMap<String, usize> {
     scanner.out
 }
 
+/// The lexical family of a file: how its comments and strings look, all the bracket check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Language {
+enum Syntax {
     /// `//` and `/* */` comments, `"` strings, `'` chars (Rust, C, C++, Java, Go, C#, Kotlin, Swift).
     CLike,
     /// As C-like, with `'` and `` ` `` strings (JavaScript, TypeScript).
@@ -650,27 +651,27 @@ enum Language {
     Plain,
 }
 
-impl Language {
-    fn from_path(path: Option<&str>) -> Language {
+impl Syntax {
+    fn from_path(path: Option<&str>) -> Syntax {
         let ext = path
             .and_then(|p| p.rsplit_once('.'))
             .map(|(_, ext)| ext.to_ascii_lowercase())
             .unwrap_or_default();
         match ext.as_str() {
             "rs" | "c" | "h" | "cc" | "cpp" | "hpp" | "java" | "go" | "cs" | "kt" | "swift"
-            | "scala" => Language::CLike,
-            "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" => Language::Script,
-            "py" | "rb" | "sh" | "bash" | "yml" | "yaml" | "toml" | "r" | "pl" => Language::Hash,
-            "json" => Language::Json,
+            | "scala" => Syntax::CLike,
+            "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" => Syntax::Script,
+            "py" | "rb" | "sh" | "bash" | "yml" | "yaml" | "toml" | "r" | "pl" => Syntax::Hash,
+            "json" => Syntax::Json,
             // Generated code without a path is most often C-like.
-            "" => Language::CLike,
-            _ => Language::Plain,
+            "" => Syntax::CLike,
+            _ => Syntax::Plain,
         }
     }
 }
 
 /// Brackets, strings and comments; conflict markers; Markdown fences around the code.
-fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Vec<ContentIssue>) {
+fn check_code(text: &str, language: Syntax, index: &LineIndex, issues: &mut Vec<ContentIssue>) {
     for (line_idx, line) in text.lines().enumerate() {
         if ["<<<<<<< ", ">>>>>>> "].iter().any(|m| line.starts_with(m)) || line == "=======" {
             issues.push(issue(
@@ -709,8 +710,8 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
         let b = bytes[at];
         let next = bytes.get(at + 1).copied();
         let line_comment = match language {
-            Language::CLike | Language::Script => b == b'/' && next == Some(b'/'),
-            Language::Hash => b == b'#',
+            Syntax::CLike | Syntax::Script => b == b'/' && next == Some(b'/'),
+            Syntax::Hash => b == b'#',
             _ => false,
         };
         if line_comment {
@@ -719,8 +720,7 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
             }
             continue;
         }
-        if matches!(language, Language::CLike | Language::Script) && b == b'/' && next == Some(b'*')
-        {
+        if matches!(language, Syntax::CLike | Syntax::Script) && b == b'/' && next == Some(b'*') {
             match text[at + 2..].find("*/") {
                 Some(end) => at += 2 + end + 2,
                 None => {
@@ -731,12 +731,12 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
             continue;
         }
         let quote = match (language, b) {
-            (Language::Plain, _) => None,
+            (Syntax::Plain, _) => None,
             (_, b'"') => Some(b'"'),
-            (Language::Script | Language::Hash, b'\'') => Some(b'\''),
-            (Language::Script, b'`') => Some(b'`'),
+            (Syntax::Script | Syntax::Hash, b'\'') => Some(b'\''),
+            (Syntax::Script, b'`') => Some(b'`'),
             // A char literal ('x', '\n', '\u{..}'); a lone `'` is a lifetime or label.
-            (Language::CLike, b'\'') => {
+            (Syntax::CLike, b'\'') => {
                 let rest = &text[at + 1..];
                 let close = if let Some(escaped) = rest.strip_prefix('\\') {
                     escaped.find('\'').map(|i| i + 2)
@@ -757,7 +757,7 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
         if let Some(quote) = quote {
             // Python's triple quotes span lines; other strings end at the line (template
             // literals excepted).
-            let triple = language == Language::Hash
+            let triple = language == Syntax::Hash
                 && text[at..].starts_with(&format!("{0}{0}{0}", quote as char));
             let start = at;
             at += if triple { 3 } else { 1 };
@@ -780,7 +780,7 @@ fn check_code(text: &str, language: Language, index: &LineIndex, issues: &mut Ve
                     break;
                 } else if c == b'\n'
                     && quote != b'`'
-                    && !(language == Language::CLike && quote == b'"')
+                    && !(language == Syntax::CLike && quote == b'"')
                 {
                     break;
                 }

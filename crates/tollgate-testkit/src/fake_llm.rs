@@ -21,14 +21,6 @@
 //!
 //! Each connection is served on its own thread (so concurrency and timeouts are real) and
 //! closed after one answer. The server stops when dropped.
-//!
-//! This file uses only `std` and `serde_json`: the core's unit tests compile it too (through
-//! `#[path]`), so keep it that way.
-
-#![allow(
-    dead_code,
-    reason = "a shared test helper; each user needs only part of it"
-)]
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -86,6 +86,7 @@ impl State {
     }
 }
 
+#[derive(Debug)]
 pub struct FakeGitHub {
     url: String,
     state: Arc<Mutex<State>>,
@@ -99,10 +100,9 @@ const PAGE_SIZE: usize = 2;
 const MAX_LIFETIME: Duration = Duration::from_secs(300);
 
 impl FakeGitHub {
+    /// Starts the server. Build the binary under test first: the lifetime clock starts here,
+    /// and on a fresh checkout a build takes minutes.
     pub fn start() -> FakeGitHub {
-        // Build the binary under test before the lifetime clock starts: on a fresh checkout the
-        // build takes minutes, and a server that stopped meanwhile would fail the test.
-        crate::action::action_bin();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("non-blocking");
         let url = format!("http://{}", listener.local_addr().unwrap());

@@ -93,8 +93,8 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
-    /// Create a session for base...head and run it here with progress (or in the background
-    /// with --detach); prints the final status as JSON.
+    /// Create a session for base...head and run it here with progress, printing the final
+    /// status as JSON; with --detach, print the session id and run it in the background.
     Start(SessionStartArgs),
     /// Print a session's status as JSON.
     Status {
@@ -159,6 +159,10 @@ pub struct SessionStartArgs {
     /// Print the session id and run it in a background process.
     #[arg(long)]
     pub detach: bool,
+    /// With --detach: print the created session (id, steps, workers, warnings) as JSON instead
+    /// of the id alone.
+    #[arg(long, requires = "detach")]
+    pub json: bool,
 }
 
 /// Where the index is and which embedder it uses (shared by `index` and `search`).
@@ -627,6 +631,10 @@ pub enum PlanCommand {
         /// A step the refinement is about (repeatable).
         #[arg(long = "focus", value_name = "N")]
         focus_steps: Vec<u32>,
+        /// Save the result as the plan's next version (a plan file not saved yet is saved as a
+        /// new plan) [default: print only].
+        #[arg(long)]
+        save: bool,
     },
     /// Print a plan (file, `-`, or saved plan id) as Markdown (or --json).
     Show {

@@ -14,36 +14,61 @@
 //!   [`symbols`] answers definition / importer / related-file questions from the extracted
 //!   outlines; [`grep`] is a ripgrep-class regex search that needs no index.
 
+// Without the `engine` feature only `walk`, `rank` and `tokens` are left (what the plan scan
+// shares); the helpers the engine alone calls are then unused.
+#![cfg_attr(not(feature = "engine"), allow(dead_code))]
+
+#[cfg(feature = "engine")]
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "engine")]
 pub mod chunk;
+#[cfg(feature = "engine")]
 mod embed;
+#[cfg(feature = "engine")]
 mod error;
+#[cfg(feature = "engine")]
 mod graph;
+#[cfg(feature = "engine")]
 pub mod grep;
+#[cfg(feature = "engine")]
 mod hash;
+#[cfg(feature = "engine")]
 mod history;
+#[cfg(feature = "engine")]
 mod lexical;
 pub mod rank;
+#[cfg(feature = "engine")]
 mod search;
+#[cfg(feature = "engine")]
 mod store;
+#[cfg(feature = "engine")]
 pub mod symbols;
 mod tokenize;
+#[cfg(feature = "engine")]
 mod update;
+#[cfg(feature = "engine")]
 mod vectors;
 pub mod walk;
 
+#[cfg(feature = "engine")]
 pub use embed::{Embedder, HASHED_DIM, HashedEmbedder, HttpEmbedder};
+#[cfg(feature = "engine")]
 pub use error::{ERROR_CODES, IndexError};
+#[cfg(feature = "engine")]
 pub use history::{CommitFilter, CommitHit};
+#[cfg(feature = "engine")]
 pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,
     search,
 };
 pub use tokenize::tokens;
+#[cfg(feature = "engine")]
 pub use update::{Progress, UpdateReport, update};
+#[cfg(feature = "engine")]
 pub use vectors::HNSW_MIN_POINTS;
 
+#[cfg(feature = "engine")]
 /// Where an index lives and what it covers.
 #[derive(Debug, Clone)]
 pub struct IndexConfig {
@@ -59,14 +84,17 @@ pub struct IndexConfig {
     pub hnsw_min_points: usize,
 }
 
+#[cfg(feature = "engine")]
 /// Commits a new index reads by default. Measured on "PR title → files" over five repositories
 /// (BENCHMARKS.md): 3,000 commits rank as well as 10,000 (NDCG@10 −0.001, CI −0.006..+0.004) at
 /// a third of the history's cost; 1,000 lose (−0.011, rust-analyzer −0.032).
 pub const DEFAULT_HISTORY_DEPTH: usize = 3_000;
 
+#[cfg(feature = "engine")]
 /// The default index directory inside a workspace.
 pub const DEFAULT_INDEX_DIR: &str = ".tollgate/index";
 
+#[cfg(feature = "engine")]
 impl IndexConfig {
     pub fn new(root: &Path) -> IndexConfig {
         IndexConfig {
@@ -79,6 +107,7 @@ impl IndexConfig {
     }
 }
 
+#[cfg(feature = "engine")]
 /// An index's state and health.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Status {
@@ -104,12 +133,14 @@ pub struct Status {
     pub updating: bool,
 }
 
+#[cfg(feature = "engine")]
 /// True when an index has been built at `config.dir` (a completed run left its header), whatever
 /// its health; cheap enough to ask before every query.
 pub fn exists(config: &IndexConfig) -> bool {
     config.dir.join("meta.json").is_file()
 }
 
+#[cfg(feature = "engine")]
 /// Whether the index exists in the format this build reads (an older one must be rebuilt).
 pub fn is_current(config: &IndexConfig) -> bool {
     store::read_json::<store::Meta>(&config.dir.join("meta.json"))
@@ -118,6 +149,7 @@ pub fn is_current(config: &IndexConfig) -> bool {
         .is_some_and(|meta| meta.version == store::FORMAT_VERSION)
 }
 
+#[cfg(feature = "engine")]
 /// Reports on the index at `config.dir` without changing it.
 pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     let dir = &config.dir;
@@ -220,6 +252,7 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     Ok(status)
 }
 
+#[cfg(feature = "engine")]
 /// Commits relevant to `query`, best first (empty without a history index).
 pub fn commits(
     config: &IndexConfig,
@@ -230,6 +263,7 @@ pub fn commits(
     history::search(&config.dir.join("history"), query, limit, filter)
 }
 
+#[cfg(feature = "engine")]
 #[cfg(test)]
 mod tests {
     use std::ops::ControlFlow;

@@ -2,8 +2,10 @@
 //! builder and the hashed embedder: identifiers are kept whole *and* split into their camelCase,
 //! snake_case and digit parts, everything lowercased, a few stop words dropped.
 
+#[cfg(feature = "engine")]
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
+#[cfg(feature = "engine")]
 /// The name under which [`CodeTokenizer`] is registered with tantivy.
 pub(crate) const CODE_TOKENIZER: &str = "tollgate_code";
 
@@ -180,10 +182,12 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+#[cfg(feature = "engine")]
 /// [`for_each_token`] as a tantivy tokenizer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CodeTokenizer;
 
+#[cfg(feature = "engine")]
 /// The tokens of one text: their texts in one buffer, handed out through one reused
 /// [`Token`] (tantivy tokenizes every chunk; a `String` per token was a large share of it).
 #[derive(Debug)]
@@ -195,6 +199,7 @@ pub(crate) struct CodeTokenStream {
     token: Token,
 }
 
+#[cfg(feature = "engine")]
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream;
 
@@ -214,6 +219,7 @@ impl Tokenizer for CodeTokenizer {
     }
 }
 
+#[cfg(feature = "engine")]
 impl TokenStream for CodeTokenStream {
     fn advance(&mut self) -> bool {
         let Some(&(end, from, to)) = self.spans.get(self.next) else {
@@ -242,7 +248,7 @@ impl TokenStream for CodeTokenStream {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "engine"))]
 mod tests {
     use super::*;
 

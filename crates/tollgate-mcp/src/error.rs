@@ -115,6 +115,7 @@ impl From<tollgate::context::ContextError> for ToolError {
 
 impl From<tollgate::plan::library::PlanStoreError> for ToolError {
     fn from(err: tollgate::plan::library::PlanStoreError) -> ToolError {
-        ToolError::new(err.code(), err.to_string()).with_field(err.field())
+        let message = err.message(tollgate::plan::library::FrontEnd::Mcp);
+        ToolError::new(err.code(), message).with_field(err.field())
     }
 }

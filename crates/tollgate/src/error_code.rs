@@ -149,6 +149,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "index")]
     fn the_index_crate_s_codes_are_all_error_codes() {
         for code in tollgate_index::ERROR_CODES {
             assert!(code.parse::<ErrorCode>().is_ok(), "{code}");

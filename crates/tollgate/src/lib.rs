@@ -14,6 +14,7 @@
 pub mod analyzers;
 pub mod ci_log;
 pub mod config;
+#[cfg(feature = "index")]
 pub mod context;
 pub mod control;
 pub mod diff;

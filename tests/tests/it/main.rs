@@ -22,6 +22,7 @@ mod model_setup;
 mod plan_cli;
 mod plan_execute;
 mod plan_mermaid;
+mod readme_examples;
 mod replay;
 mod review_cli;
 mod review_model;

@@ -97,6 +97,50 @@ fn create_can_save_and_refine_by_saved_id() {
     let shown = tollgate(&["plan", "show", "--repo", dir, "--json", &id]).run();
     shown.assert_code(0);
     assert_eq!(shown.json()["id"], id.as_str());
+
+    // Refining prints version 2 and says it saved nothing; --save stores it.
+    let feedback = [
+        "plan",
+        "refine",
+        "--repo",
+        dir,
+        &id,
+        "--feedback",
+        "add a jitter test",
+    ];
+    let printed = tollgate(&feedback).run();
+    printed.assert_code(0);
+    assert!(printed.stdout.contains("version 2"), "{}", printed.stdout);
+    assert!(printed.stderr.contains("not saved"), "{}", printed.stderr);
+    let version = |id: &str| {
+        tollgate(&["plan", "show", "--repo", dir, "--json", id])
+            .run()
+            .json()["version"]
+            .clone()
+    };
+    assert_eq!(version(&id), 1);
+    let saved = tollgate(&[&feedback[..], &["--save"]].concat()).run();
+    saved.assert_code(0);
+    assert!(!saved.stderr.contains("not saved"), "{}", saved.stderr);
+    assert_eq!(version(&id), 2);
+    let json = tollgate(&[&feedback[..], &["--save", "--json"]].concat()).run();
+    assert_eq!(json.json()["saved"]["outcome"], "new_version");
+    assert_eq!(version(&id), 3);
+}
+
+#[test]
+fn an_unknown_plan_id_points_at_the_cli_listing() {
+    let repo = repo();
+    let dir = repo.path().to_str().unwrap();
+    for command in ["visualize", "show"] {
+        let run = tollgate(&["plan", command, "--repo", dir, "plan_nope"]).run();
+        run.assert_code(2);
+        assert!(
+            run.stderr.contains("`tollgate plan list`") && !run.stderr.contains("list_plans"),
+            "{}",
+            run.stderr
+        );
+    }
 }
 
 /// A `plan save` killed at arbitrary moments of its write leaves a store that opens, passes

@@ -75,6 +75,19 @@ fn review_changes_reads_stdin_prints_json_and_fails_on_an_incorrect_patch() {
 }
 
 #[test]
+fn review_git_without_a_model_is_llm_not_configured_even_with_nothing_to_review() {
+    // A clean tree: there is nothing uncommitted, and no verdict may be given without a model.
+    let repo = TestRepo::new();
+    repo.write("a.rs", "fn a() {}\n");
+    repo.commit("init");
+    let dir = repo.path().display().to_string();
+    let run = tollgate(&["review-git", "--repo", &dir, "--target", "head"]).run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("LLM_NOT_CONFIGURED"), "{}", run.stderr);
+    assert!(!run.stdout.contains("patch is correct"), "{}", run.stdout);
+}
+
+#[test]
 fn review_git_reviews_a_branch_from_its_merge_base_and_refuses_option_like_refs() {
     let server = FakeLlm::start();
     server.respond_with(|_| answer("needs attention", 1));

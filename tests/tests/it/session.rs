@@ -202,7 +202,13 @@ fn a_detached_session_is_paused_and_cancelled_from_other_processes() {
     ])
     .run();
     started.assert_code(0);
-    let id = started.json()["session_id"].as_str().unwrap().to_string();
+    // What the README shows: the id alone, so `id=$(tollgate session start … --detach)` works.
+    let id = started.stdout.trim().to_string();
+    assert!(
+        !id.is_empty() && !id.contains(char::is_whitespace) && !id.contains('{'),
+        "{}",
+        started.stdout
+    );
     // The background process runs it; wait for it to end (nextest bounds a hang).
     let status = loop {
         let status = tollgate(&["session", "status", &id, "--repo", &dir])
@@ -220,6 +226,41 @@ fn a_detached_session_is_paused_and_cancelled_from_other_processes() {
     let resume = tollgate(&["session", "resume", &id, "--repo", &dir, "--detach"]).run();
     resume.assert_code(2);
     assert!(resume.stderr.contains("completed"), "{}", resume.stderr);
+}
+
+#[test]
+fn a_detached_start_prints_the_creation_json_with_json() {
+    let repo = pr();
+    let dir = repo_arg(&repo);
+    let started = tollgate(&[
+        "session", "start", "--repo", &dir, "--base", "main", "--head", "feature", "--files",
+        "src/a.rs", "--detach", "--json",
+    ])
+    .run();
+    started.assert_code(0);
+    let created = started.json();
+    let id = created["session_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        created["total_steps"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{created}"
+    );
+    // Let the background run end before the repository goes away.
+    while ["queued", "running"].contains(
+        &tollgate(&["session", "status", &id, "--repo", &dir])
+            .run()
+            .json()["status"]
+            .as_str()
+            .unwrap(),
+    ) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Without --detach the final status is JSON already: --json asks for nothing else.
+    let refused = tollgate(&[
+        "session", "start", "--repo", &dir, "--base", "main", "--json",
+    ])
+    .run();
+    refused.assert_code(2);
 }
 
 fn time_ms() -> i64 {

@@ -93,6 +93,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
             feedback,
             clarifications,
             focus_steps,
+            save,
         } => plan_authoring::refine(
             repo,
             RefineOptions {
@@ -100,6 +101,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
                 feedback,
                 clarifications,
                 focus_steps,
+                save,
+                author: args.author.unwrap_or_else(plan_store::default_author),
             },
             json,
         ),

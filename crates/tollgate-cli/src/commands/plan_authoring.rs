@@ -5,10 +5,10 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde_json::Value;
-use tollgate::plan::library::{LoadPlanRequest, load_plan};
+use tollgate::plan::library::{FrontEnd, LoadPlanRequest, load_plan};
 use tollgate::plan::{
     CreatePlanRequest, DiagramType, PlanError, PlanResponse, RefinePlanRequest,
-    VisualizePlanRequest, create_plan, refine_plan, render_markdown, visualize_plan,
+    VisualizePlanRequest, create_plan, refine_plan, render_markdown, save_refined, visualize_plan,
 };
 use tollgate::store::Store;
 
@@ -57,6 +57,9 @@ pub struct RefineOptions {
     pub feedback: Option<String>,
     pub clarifications: Option<String>,
     pub focus_steps: Vec<u32>,
+    /// Store the result as the plan's next version.
+    pub save: bool,
+    pub author: String,
 }
 
 pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result<ExitStatus> {
@@ -68,7 +71,22 @@ pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result
         focus_steps: options.focus_steps,
         generate_diagrams: None,
     };
-    finish(refine_plan(llm.as_ref(), &request), json)
+    let mut response = match refine_plan(llm.as_ref(), &request) {
+        Ok(response) => response,
+        Err(err) => return Ok(report(&err)),
+    };
+    if options.save {
+        if let Err(err) = save_refined(repo, &mut response, &options.author) {
+            return Ok(report(&err));
+        }
+    } else if !json {
+        // The Markdown says "version N": say that nothing stored it.
+        eprintln!(
+            "not saved: version {} of plan `{}` exists only in this output (--save stores it)",
+            response.plan.version, response.plan.id
+        );
+    }
+    finish(Ok(response), json)
 }
 
 /// `plan show`: a plan (file, `-` or saved id) as Markdown or JSON.
@@ -124,7 +142,7 @@ fn finish(result: Result<PlanResponse, PlanError>, json: bool) -> anyhow::Result
 }
 
 fn report(err: &PlanError) -> ExitStatus {
-    eprintln!("error [{}]: {err}", err.code());
+    eprintln!("error [{}]: {}", err.code(), err.message(FrontEnd::Cli));
     ExitStatus::Error
 }
 
@@ -147,7 +165,12 @@ fn plan_value(repo: &Path, source: &str) -> anyhow::Result<Value> {
             ..LoadPlanRequest::default()
         },
     )
-    .map_err(|err| anyhow::anyhow!("{source} is neither a plan file nor a saved plan: {err}"))?;
+    .map_err(|err| {
+        anyhow::anyhow!(
+            "{source} is neither a plan file nor a saved plan: {}",
+            err.message(FrontEnd::Cli)
+        )
+    })?;
     Ok(serde_json::to_value(loaded.plan)?)
 }
 

@@ -14,8 +14,8 @@ use tollgate::plan::history::{
     rollback_plan, view_history,
 };
 use tollgate::plan::library::{
-    DeletePlanRequest, ListPlansRequest, LoadPlanRequest, PlanStoreError, SavePlanRequest,
-    delete_plan, list_plans, load_plan, save_plan,
+    DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, PlanStoreError,
+    SavePlanRequest, delete_plan, list_plans, load_plan, save_plan,
 };
 use tollgate::plan::progress::{
     CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, ViewProgressRequest,
@@ -35,7 +35,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
     match outcome {
         Ok(()) => Ok(ExitStatus::Pass),
         Err(Failure::Plan(err)) => {
-            eprintln!("error [{}]: {err}", err.code());
+            eprintln!("error [{}]: {}", err.code(), err.message(FrontEnd::Cli));
             Ok(ExitStatus::Error)
         }
         Err(Failure::Other(err)) => Err(err),

@@ -144,7 +144,12 @@ fn start(args: SessionStartArgs, settings: &SessionSettings) -> anyhow::Result<E
     }
     if args.detach {
         spawn_background(&args.repo, &created.session_id)?;
-        print_json(serde_json::to_value(&created)?)?;
+        if args.json {
+            print_json(serde_json::to_value(&created)?)?;
+        } else {
+            // The id alone, for `id=$(tollgate session start … --detach)`.
+            outln!("{}", created.session_id);
+        }
         return Ok(ExitStatus::Pass);
     }
     eprintln!(

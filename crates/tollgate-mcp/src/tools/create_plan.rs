@@ -48,7 +48,8 @@ pub(super) fn planning_model(
 }
 
 pub(super) fn plan_error(err: PlanError) -> ToolError {
-    ToolError::new(err.code(), err.to_string()).with_field(err.field())
+    let message = err.message(tollgate::plan::library::FrontEnd::Mcp);
+    ToolError::new(err.code(), message).with_field(err.field())
 }
 
 #[cfg(test)]

@@ -17,6 +17,24 @@ use super::model::StepNumber;
 use crate::store::plans::{self as sql, ApprovalRow};
 use crate::store::{Store, now_rfc3339};
 
+/// The approval request that keeps `step` of the plan's `version` from starting, if any: every
+/// request for that version covering the step (the whole plan, or a group holding the step)
+/// must be approved; a pending one waits, and a rejected one (or one asking for changes) holds
+/// the step until new content is saved, a new version with its own requests. Requests for
+/// other versions do not count: an approval is for one content.
+pub(crate) fn blocking_approval(
+    conn: &rusqlite::Connection,
+    plan_id: &str,
+    version: u32,
+    step: StepNumber,
+) -> Result<Option<ApprovalRow>, PlanStoreError> {
+    Ok(sql::approvals(conn, plan_id)?.into_iter().find(|a| {
+        a.plan_version == version
+            && (a.step_numbers.is_empty() || a.step_numbers.contains(&step))
+            && a.status != "approved"
+    }))
+}
+
 /// Input of `request_approval`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -323,6 +341,55 @@ mod tests {
                 author: Some("lead".into()),
             },
         )
+    }
+
+    #[test]
+    fn a_step_an_unapproved_request_covers_cannot_start() {
+        use crate::plan::progress::{
+            CompleteStepRequest, StartStepRequest, complete_step, start_step,
+        };
+        let store = Store::open_in_memory().unwrap();
+        let id = save(&store, sample_plan(), None).plan.id;
+        let start = |n| {
+            start_step(
+                &store,
+                &StartStepRequest {
+                    plan_id: id.clone(),
+                    step_number: n,
+                    author: None,
+                },
+            )
+        };
+        let request = ask(&store, &id, vec![1]).unwrap().approval.id;
+        let err = start(1).unwrap_err();
+        assert_eq!(err.code(), "CONFLICT");
+        assert!(
+            err.to_string().contains(&request) && err.to_string().contains("pending"),
+            "{err}"
+        );
+        // A whole-plan request holds every step, until it is approved.
+        answer(&store, &request, ApprovalAction::Approve).unwrap();
+        let full = ask(&store, &id, vec![]).unwrap().approval.id;
+        assert!(start(1).unwrap_err().to_string().contains(&full));
+        answer(&store, &full, ApprovalAction::Approve).unwrap();
+        // A rejection holds its steps for this version; other steps go on.
+        let group = ask(&store, &id, vec![2]).unwrap().approval.id;
+        answer(&store, &group, ApprovalAction::Reject).unwrap();
+        start(1).unwrap();
+        complete_step(
+            &store,
+            &CompleteStepRequest {
+                plan_id: id.clone(),
+                step_number: 1,
+                notes: None,
+                files_modified: Vec::new(),
+                author: None,
+            },
+        )
+        .unwrap();
+        let held = start(2).unwrap_err().to_string();
+        assert!(held.contains(&group) && held.contains("rejected"), "{held}");
+        start(3).unwrap();
     }
 
     #[test]

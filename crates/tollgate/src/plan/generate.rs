@@ -98,6 +98,16 @@ pub enum PlanError {
 }
 
 impl PlanError {
+    /// The message for `front_end`'s user (see [`PlanStoreError::message`]).
+    ///
+    /// [`PlanStoreError::message`]: crate::plan::library::PlanStoreError::message
+    pub fn message(&self, front_end: crate::plan::library::FrontEnd) -> String {
+        match self {
+            PlanError::Store(err) => err.message(front_end),
+            _ => self.to_string(),
+        }
+    }
+
     /// The stable machine code.
     pub fn code(&self) -> ErrorCode {
         match self {

@@ -39,7 +39,8 @@ pub mod status {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanStoreError {
-    #[error("Plan `{0}` not found (list_plans shows the saved plans)")]
+    /// [`PlanStoreError::message`] adds how the user lists the saved plans.
+    #[error("Plan `{0}` not found")]
     PlanNotFound(String),
     #[error("Plan `{plan_id}` has no version {version} (it has versions 1 to {latest})")]
     VersionNotFound {
@@ -69,7 +70,35 @@ pub enum PlanStoreError {
     Store(#[from] StoreError),
 }
 
+/// The front end a message is for: each points the user at its own commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    Cli,
+    Mcp,
+}
+
+impl FrontEnd {
+    /// How this front end's user lists the saved plans.
+    pub fn list_plans(self) -> &'static str {
+        match self {
+            FrontEnd::Cli => "`tollgate plan list`",
+            FrontEnd::Mcp => "list_plans",
+        }
+    }
+}
+
 impl PlanStoreError {
+    /// The message for `front_end`'s user: a missing plan names that front end's way to list
+    /// the saved ones.
+    pub fn message(&self, front_end: FrontEnd) -> String {
+        match self {
+            PlanStoreError::PlanNotFound(_) => {
+                format!("{self} ({} shows the saved plans)", front_end.list_plans())
+            }
+            _ => self.to_string(),
+        }
+    }
+
     /// Stable machine code.
     pub fn code(&self) -> ErrorCode {
         match self {

@@ -19,7 +19,7 @@ pub use model::{
     GraphEdge, GraphNode, Level, Milestone, Plan, Priority, Provenance, Risk, Scope, Step,
     StepNumber, StepOutput, TestingStrategy, parse_effort_hours,
 };
-pub use refine::{RefinePlanRequest, refine_plan};
+pub use refine::{RefinePlanRequest, refine_plan, save_refined};
 pub use visualize::{VisualizePlanRequest, VisualizePlanResponse, visualize_plan};
 
 pub mod apply;

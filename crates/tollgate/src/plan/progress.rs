@@ -382,6 +382,7 @@ impl PlanState {
         if current.status != step_status::READY {
             return Err(transition_error(&current, "start"));
         }
+        self.check_approved(conn, &current, "start")?;
         let now = now_rfc3339();
         let mut state = self.state_or_new(number);
         state.status = step_status::IN_PROGRESS.to_string();
@@ -392,6 +393,30 @@ impl PlanState {
         self.put(conn, state)?;
         sql::log_event(conn, &self.row.id, Some(number), "started", "", author)?;
         self.settle_plan_status(conn, author)
+    }
+
+    /// Refuses to start a step an approval request of this version holds (pending, rejected
+    /// or modification requested).
+    fn check_approved(
+        &self,
+        conn: &rusqlite::Connection,
+        current: &StepProgress,
+        action: &str,
+    ) -> Result<(), PlanStoreError> {
+        let Some(approval) = crate::plan::approval::blocking_approval(
+            conn,
+            &self.row.id,
+            self.row.current_version,
+            current.step_number,
+        )?
+        else {
+            return Ok(());
+        };
+        let status = approval.status.replace('_', " ");
+        Err(PlanStoreError::Conflict(format!(
+            "Cannot {action} step {} (\"{}\"): approval request `{}` for version {} is {status}; it starts once a request for this version is approved",
+            current.step_number, current.title, approval.id, approval.plan_version
+        )))
     }
 
     /// Completes a step that is in progress (or ready: started and finished in one call).
@@ -407,6 +432,10 @@ impl PlanState {
         let current = self.step_progress(number);
         if current.status != step_status::IN_PROGRESS && current.status != step_status::READY {
             return Err(transition_error(&current, "complete"));
+        }
+        if current.status == step_status::READY {
+            // Started and finished in one call: the start's approval rule holds.
+            self.check_approved(conn, &current, "complete")?;
         }
         let now = now_rfc3339();
         let mut state = self.state_or_new(number);

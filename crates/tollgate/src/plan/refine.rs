@@ -43,6 +43,30 @@ pub struct RefinePlanRequest {
 
 const MAX_FEEDBACK_CHARS: usize = 20_000;
 
+/// Stores a refined plan as the next version of its plan (a plan not saved yet is created),
+/// recording `author`, and says so in `response.saved`. Refining alone saves nothing.
+pub fn save_refined(
+    root: &std::path::Path,
+    response: &mut PlanResponse,
+    author: &str,
+) -> Result<(), PlanError> {
+    let store =
+        crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
+    let saved = crate::plan::library::save_plan(
+        &store,
+        &crate::plan::library::SavePlanRequest {
+            plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
+            name: None,
+            tags: Vec::new(),
+            overwrite: true,
+            author: Some(author.to_string()),
+            reason: Some("refined".into()),
+        },
+    )?;
+    response.saved = Some(saved);
+    Ok(())
+}
+
 /// Refines `request.current_plan` into its next version.
 pub fn refine_plan(
     llm: Option<&LlmClient>,

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tollgate_index::rank::FileClass;
-use tollgate_index::{SearchQuery, tokens};
+use tollgate_index::tokens;
 
 /// Files looked at, at most.
 const MAX_FILES: usize = 20_000;
@@ -414,7 +414,10 @@ const SEARCH_BONUS: f64 = 6.0;
 
 /// The workspace's code index's file ranking for `task`, best first; empty when it has no index
 /// of the current format (a plan does not build one: that is `tollgate index`'s job).
+#[cfg(feature = "index")]
 fn index_ranking(root: &Path, task: &str) -> Vec<String> {
+    use tollgate_index::SearchQuery;
+
     // Through the workspace's checks: a committed `.tollgate` link is not followed.
     let Ok(ws) = crate::context::Workspace::open(root) else {
         return Vec::new();
@@ -433,6 +436,12 @@ fn index_ranking(root: &Path, task: &str) -> Vec<String> {
         }
     }
     files
+}
+
+/// Built without the code index (feature `index`): the scan ranks by paths and contents alone.
+#[cfg(not(feature = "index"))]
+fn index_ranking(_root: &Path, _task: &str) -> Vec<String> {
+    Vec::new()
 }
 
 /// Import edges among `files`: `(importer, imported)` index pairs, sorted, without self-edges.

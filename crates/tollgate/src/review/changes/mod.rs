@@ -296,6 +296,10 @@ fn review_parsed(
             ));
         }
     }
+    // The model first: without one this review cannot review anything, and an empty diff
+    // answered "patch is correct" would read as a verdict nobody gave.
+    let client =
+        LlmClient::from_config(&config.llm, workspace).map_err(RequestError::ModelRequired)?;
     let reviewable = selected
         .iter()
         .any(|f| !f.binary && f.status != FileStatus::Deleted && !f.hunks.is_empty());
@@ -310,8 +314,6 @@ fn review_parsed(
         review.metadata.review_duration_ms = elapsed_ms(started);
         return Ok(review);
     }
-    let client =
-        LlmClient::from_config(&config.llm, workspace).map_err(RequestError::ModelRequired)?;
     review.metadata.model_used = client.model().to_string();
     review.metadata.api_key_env = client.key_source().map(str::to_string);
 

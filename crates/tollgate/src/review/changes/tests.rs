@@ -268,6 +268,19 @@ fn without_a_model_the_error_says_how_to_configure_one() {
 }
 
 #[test]
+fn nothing_to_review_without_a_model_is_still_llm_not_configured() {
+    // `review-git --target head` on a clean tree used to answer "patch is correct".
+    let repo = repo();
+    let err = review_git_diff(
+        repo.path(),
+        RawConfig::default(),
+        &git_request(Some("head"), None),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "LLM_NOT_CONFIGURED", "{err}");
+}
+
+#[test]
 fn bad_options_name_their_field() {
     let dir = tempfile::tempdir().unwrap();
     let cases: Vec<(ReviewChangesRequest, &str)> = vec![
@@ -309,7 +322,7 @@ fn bad_options_name_their_field() {
 }
 
 #[test]
-fn excluded_files_are_not_sent_and_an_all_excluded_diff_needs_no_model() {
+fn excluded_files_are_not_sent_and_an_all_excluded_diff_asks_the_model_nothing() {
     let server = FakeLlm::start();
     server.respond_with(|_| Reply::json(verdict(json!([]), "patch is correct")));
     let two = format!(
@@ -323,9 +336,9 @@ fn excluded_files_are_not_sent_and_an_all_excluded_diff_needs_no_model() {
     let user = server.requests()[0].user_text();
     assert!(user.contains("File: src/lib.rs") && !user.contains("Cargo.lock"));
 
-    // Everything excluded: nothing to review, no model needed at all.
+    // Everything excluded: nothing to review, no request made.
     req.exclude_patterns = Some(StringList::Csv("**/*.rs,*.lock".into()));
-    let nothing = review_changes(dir.path(), RawConfig::default(), &req).unwrap();
+    let nothing = review_changes(dir.path(), settings(&server), &req).unwrap();
     assert_eq!(nothing.overall_correctness, Correctness::Correct);
     assert!(nothing.overall_explanation.starts_with("Nothing to review"));
     assert_eq!(server.request_count(), 1);

@@ -316,6 +316,7 @@ fn a_rerun_on_the_same_change_is_served_from_the_cache() {
 }
 
 #[test]
+#[cfg(feature = "index")]
 fn definitions_the_change_uses_come_from_an_existing_code_index_only() {
     let server = FakeLlm::start();
     server.respond_with(|_| Reply::json(json!({"findings": []})));

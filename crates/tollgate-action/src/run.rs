@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use tollgate::config::{self, CONFIG_FILE_NAME, ConfigFile, RawConfig, RawReview, ReviewConfig};
+use tollgate::config::{RawConfig, RawReview, ReviewConfig};
 use tollgate::diff::{self, ChangedLines, DiffSpec};
 use tollgate::findings::ReviewResult;
 use tollgate::publish::{self, PublishConfig};
@@ -210,17 +210,6 @@ fn load_config(
     gate_files: &GateFiles,
     options: &ReviewOptions,
 ) -> anyhow::Result<ReviewConfig> {
-    let config_limit = tollgate::input::Limit::fixed(tollgate::input::MAX_CONFIG_BYTES);
-    let file_bytes = gate_files.read(workspace, CONFIG_FILE_NAME, "config file", config_limit)?;
-    let file_text = file_bytes.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let label = gate_files.label(CONFIG_FILE_NAME);
-    let file = match &file_text {
-        Some(text) => ConfigFile::Text {
-            text,
-            label: &label,
-        },
-        None => ConfigFile::None,
-    };
     let blank_to_none =
         |value: &Option<String>| value.clone().filter(|text| !text.trim().is_empty());
     let list = |value: &Option<Vec<String>>| {
@@ -253,7 +242,9 @@ fn load_config(
         },
         ..RawConfig::default()
     };
-    Ok(config::load(file, std::env::vars(), input_layer)?.resolve()?)
+    Ok(gate_files
+        .load_config(workspace, std::env::vars(), input_layer)?
+        .resolve()?)
 }
 
 fn parse_option<T: std::str::FromStr>(

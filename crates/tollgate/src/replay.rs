@@ -19,11 +19,10 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CONFIG_FILE_NAME, ConfigFile, RawConfig, ReviewConfig};
+use crate::config::{RawConfig, ReviewConfig};
 use crate::control::Control;
 use crate::diff::{self, DiffSpec, GitError, HistoryCommit};
 use crate::findings::Severity;
-use crate::input::{Limit, MAX_CONFIG_BYTES};
 use crate::review::{self, DiffInput, GateFiles, ReviewRequest};
 
 /// Which commits of the first-parent history to replay.
@@ -374,24 +373,8 @@ fn commit_config(
     gate_files: &GateFiles,
     env: &[(String, String)],
 ) -> Result<ReviewConfig, String> {
-    let file_text = gate_files
-        .read(
-            workspace,
-            CONFIG_FILE_NAME,
-            "config file",
-            Limit::fixed(MAX_CONFIG_BYTES),
-        )
-        .map_err(|err| err.to_string())?
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let label = gate_files.label(CONFIG_FILE_NAME);
-    let file = match &file_text {
-        Some(text) => ConfigFile::Text {
-            text,
-            label: &label,
-        },
-        None => ConfigFile::None,
-    };
-    let mut config = crate::config::load(file, env.iter().cloned(), RawConfig::default())
+    let mut config = gate_files
+        .load_config(workspace, env.iter().cloned(), RawConfig::default())
         .and_then(RawConfig::resolve)
         .map_err(|err| err.to_string())?;
     config.max_findings = usize::MAX;

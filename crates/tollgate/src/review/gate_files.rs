@@ -9,7 +9,7 @@
 use std::io;
 use std::path::{Component, Path};
 
-use crate::config::{self, CONFIG_FILE_NAME, ConfigError, NestedConfig};
+use crate::config::{self, CONFIG_FILE_NAME, ConfigError, ConfigFile, NestedConfig, RawConfig};
 use crate::diff::{self, GitError};
 use crate::input::{self, InputError, Limit, MAX_CONFIG_BYTES};
 use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
@@ -101,6 +101,45 @@ impl GateFiles {
             GateFiles::Workspace => path.to_string(),
             GateFiles::Commit(rev) => format!("{path}@{}", rev.get(..12).unwrap_or(rev)),
         }
+    }
+}
+
+impl GateFiles {
+    /// The configuration layers with the root `tollgate.toml` read from this source (the base
+    /// commit in CI, so a pull request cannot rewrite the settings that judge it): file <
+    /// `env` < `flags`.
+    pub fn load_config<I, K, V>(
+        &self,
+        workspace: &Path,
+        env: I,
+        flags: RawConfig,
+    ) -> Result<RawConfig, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let label = self.label(CONFIG_FILE_NAME);
+        let text = self
+            .read(
+                workspace,
+                CONFIG_FILE_NAME,
+                "config file",
+                Limit::fixed(MAX_CONFIG_BYTES),
+            )
+            .map_err(|err| ConfigError::Read {
+                path: label.clone(),
+                source: io::Error::other(err),
+            })?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        let file = match &text {
+            Some(text) => ConfigFile::Text {
+                text,
+                label: &label,
+            },
+            None => ConfigFile::None,
+        };
+        config::load(file, env, flags)
     }
 }
 

@@ -621,7 +621,7 @@ pub fn delete_plan(
             plan_id: row.id.clone(),
             deleted: true,
             message: format!(
-                "Plan `{}` deleted ({} version(s) kept in the store; list_plans with include_deleted shows it)",
+                "Plan `{}` deleted ({} version(s) kept in the store; a plan listing that includes deleted plans shows it)",
                 row.id, row.current_version
             ),
         })

@@ -146,22 +146,35 @@ pub fn create_plan(
 ) -> Result<PlanResponse, PlanError> {
     let mut response = build_plan(root, llm, request)?;
     if request.auto_save == Some(true) {
-        let store = crate::store::Store::open_in_workspace(root)
-            .map_err(|err| PlanError::Store(err.into()))?;
-        let saved = crate::plan::library::save_plan(
-            &store,
-            &crate::plan::library::SavePlanRequest {
-                plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
-                name: None,
-                tags: Vec::new(),
-                overwrite: false,
-                author: Some("create_plan".into()),
-                reason: Some("created".into()),
-            },
-        )?;
-        response.saved = Some(saved);
+        save_response(root, &mut response, false, "create_plan", "created")?;
     }
     Ok(response)
+}
+
+/// Saves `response.plan` in the workspace's store (`overwrite`: as the next version of its
+/// plan) with `author` and `reason` in its history, and says so in `response.saved`.
+pub(super) fn save_response(
+    root: &Path,
+    response: &mut PlanResponse,
+    overwrite: bool,
+    author: &str,
+    reason: &str,
+) -> Result<(), PlanError> {
+    let store =
+        crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
+    let saved = crate::plan::library::save_plan(
+        &store,
+        &crate::plan::library::SavePlanRequest {
+            plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
+            name: None,
+            tags: Vec::new(),
+            overwrite,
+            author: Some(author.to_string()),
+            reason: Some(reason.to_string()),
+        },
+    )?;
+    response.saved = Some(saved);
+    Ok(())
 }
 
 fn build_plan(

@@ -50,21 +50,7 @@ pub fn save_refined(
     response: &mut PlanResponse,
     author: &str,
 ) -> Result<(), PlanError> {
-    let store =
-        crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
-    let saved = crate::plan::library::save_plan(
-        &store,
-        &crate::plan::library::SavePlanRequest {
-            plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
-            name: None,
-            tags: Vec::new(),
-            overwrite: true,
-            author: Some(author.to_string()),
-            reason: Some("refined".into()),
-        },
-    )?;
-    response.saved = Some(saved);
-    Ok(())
+    super::generate::save_response(root, response, true, author, "refined")
 }
 
 /// Refines `request.current_plan` into its next version.

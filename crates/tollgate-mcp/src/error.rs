@@ -61,6 +61,12 @@ impl ToolError {
     }
 }
 
+impl From<tollgate::api::ApiError> for ToolError {
+    fn from(err: tollgate::api::ApiError) -> ToolError {
+        ToolError::new(err.code, err.message).with_field(err.field.as_deref())
+    }
+}
+
 impl From<tollgate::review::RequestError> for ToolError {
     fn from(err: tollgate::review::RequestError) -> ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(err.field())

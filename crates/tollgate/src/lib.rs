@@ -12,6 +12,7 @@
 //! front ends pass those in.
 
 pub mod analyzers;
+pub mod api;
 pub mod ci_log;
 pub mod config;
 #[cfg(feature = "index")]

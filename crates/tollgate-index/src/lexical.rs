@@ -143,6 +143,16 @@ impl Lexical {
             .writer_with_num_threads(threads, 50_000_000 * threads)?)
     }
 
+    /// The first chunk id the last commit left free (its payload; 0 before the first).
+    pub(crate) fn committed_next_id(&self) -> Result<u64, IndexError> {
+        Ok(self
+            .index
+            .load_metas()?
+            .payload
+            .and_then(|payload| payload.parse().ok())
+            .unwrap_or(0))
+    }
+
     /// Live chunks in the last commit, from its metadata alone (no segment is opened).
     pub(crate) fn committed_docs(&self) -> Result<u64, IndexError> {
         Ok(self

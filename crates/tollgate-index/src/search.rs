@@ -17,7 +17,7 @@ use crate::rank::{self, FileClass, QueryClass, QueryTerms, Signal, Signals, defi
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
-use crate::walk::Language;
+use crate::walk::{self, Language};
 use crate::{IndexConfig, history};
 
 /// History evidence kept: files of commits scoring at least this fraction of the best commit.
@@ -384,7 +384,7 @@ pub fn search(
         ));
     }
     if let Some(meta) = &meta {
-        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at);
+        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at)?;
     }
     Ok(outcome)
 }
@@ -675,24 +675,35 @@ fn hit(
     }
 }
 
-/// The hits' files modified after `indexed_at` (whole seconds: an edit in the update's own last
-/// second goes unseen until the next), or gone.
-fn stale_files(config: &IndexConfig, hits: &[Hit], indexed_at: i64) -> Vec<String> {
+/// The hits' files whose size or mtime differ from what the index recorded for them (the
+/// update's own change check), or gone. An index written before stamps were kept falls back to
+/// "modified after `indexed_at`" (whole seconds, blind to an edit in the update's last second
+/// and to a file given back an older mtime).
+fn stale_files(
+    config: &IndexConfig,
+    hits: &[Hit],
+    indexed_at: i64,
+) -> Result<Vec<String>, IndexError> {
+    let stamps = store::Stamps::read(&config.dir)?;
     let mut stale: Vec<String> = Vec::new();
     for hit in hits {
         if stale.contains(&hit.path) {
             continue;
         }
-        let modified = std::fs::metadata(config.root.join(&hit.path))
-            .and_then(|meta| meta.modified())
-            .ok()
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok());
-        let is_stale = modified.is_none_or(|since| since.as_secs() as i64 > indexed_at);
+        let is_stale = match std::fs::metadata(config.root.join(&hit.path)) {
+            Err(_) => true,
+            Ok(meta) => match &stamps {
+                Some(stamps) => {
+                    stamps.get(&hit.path) != Some((meta.len(), walk::mtime_ns(&meta) as u64))
+                }
+                None => walk::mtime_ns(&meta) / 1_000_000_000 > indexed_at as u128,
+            },
+        };
         if is_stale {
             stale.push(hit.path.clone());
         }
     }
-    stale
+    Ok(stale)
 }
 
 /// Where a candidate came from.

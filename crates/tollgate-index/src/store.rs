@@ -8,14 +8,21 @@
 //! - `paths.txt`: per file its language, whether it is a test, and its path, for filters: a
 //!   filtered search reads it in well under a millisecond (the file table took several, the
 //!   lexical index's path terms a few). Written with the file table, after the lexical commit.
+//! - `stamps.bin`: per file the key of its path, its size and mtime, fixed-width records sorted
+//!   by key, for a search to tell which of its hits' files changed since they were indexed,
+//!   looked up in place (the file table holds the same, but decoding it takes milliseconds).
+//!   Written with the file table.
+//! - `skipped.bin`: files left out as binary or minified, with their size and mtime then, so
+//!   that an unchanged tree reads none of its files again.
 //! - `lexical/`, `history/`: tantivy indexes (chunks; commits).
 //! - `vectors.bin`, `tombstones.bin`: the vector store.
-//! - `next_id`: the first chunk id never handed out (ids are reserved here before use, so a
-//!   killed run never leads to an id being reused).
+//! - `next_id`: the first chunk id never handed out, in indexes written before it moved into
+//!   the lexical commit's payload (read, no longer written).
 //! - `write.lock`: held by the one process updating the index.
 //!
-//! JSON files are replaced atomically (write to a temporary file, fsync, rename), and tantivy
-//! commits are atomic, so a run killed at any point leaves an index that serves queries.
+//! Files are replaced atomically (write to a temporary file, fsync, rename; the tables and the
+//! header of one run are synced together, then renamed header last), and tantivy commits are
+//! atomic, so a run killed at any point leaves an index that serves queries.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -40,6 +47,10 @@ pub(crate) fn file_key(path: &str) -> u64 {
 
 pub(crate) const FILES_TABLE: &str = "files.bin";
 pub(crate) const PATHS_LIST: &str = "paths.txt";
+pub(crate) const STAMPS: &str = "stamps.bin";
+const SKIPPED: &str = "skipped.bin";
+/// A stamp: file key, size, mtime in nanoseconds (u64 little-endian each).
+const STAMP_BYTES: usize = 24;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Meta {
@@ -110,6 +121,10 @@ pub(crate) struct SymbolEntry {
 
 pub(crate) type Files = BTreeMap<String, FileEntry>;
 
+/// Files left out as binary or minified, with the size and mtime they had then: not read
+/// again until those move.
+pub(crate) type Skipped = BTreeMap<String, (u64, u128)>;
+
 pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(
     path: &Path,
 ) -> Result<Option<T>, IndexError> {
@@ -142,21 +157,97 @@ pub(crate) fn read_files(dir: &Path) -> Result<Option<Files>, IndexError> {
         })
 }
 
-/// Writes the file table and the paths list drawn from it.
-pub(crate) fn write_files(dir: &Path, files: &Files) -> Result<(), IndexError> {
-    let bytes = postcard::to_stdvec(files).map_err(|err| IndexError::Engine(err.to_string()))?;
-    write_atomic(&dir.join(FILES_TABLE), &bytes)?;
+/// Writes the file table, the paths list and stamps drawn from it, then the header `meta`:
+/// synced together, renamed in that order (a reader that sees the new header sees the new
+/// tables).
+pub(crate) fn write_files(
+    dir: &Path,
+    files: &Files,
+    skipped: &Skipped,
+    meta: &Meta,
+) -> Result<(), IndexError> {
+    let table = postcard::to_stdvec(files).map_err(|err| IndexError::Engine(err.to_string()))?;
+    let mut writes = vec![(dir.join(FILES_TABLE), table)];
     // Records end in NUL, the one byte a path cannot hold (a newline or tab can).
     let mut list = String::new();
     for (path, entry) in files {
         let test = if is_test_path(path) { 'T' } else { '-' };
         list.push_str(&format!("{}\t{test}\t{path}\0", entry.language));
     }
-    // Most updates edit files without adding or removing any: spare them a write and an fsync.
-    if read_paths(dir)?.is_some_and(|old| old == list) {
-        return Ok(());
+    // Most updates edit files without adding or removing any: spare them a write.
+    if read_paths(dir)?.is_none_or(|old| old != list) {
+        writes.push((dir.join(PATHS_LIST), list.into_bytes()));
     }
-    write_atomic(&dir.join(PATHS_LIST), list.as_bytes())
+    writes.push((dir.join(STAMPS), stamps(files)));
+    if read_skipped(dir) != *skipped {
+        let bytes =
+            postcard::to_stdvec(skipped).map_err(|err| IndexError::Engine(err.to_string()))?;
+        writes.push((dir.join(SKIPPED), bytes));
+    }
+    writes.push((dir.join("meta.json"), json(meta)?));
+    write_atomic_all(&writes)
+}
+
+/// The skipped files (none when the list is missing or unreadable: they are read once more).
+pub(crate) fn read_skipped(dir: &Path) -> Skipped {
+    fs::read(dir.join(SKIPPED))
+        .ok()
+        .and_then(|bytes| postcard::from_bytes(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// The stamps of `files`, sorted by key.
+fn stamps(files: &Files) -> Vec<u8> {
+    let mut stamps: Vec<(u64, u64, u64)> = files
+        .iter()
+        .map(|(path, entry)| (file_key(path), entry.size, entry.mtime_ns as u64))
+        .collect();
+    stamps.sort_unstable();
+    stamps
+        .iter()
+        .flat_map(|(key, size, mtime)| [*key, *size, *mtime])
+        .flat_map(u64::to_le_bytes)
+        .collect()
+}
+
+/// The stamps list as written by [`write_files`]; `None` when the index has none (written
+/// before it existed).
+pub(crate) struct Stamps(Vec<u8>);
+
+impl Stamps {
+    pub(crate) fn read(dir: &Path) -> Result<Option<Stamps>, IndexError> {
+        let path = dir.join(STAMPS);
+        match fs::read(&path) {
+            Ok(bytes) if bytes.len() % STAMP_BYTES == 0 => Ok(Some(Stamps(bytes))),
+            Ok(_) => Err(IndexError::Corrupt {
+                dir: dir.to_path_buf(),
+                detail: format!("{STAMPS} is truncated: run `tollgate index`"),
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(IndexError::io(&path, err)),
+        }
+    }
+
+    /// The size and mtime (nanoseconds, as u64) recorded for `path`.
+    pub(crate) fn get(&self, path: &str) -> Option<(u64, u64)> {
+        let key = file_key(path);
+        let field = |record: usize, i: usize| {
+            let at = record * STAMP_BYTES + i * 8;
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&self.0[at..at + 8]);
+            u64::from_le_bytes(word)
+        };
+        let (mut low, mut high) = (0, self.0.len() / STAMP_BYTES);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match field(mid, 0).cmp(&key) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some((field(mid, 1), field(mid, 2))),
+            }
+        }
+        None
+    }
 }
 
 /// An indexed file as the paths list has it.
@@ -198,6 +289,37 @@ pub(crate) fn listed_files(text: &str) -> Result<Vec<ListedFile<'_>>, String> {
         .collect()
 }
 
+/// Replaces each path atomically: every temporary file is written, then all are synced at
+/// once (the file system commits them together: one wait, where one per file cost a
+/// journal commit each), then renamed in order.
+pub(crate) fn write_atomic_all(writes: &[(PathBuf, Vec<u8>)]) -> Result<(), IndexError> {
+    let tmps: Vec<PathBuf> = writes
+        .iter()
+        .map(|(path, _)| path.with_extension("tmp"))
+        .collect();
+    let mut opened = Vec::new();
+    for ((_, bytes), tmp) in writes.iter().zip(&tmps) {
+        let mut file = File::create(tmp).map_err(|err| IndexError::io(tmp, err))?;
+        file.write_all(bytes).map_err(|err| IndexError::io(tmp, err))?;
+        opened.push(file);
+    }
+    std::thread::scope(|s| {
+        let syncs: Vec<_> = opened
+            .iter()
+            .zip(&tmps)
+            .map(|(file, tmp)| s.spawn(move || file.sync_all().map_err(|err| IndexError::io(tmp, err))))
+            .collect();
+        syncs.into_iter().try_for_each(|sync| {
+            sync.join()
+                .unwrap_or_else(|_| Err(IndexError::Engine("an fsync thread panicked".into())))
+        })
+    })?;
+    for ((path, _), tmp) in writes.iter().zip(&tmps) {
+        fs::rename(tmp, path).map_err(|err| IndexError::io(path, err))?;
+    }
+    Ok(())
+}
+
 /// Replaces `path` atomically.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let tmp = path.with_extension("tmp");
@@ -211,8 +333,11 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> 
 }
 
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), IndexError> {
-    let bytes = serde_json::to_vec(value).map_err(|err| IndexError::Engine(err.to_string()))?;
-    write_atomic(path, &bytes)
+    write_atomic(path, &json(value)?)
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, IndexError> {
+    serde_json::to_vec(value).map_err(|err| IndexError::Engine(err.to_string()))
 }
 
 pub(crate) fn read_next_id(dir: &Path) -> Result<u64, IndexError> {
@@ -222,10 +347,6 @@ pub(crate) fn read_next_id(dir: &Path) -> Result<u64, IndexError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(0),
         Err(err) => Err(IndexError::io(&path, err)),
     }
-}
-
-pub(crate) fn write_next_id(dir: &Path, next: u64) -> Result<(), IndexError> {
-    write_atomic(&dir.join("next_id"), next.to_string().as_bytes())
 }
 
 /// The single-writer lock: a file holding the owner's pid, removed on drop. A lock left by a

@@ -23,7 +23,8 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::lexical::{Lexical, StoredChunk, document, path_term};
 use crate::store::{
-    self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, SymbolEntry, WriteLock, file_key,
+    self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, Skipped, SymbolEntry, WriteLock,
+    file_key,
 };
 use crate::vectors::{Record, VectorStore};
 use crate::walk::{self, WalkedFile};
@@ -56,8 +57,11 @@ pub struct UpdateReport {
     pub files_changed: usize,
     pub files_unchanged: usize,
     pub files_removed: usize,
-    /// Files skipped as binary, generated or minified.
+    /// Files skipped as binary or minified.
     pub files_skipped: usize,
+    /// Files whose bytes were read: those whose size or mtime moved since the last run (or
+    /// that are new). An unchanged tree reads none.
+    pub files_read: usize,
     pub chunks_added: usize,
     pub chunks_removed: usize,
     pub commits_added: usize,
@@ -93,9 +97,12 @@ pub fn update(
 
     let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
     // A table of another format is not read: the format check below rebuilds.
-    let mut files: Files = match &meta {
-        Some(meta) if meta.version == FORMAT_VERSION => store::read_files(dir)?.unwrap_or_default(),
-        _ => Files::new(),
+    let (mut files, mut skipped_before): (Files, Skipped) = match &meta {
+        Some(meta) if meta.version == FORMAT_VERSION => (
+            store::read_files(dir)?.unwrap_or_default(),
+            store::read_skipped(dir),
+        ),
+        _ => Default::default(),
     };
     let rebuild_reason = match &meta {
         Some(meta) if meta.version != FORMAT_VERSION => {
@@ -122,6 +129,7 @@ pub fn update(
     if let Some(reason) = rebuild_reason {
         vectors.clear()?;
         files.clear();
+        skipped_before.clear();
         report.rebuilt = Some(reason);
     }
 
@@ -143,16 +151,30 @@ pub fn update(
         .cloned()
         .collect();
 
-    // Size + mtime first; the hash is only computed when they moved.
-    let candidates: Vec<&WalkedFile> = walked
-        .iter()
-        .filter(|f| {
-            files
-                .get(&f.path)
-                .is_none_or(|e| e.size != f.size || e.mtime_ns != f.mtime_ns)
-        })
-        .collect();
-    report.files_unchanged = walked.len() - candidates.len();
+    // Size + mtime first; the hash is only computed when they moved. Files skipped before
+    // (binary, minified) are not read again either while their size and mtime stand.
+    let mut skipped_now = Skipped::new();
+    let mut candidates: Vec<&WalkedFile> = Vec::new();
+    for f in &walked {
+        let stamp = (f.size, f.mtime_ns);
+        if skipped_before.get(&f.path) == Some(&stamp) {
+            skipped_now.insert(f.path.clone(), stamp);
+        } else if files
+            .get(&f.path)
+            .is_none_or(|e| (e.size, e.mtime_ns) != stamp)
+        {
+            candidates.push(f);
+        }
+    }
+    report.files_unchanged = walked.len() - candidates.len() - skipped_now.len();
+    report.files_skipped = skipped_now.len();
+    // Skipped files outside the walked scope stay recorded.
+    skipped_now.extend(
+        skipped_before
+            .iter()
+            .filter(|(path, _)| !in_scope(path))
+            .map(|(path, stamp)| (path.clone(), *stamp)),
+    );
     // The commits to index, counted before any is read so that the history phase has a total.
     let history = if config.history {
         history::plan(&config.root, &dir.join("history"), config.max_commits)?
@@ -169,19 +191,12 @@ pub fn update(
     {
         return Err(IndexError::Cancelled);
     }
-    let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
-    // With no chunks committed before, there is nothing to delete per file: skipping those
-    // deletes saves the commit from resolving a term query per file.
-    let starts_empty = report.rebuilt.is_some() || lexical.committed_docs()? == 0;
-    if report.rebuilt.is_some() {
-        writer.delete_all_documents()?;
-    }
-
     let total = candidates.len();
     let done = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
-    let skipped: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let n_read = AtomicUsize::new(0);
+    let skipped: Mutex<Vec<(String, Option<(u64, u128)>)>> = Mutex::new(Vec::new());
     let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let threads = std::thread::available_parallelism()
@@ -202,7 +217,7 @@ pub fn update(
             .as_ref()
             .map(|pending| s.spawn(|| pending.read(1, &history_done, &stop)));
         // References the `move` workers copy (each moves only its own sender).
-        let (candidates, files, results, skipped, mtime_only, stop, next, done) = (
+        let (candidates, files, results, skipped, mtime_only, stop, next, done, n_read) = (
             &candidates,
             &files,
             &results,
@@ -211,6 +226,7 @@ pub fn update(
             &stop,
             &next,
             &done,
+            &n_read,
         );
         for _ in 0..threads {
             let tick = tick.clone();
@@ -222,6 +238,9 @@ pub fn update(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = candidates.get(i) else { break };
                     let outcome = prepare(file, files.get(&file.path), embedder);
+                    if !matches!(outcome, Ok(Outcome::Gone)) {
+                        n_read.fetch_add(1, Ordering::Relaxed);
+                    }
                     match outcome {
                         Ok(Outcome::Changed(prepared)) => results
                             .lock()
@@ -231,11 +250,13 @@ pub fn update(
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push((file.path.clone(), file.mtime_ns)),
-                        Ok(Outcome::Skipped) => {
+                        Ok(outcome @ (Outcome::Skipped | Outcome::Gone)) => {
+                            let stamp = matches!(outcome, Outcome::Skipped)
+                                .then_some((file.size, file.mtime_ns));
                             skipped
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
-                                .push(file.path.clone());
+                                .push((file.path.clone(), stamp));
                         }
                         Err(err) => results
                             .lock()
@@ -300,9 +321,18 @@ pub fn update(
         prepared.push(result?);
     }
     prepared.sort_by(|a, b| a.path.cmp(&b.path));
+    report.files_read = n_read.into_inner();
     let skipped = skipped.into_inner().unwrap_or_else(|e| e.into_inner());
-    report.files_skipped = skipped.len();
-    for (path, mtime) in mtime_only.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    report.files_skipped += skipped.len();
+    for (path, stamp) in &skipped {
+        if let Some(stamp) = stamp {
+            skipped_now.insert(path.clone(), *stamp);
+        }
+    }
+    let skipped_moved = skipped_now != skipped_before;
+    let mtime_only = mtime_only.into_inner().unwrap_or_else(|e| e.into_inner());
+    let touched = !mtime_only.is_empty();
+    for (path, mtime) in mtime_only {
         if let Some(entry) = files.get_mut(&path) {
             entry.mtime_ns = mtime;
             report.files_unchanged += 1;
@@ -310,18 +340,53 @@ pub fn update(
     }
     // Files indexed before that are now skipped (binary, generated) leave the index.
     let mut removed = removed;
-    removed.extend(skipped.into_iter().filter(|path| files.contains_key(path)));
-
-    // Reserve chunk ids before anything refers to them.
-    let needed: u64 = prepared.iter().map(|p| p.chunks.len() as u64).sum();
-    let mut next_id = store::read_next_id(dir)?.max(
-        files
-            .values()
-            .flat_map(|f| f.chunks.iter().copied())
-            .max()
-            .map_or(0, |m| m + 1),
+    removed.extend(
+        skipped
+            .into_iter()
+            .map(|(path, _)| path)
+            .filter(|path| files.contains_key(path)),
     );
-    store::write_next_id(dir, next_id + needed)?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(IndexError::Cancelled);
+    }
+    // Nothing to index: the chunks, vectors and commits stay as they are, unwritten (a tantivy
+    // commit alone was a dozen fsyncs). Files only touched get their new mtime recorded, so
+    // that the next run does not read them again.
+    if prepared.is_empty() && removed.is_empty() && history.is_none() && report.rebuilt.is_none()
+    {
+        if progress(Progress::Committing).is_break() {
+            return Err(IndexError::Cancelled);
+        }
+        let meta = header(embedder, &files, &mut report);
+        if touched || skipped_moved || !dir.join(store::STAMPS).exists() {
+            store::write_files(dir, &files, &skipped_now, &meta)?;
+        } else {
+            store::write_json(&dir.join("meta.json"), &meta)?;
+        }
+        report.index_ms = (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms);
+        return Ok(report);
+    }
+    let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
+    // With no chunks committed before, there is nothing to delete per file: skipping those
+    // deletes saves the commit from resolving a term query per file.
+    let starts_empty = report.rebuilt.is_some() || lexical.committed_docs()? == 0;
+    if report.rebuilt.is_some() {
+        writer.delete_all_documents()?;
+    }
+
+    // Chunk ids are never reused: the first free one is recorded in the lexical commit that
+    // adds chunks (vectors are written after it), so no chunk or vector outlives its record.
+    // Indexes written before kept it in a file of its own, `next_id`.
+    let mut next_id = lexical
+        .committed_next_id()?
+        .max(store::read_next_id(dir)?)
+        .max(
+            files
+                .values()
+                .flat_map(|f| f.chunks.iter().copied())
+                .max()
+                .map_or(0, |m| m + 1),
+        );
 
     let mut dead: Vec<u64> = Vec::new();
     for path in &removed {
@@ -357,9 +422,6 @@ pub fn update(
         report.files_changed += 1;
         files.insert(p.path, p.entry);
     }
-    if stop.load(Ordering::Relaxed) {
-        return Err(IndexError::Cancelled);
-    }
     // Commit history staged before the write, dropped uncommitted when the update stops.
     let history = match (history, history_read) {
         (Some(pending), Some(read)) => {
@@ -390,24 +452,14 @@ pub fn update(
         report.commits_added = staged.commit()?;
     }
 
-    report.source_bytes = files.values().map(|f| f.size).sum();
-    let chunks = files.values().map(|f| f.chunks.len()).sum();
-    store::write_files(dir, &files)?;
+    store::write_files(
+        dir,
+        &files,
+        &skipped_now,
+        &header(embedder, &files, &mut report),
+    )?;
     // The table of format 1, replaced by `files.bin`.
     let _ = std::fs::remove_file(dir.join("files.json"));
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    store::write_json(
-        &dir.join("meta.json"),
-        &Meta {
-            version: FORMAT_VERSION,
-            embedder: embedder.id(),
-            dim: embedder.dim(),
-            files: files.len(),
-            chunks,
-            indexed_at: now,
-            source_bytes: report.source_bytes,
-        },
-    )?;
     // The graph is a cache (vectors added after its build are searched exactly): a stopped
     // update leaves it for the next one. A store too small for a graph, with none to remove,
     // is not loaded at all.
@@ -422,10 +474,27 @@ pub fn update(
     Ok(report)
 }
 
+/// The index header a run ends with (its `indexed_at` is the run's time).
+fn header(embedder: &dyn Embedder, files: &Files, report: &mut UpdateReport) -> Meta {
+    report.source_bytes = files.values().map(|f| f.size).sum();
+    Meta {
+        version: FORMAT_VERSION,
+        embedder: embedder.id(),
+        dim: embedder.dim(),
+        files: files.len(),
+        chunks: files.values().map(|f| f.chunks.len()).sum(),
+        indexed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+        source_bytes: report.source_bytes,
+    }
+}
+
 enum Outcome {
     Changed(Box<Prepared>),
     SameContent,
+    /// Binary or minified: not indexed.
     Skipped,
+    /// Deleted between the walk and the read: the next run removes it.
+    Gone,
 }
 
 fn prepare(
@@ -435,8 +504,7 @@ fn prepare(
 ) -> Result<Outcome, IndexError> {
     let bytes = match std::fs::read(&file.abs) {
         Ok(bytes) => bytes,
-        // Deleted between the walk and now: the next run removes it.
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Skipped),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Gone),
         Err(err) => return Err(IndexError::io(&file.abs, err)),
     };
     let hash = content_hash(&bytes);
@@ -586,6 +654,97 @@ mod tests {
         history::status(&config.dir.join("history"))
             .unwrap()
             .map_or(0, |(n, _)| n)
+    }
+
+    /// Every file under `dir` but the header with its size and mtime: what a run rewrote.
+    fn written(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime)> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(at) = stack.pop() {
+            for entry in std::fs::read_dir(&at).unwrap().flatten() {
+                let meta = entry.metadata().unwrap();
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else if entry.file_name() != "meta.json" || at != dir {
+                    let path = entry.path().strip_prefix(dir).unwrap().display().to_string();
+                    out.insert(path, (meta.len(), meta.modified().unwrap()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_not_read_or_rewritten_and_an_edit_rereads_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        commit_files(root, 0..4);
+        std::fs::write(root.join("blob.rs"), b"\0\x01binary\0").unwrap();
+        let config = IndexConfig::new(root);
+        let run = || update_until(&config, |_| false).0.unwrap();
+        let first = run();
+        assert_eq!(
+            (first.files_read, first.files_skipped, first.commits_added),
+            (5, 1, 4),
+            "{first:?}"
+        );
+        let before = written(&config.dir);
+
+        // Nothing changed: no file is read (the binary one neither), and only the header is
+        // rewritten.
+        let again = run();
+        assert_eq!(
+            (
+                again.files_read,
+                again.files_unchanged,
+                again.files_skipped,
+                again.chunks_added
+            ),
+            (0, 4, 1, 0),
+            "{again:?}"
+        );
+        assert_eq!(written(&config.dir), before);
+
+        // Touched, same bytes: read once to learn that, nothing re-indexed; then not again.
+        let touched = root.join("f1.rs");
+        std::fs::File::options()
+            .write(true)
+            .open(&touched)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        let report = run();
+        assert_eq!(
+            (report.files_read, report.files_changed, report.chunks_added),
+            (1, 0, 0),
+            "{report:?}"
+        );
+        let after_touch = written(&config.dir);
+        // The chunks, vectors and commits stay; the file table and its stamps take the mtime.
+        let lexical = |w: &BTreeMap<String, _>| {
+            w.iter()
+                .filter(|(path, _)| !["files.bin", "stamps.bin"].contains(&path.as_str()))
+                .map(|(p, v)| (p.clone(), *v))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lexical(&after_touch), lexical(&before));
+        assert_eq!(run().files_read, 0);
+
+        // One file edited: only it is read, chunked and embedded again.
+        std::fs::write(
+            root.join("f2.rs"),
+            "pub fn f2() {}\n\npub fn g2() -> u32 {\n    2\n}\n",
+        )
+        .unwrap();
+        let edited = run();
+        assert_eq!(
+            (edited.files_read, edited.files_changed, edited.files_unchanged),
+            (1, 1, 3),
+            "{edited:?}"
+        );
+        assert!(edited.chunks_added >= 1 && edited.chunks_removed >= 1, "{edited:?}");
+        let status = crate::status(&config).unwrap();
+        assert!(status.healthy, "{status:?}");
     }
 
     #[test]

@@ -275,18 +275,21 @@ fn walked_file(root: &Path, entry: &ignore::DirEntry) -> Option<WalkedFile> {
         return None;
     }
     let path = relative(root, abs)?;
-    let mtime_ns = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
     Some(WalkedFile {
         path,
         abs: abs.to_path_buf(),
         language,
         size: meta.len(),
-        mtime_ns,
+        mtime_ns: mtime_ns(&meta),
     })
+}
+
+/// A file's mtime in nanoseconds since the epoch (0 when unknown), as the index records it.
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
 }
 
 /// `abs` relative to `root`, `/`-separated; `None` outside it or not UTF-8.

@@ -43,6 +43,16 @@ fn index_search_status_and_incremental_update() {
     let report = run.assert_code(0).json();
     assert_eq!(report["files_changed"], 6, "{report}");
     assert_eq!(report["commits_added"], 2, "{report}");
+    // Nothing changed: nothing is read again (size and mtime say so).
+    let again = tollgate(&["index", "--repo", root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    assert_eq!(
+        (again["files_read"].as_u64(), again["files_unchanged"].as_u64()),
+        (Some(0), Some(6)),
+        "{again}"
+    );
 
     let run = tollgate(&[
         "search",
@@ -140,9 +150,10 @@ fn index_search_status_and_incremental_update() {
     assert_eq!(
         (
             report["files_changed"].as_u64(),
-            report["files_unchanged"].as_u64()
+            report["files_unchanged"].as_u64(),
+            report["files_read"].as_u64()
         ),
-        (Some(1), Some(5)),
+        (Some(1), Some(5), Some(1)),
         "{report}"
     );
     let found = tollgate(&[
@@ -234,12 +245,19 @@ fn search_is_trustworthy_outside_repositories_after_edits_and_for_nonsense() {
         "untracked state"
     );
 
-    // An edit after indexing: the search re-indexes the file and reports its new lines.
-    std::thread::sleep(Duration::from_millis(1100));
+    // An edit after indexing: the search re-indexes the file and reports its new lines. The
+    // edit is seen by the file's size and mtime against those indexed, whenever it was made:
+    // here its mtime goes back an hour (a restore, `cp -p`, `git stash pop` of an old copy).
     repo.write(
         "src/auth/password.rs",
         "//! Password checks.\n\nuse crate::crypto::hash;\n\n// One line more.\n// And another.\n\n/// Verifies a password against its stored hash.\npub fn verify_password(stored: &str, given: &str) -> bool {\n    hash(given) == stored\n}\n",
     );
+    std::fs::File::options()
+        .write(true)
+        .open(repo.path().join("src/auth/password.rs"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
     let moved = tollgate(&[
         "search",
         "verify_password",

@@ -113,8 +113,9 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitStatus> {
             eprintln!("rebuilt the index: {reason}");
         }
         eprintln!(
-            "indexed {} files: {} changed, {} unchanged, {} removed, {} skipped; {} chunks added, {} removed; {} commits added ({} ms)",
+            "indexed {} files ({} read): {} changed, {} unchanged, {} removed, {} skipped; {} chunks added, {} removed; {} commits added ({} ms)",
             report.files_total,
+            report.files_read,
             report.files_changed,
             report.files_unchanged,
             report.files_removed,

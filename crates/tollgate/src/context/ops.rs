@@ -838,6 +838,7 @@ pub fn index_workspace(
         files_unchanged: report.files_unchanged,
         files_removed: report.files_removed,
         files_skipped: report.files_skipped,
+        files_read: report.files_read,
         chunks_added: report.chunks_added,
         chunks_removed: report.chunks_removed,
         commits_added: report.commits_added,

@@ -448,6 +448,9 @@ pub struct IndexReport {
     pub files_unchanged: usize,
     pub files_removed: usize,
     pub files_skipped: usize,
+    /// Files read because they are new or their size or mtime moved (none when nothing did).
+    #[serde(default)]
+    pub files_read: usize,
     pub chunks_added: usize,
     pub chunks_removed: usize,
     pub commits_added: usize,

@@ -21,8 +21,8 @@
 //! - `write.lock`: held by the one process updating the index.
 //!
 //! Files are replaced atomically (write to a temporary file, fsync, rename; the tables and the
-//! header of one run are synced together, then renamed header last), and tantivy commits are
-//! atomic, so a run killed at any point leaves an index that serves queries.
+//! header of one run are all synced before any is renamed, the header last), and tantivy
+//! commits are atomic, so a run killed at any point leaves an index that serves queries.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -289,31 +289,19 @@ pub(crate) fn listed_files(text: &str) -> Result<Vec<ListedFile<'_>>, String> {
         .collect()
 }
 
-/// Replaces each path atomically: every temporary file is written, then all are synced at
-/// once (the file system commits them together: one wait, where one per file cost a
-/// journal commit each), then renamed in order.
+/// Replaces each path atomically: every temporary file is written and synced, then all are
+/// renamed in order (a reader that sees the last sees the others).
 pub(crate) fn write_atomic_all(writes: &[(PathBuf, Vec<u8>)]) -> Result<(), IndexError> {
     let tmps: Vec<PathBuf> = writes
         .iter()
         .map(|(path, _)| path.with_extension("tmp"))
         .collect();
-    let mut opened = Vec::new();
     for ((_, bytes), tmp) in writes.iter().zip(&tmps) {
         let mut file = File::create(tmp).map_err(|err| IndexError::io(tmp, err))?;
-        file.write_all(bytes).map_err(|err| IndexError::io(tmp, err))?;
-        opened.push(file);
+        file.write_all(bytes)
+            .map_err(|err| IndexError::io(tmp, err))?;
+        file.sync_all().map_err(|err| IndexError::io(tmp, err))?;
     }
-    std::thread::scope(|s| {
-        let syncs: Vec<_> = opened
-            .iter()
-            .zip(&tmps)
-            .map(|(file, tmp)| s.spawn(move || file.sync_all().map_err(|err| IndexError::io(tmp, err))))
-            .collect();
-        syncs.into_iter().try_for_each(|sync| {
-            sync.join()
-                .unwrap_or_else(|_| Err(IndexError::Engine("an fsync thread panicked".into())))
-        })
-    })?;
     for ((path, _), tmp) in writes.iter().zip(&tmps) {
         fs::rename(tmp, path).map_err(|err| IndexError::io(path, err))?;
     }

@@ -352,13 +352,16 @@ pub fn update(
     // Nothing to index: the chunks, vectors and commits stay as they are, unwritten (a tantivy
     // commit alone was a dozen fsyncs). Files only touched get their new mtime recorded, so
     // that the next run does not read them again.
-    if prepared.is_empty() && removed.is_empty() && history.is_none() && report.rebuilt.is_none()
-    {
+    if prepared.is_empty() && removed.is_empty() && history.is_none() && report.rebuilt.is_none() {
         if progress(Progress::Committing).is_break() {
             return Err(IndexError::Cancelled);
         }
         let meta = header(embedder, &files, &mut report);
-        if touched || skipped_moved || !dir.join(store::STAMPS).exists() {
+        // A lost paths list or stamps list (both drawn from the table) is written again.
+        let lists_lost = [store::STAMPS, store::PATHS_LIST]
+            .iter()
+            .any(|name| !dir.join(name).is_file());
+        if touched || skipped_moved || lists_lost {
             store::write_files(dir, &files, &skipped_now, &meta)?;
         } else {
             store::write_json(&dir.join("meta.json"), &meta)?;
@@ -666,7 +669,12 @@ mod tests {
                 if meta.is_dir() {
                     stack.push(entry.path());
                 } else if entry.file_name() != "meta.json" || at != dir {
-                    let path = entry.path().strip_prefix(dir).unwrap().display().to_string();
+                    let path = entry
+                        .path()
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .display()
+                        .to_string();
                     out.insert(path, (meta.len(), meta.modified().unwrap()));
                 }
             }
@@ -738,11 +746,18 @@ mod tests {
         .unwrap();
         let edited = run();
         assert_eq!(
-            (edited.files_read, edited.files_changed, edited.files_unchanged),
+            (
+                edited.files_read,
+                edited.files_changed,
+                edited.files_unchanged
+            ),
             (1, 1, 3),
             "{edited:?}"
         );
-        assert!(edited.chunks_added >= 1 && edited.chunks_removed >= 1, "{edited:?}");
+        assert!(
+            edited.chunks_added >= 1 && edited.chunks_removed >= 1,
+            "{edited:?}"
+        );
         let status = crate::status(&config).unwrap();
         assert!(status.healthy, "{status:?}");
     }

@@ -49,7 +49,10 @@ fn index_search_status_and_incremental_update() {
         .assert_code(0)
         .json();
     assert_eq!(
-        (again["files_read"].as_u64(), again["files_unchanged"].as_u64()),
+        (
+            again["files_read"].as_u64(),
+            again["files_unchanged"].as_u64()
+        ),
         (Some(0), Some(6)),
         "{again}"
     );

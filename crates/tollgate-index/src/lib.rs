@@ -625,6 +625,34 @@ mod tests {
     }
 
     #[test]
+    fn a_hit_is_stale_when_its_size_or_mtime_differ_from_those_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.rs", "pub fn alpha_quota() {}\n");
+        let config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let query = SearchQuery::new("alpha_quota", 3);
+        assert!(search(&config, &embedder, &query).unwrap().stale.is_empty());
+
+        // Edited, then given an mtime older than the index (a restore, `cp -p`): its size
+        // tells. Comparing the mtime with the last run's time missed it.
+        write(root, "a.rs", "// moved down\npub fn alpha_quota() {}\n");
+        std::fs::File::options()
+            .write(true)
+            .open(root.join("a.rs"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+            .unwrap();
+        assert_eq!(search(&config, &embedder, &query).unwrap().stale, ["a.rs"]);
+        update(&config, Some("a.rs"), &embedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert!(search(&config, &embedder, &query).unwrap().stale.is_empty());
+    }
+
+    #[test]
     fn a_stale_lock_from_a_dead_process_is_taken_over() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("write.lock"), "999999999").unwrap();

@@ -42,7 +42,7 @@ use crate::plan::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
 use crate::plan::graph::{StepGraph, StepOutcomes};
 use crate::plan::journal;
 use crate::plan::library::{
-    self, PlanStoreError, SavePlanRequest, SavePlanResponse, author_of, parse_plan_arg,
+    self, PlanStoreError, SaveOptions, SavePlanResponse, author_of, parse_plan_arg,
 };
 use crate::plan::model::{Plan, Step, StepNumber};
 use crate::plan::progress::{self, CompleteStepRequest, FailStepRequest, PlanState};
@@ -293,15 +293,14 @@ pub fn execute_plan(
             (state.plan, Some(state.row.id))
         }
         PlanSource::Inline(plan) if request.apply_changes => {
-            let response = library::save_plan(
+            let response = library::save(
                 store,
-                &SavePlanRequest {
-                    plan: serde_json::to_value(&*plan).unwrap_or(Value::Null),
-                    name: None,
-                    tags: Vec::new(),
+                *plan,
+                &SaveOptions {
                     overwrite: true,
                     author: Some(author.clone()),
                     reason: Some("saved by execute_plan to record step states".into()),
+                    ..SaveOptions::default()
                 },
             )?;
             let id = response.plan.id.clone();

@@ -472,7 +472,7 @@ fn all_ready_runs_the_ready_steps_and_a_preview_of_an_inline_plan_saves_nothing(
     assert_eq!(ran, [1, 2]);
     assert_eq!(preview.plan_id, None);
     assert!(
-        crate::plan::library::list_plans(&fx.store, &Default::default())
+        crate::plan::library::list(&fx.store, &Default::default())
             .unwrap()
             .plans
             .is_empty()

@@ -101,7 +101,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "execute-plan-request.schema.json",
-            request_schema::<plan::execute::ExecutePlanRequest>(),
+            request_schema::<api::plan::ExecutePlanRequest>(),
         ),
         (
             "execute-plan-response.schema.json",

@@ -12,9 +12,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ApiError;
+use crate::control::Control;
 use crate::llm::LlmClient;
 use crate::plan::Plan;
-use crate::plan::execute::ExecuteError;
+use crate::plan::execute::{
+    self, DEFAULT_MAX_STEPS, ExecuteError, ExecuteMode, ExecutePlanResponse, Execution,
+    MAX_CONTEXT_CHARS, MAX_STEPS_LIMIT, PlanSource,
+};
 use crate::plan::library::{
     self, DeletePlanResponse, ListPlansResponse, Listing, LoadPlanResponse, MAX_LIST_LIMIT,
     PlanRef, PlanStoreError, SaveOptions, SavePlanResponse,
@@ -312,6 +316,117 @@ pub fn visualize_plan(
     let plan = parse_plan(&request.plan, "plan")?;
     crate::plan::visualize(plan, request.diagram_type.unwrap_or_default())
         .map_err(|err| plan_error(err, front_end))
+}
+
+/// Input of `execute_plan` (upstream's parameters and defaults).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutePlanRequest {
+    /// The plan: an object, its JSON text, or a saved plan's id (`plan_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Value>,
+    /// A saved plan's id, instead of `plan`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+    /// `single_step`, `all_ready` or `full_plan` [default: single_step].
+    #[serde(default)]
+    pub mode: ExecuteMode,
+    /// The step for `single_step` [default: the first ready step]. A step whose dependencies
+    /// are not done is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub step_number: Option<StepNumber>,
+    /// Write the changes into the workspace and record each step's state [default: false:
+    /// preview the diffs only, record nothing].
+    #[serde(default)]
+    pub apply_changes: bool,
+    /// The most steps this call runs, 1–50 [default: 5].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 50))]
+    pub max_steps: Option<usize>,
+    /// Stop at the first step that fails [default: true].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_on_failure: Option<bool>,
+    /// More instructions or facts for the model (treated as data, not as commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_CONTEXT_CHARS))]
+    pub additional_context: Option<String>,
+    /// Who is acting, recorded in the plan's history (default: the front end's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+}
+
+impl ExecutePlanRequest {
+    /// The call checked against its bounds, with defaults filled in.
+    pub fn parse(self) -> Result<Execution, ApiError> {
+        let max_steps = self.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
+        if !(1..=MAX_STEPS_LIMIT).contains(&max_steps) {
+            return Err(invalid(
+                "max_steps",
+                format!("must be between 1 and {MAX_STEPS_LIMIT}"),
+            ));
+        }
+        if self.step_number.is_some() && self.mode != ExecuteMode::SingleStep {
+            return Err(invalid(
+                "step_number",
+                "only single_step runs a chosen step; all_ready and full_plan choose the ready ones",
+            ));
+        }
+        let additional_context = self.additional_context.unwrap_or_default();
+        if additional_context.chars().count() > MAX_CONTEXT_CHARS {
+            return Err(invalid(
+                "additional_context",
+                format!("longer than {MAX_CONTEXT_CHARS} characters"),
+            ));
+        }
+        let saved = |text: &str| {
+            let text = text.trim();
+            if text.is_empty() {
+                Err(invalid("plan_id", "must not be empty"))
+            } else {
+                Ok(PlanSource::Saved(text.to_string()))
+            }
+        };
+        let plan = match (&self.plan, &self.plan_id) {
+            (Some(_), Some(_)) => return Err(invalid("plan", "give plan or plan_id, not both")),
+            (None, None) => {
+                return Err(invalid(
+                    "plan",
+                    "give the plan (object, JSON text or saved id) or plan_id",
+                ));
+            }
+            (None, Some(plan_id)) => saved(plan_id)?,
+            // Upstream accepts a plan id where the plan goes; JSON text always starts with `{`.
+            (Some(Value::String(text)), None) if !text.trim_start().starts_with('{') => {
+                saved(text)?
+            }
+            (Some(value), None) => PlanSource::Inline(Box::new(parse_plan(value, "plan")?)),
+        };
+        Ok(Execution {
+            plan,
+            mode: self.mode,
+            step_number: self.step_number,
+            apply_changes: self.apply_changes,
+            max_steps,
+            stop_on_failure: self.stop_on_failure.unwrap_or(true),
+            additional_context,
+            author: self.author,
+        })
+    }
+}
+
+/// `execute_plan` (see the `plan::execute` module docs); `llm` is the configured model.
+pub fn execute_plan(
+    store: &Store,
+    workspace: &Path,
+    llm: Option<&LlmClient>,
+    request: ExecutePlanRequest,
+    control: &Control,
+    front_end: FrontEnd,
+) -> Result<ExecutePlanResponse, ApiError> {
+    let run = request.parse()?;
+    execute::execute(store, workspace, llm, run, control)
+        .map_err(|err| execute_error(err, front_end))
 }
 
 /// Input of `save_plan`.

@@ -125,16 +125,6 @@ pub(crate) fn author_of(author: Option<&str>) -> Result<String, PlanStoreError> 
     Ok(author.unwrap_or(UNKNOWN_AUTHOR).to_string())
 }
 
-/// A plan argument: the plan as a JSON object, or as JSON text (upstream passes a string).
-pub fn parse_plan_arg(value: &Value) -> Result<Plan, PlanStoreError> {
-    let parsed = match value {
-        Value::String(text) => serde_json::from_str::<Plan>(text),
-        Value::Object(_) => serde_json::from_value::<Plan>(value.clone()),
-        _ => return Err(invalid("plan", "expected a plan object or its JSON text")),
-    };
-    parsed.map_err(|err| invalid("plan", format!("not a plan: {err}")))
-}
-
 /// The facts of `plan` the index row keeps.
 fn facts(plan: &Plan) -> PlanFacts<'_> {
     PlanFacts {

@@ -36,17 +36,19 @@ impl<'de> Deserialize<'de> for ReviewChangesRequest {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error as _;
         let mut fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
-        let diff = match fields.remove("diff") {
+        let diff = fields.remove("diff");
+        // Options first, so an unknown field is named even when `diff` is missing too.
+        let options =
+            serde_json::from_value(serde_json::Value::Object(fields)).map_err(D::Error::custom)?;
+        let diff = match diff {
             Some(serde_json::Value::String(diff)) => diff,
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "invalid type for `diff`: {other}, expected a string"
-                )));
+            Some(_) => {
+                return Err(D::Error::custom(
+                    "invalid type for `diff`: expected a string",
+                ));
             }
             None => return Err(D::Error::missing_field("diff")),
         };
-        let options =
-            serde_json::from_value(serde_json::Value::Object(fields)).map_err(D::Error::custom)?;
         Ok(ReviewChangesRequest { diff, options })
     }
 }

@@ -324,220 +324,14 @@ fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan 
     let (docs, code): (Vec<&RankedFile>, Vec<&RankedFile>) =
         rest.into_iter().partition(|f| f.is_doc());
     let code_files: Vec<RankedFile> = code.iter().map(|f| (*f).clone()).collect();
-    let order = import_order(&code_files);
     let edges = scan::import_edges(&code_files);
-
-    let mut steps = Vec::new();
     let context: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
-    steps.push(Step {
-        step_number: 1,
-        title: "Map the code the task touches".into(),
-        description: if context.is_empty() {
-            "No file in the working tree matches the task's words: find the code to change \
-             before planning further (or name paths in the task)."
-                .into()
-        } else {
-            format!(
-                "Read these files and confirm they are the right ones: {}.",
-                context.join(", ")
-            )
-        },
-        priority: Priority::High,
-        estimated_effort: "30 min".into(),
-        acceptance_criteria: vec!["The files to change are confirmed or corrected.".into()],
-        ..Step::default()
-    });
 
-    let mut next: StepNumber = 2;
-    let mut implementation = Vec::new();
-    for path in &scan.missing_mentions {
-        steps.push(Step {
-            step_number: next,
-            title: format!("Create {path}"),
-            description: format!("The task names {path}, which does not exist yet."),
-            files_to_create: vec![FileChange {
-                path: path.clone(),
-                change_type: ChangeType::Create,
-                estimated_loc: 50,
-                complexity: Complexity::Moderate,
-                reason: "named in the task".into(),
-                previous_path: None,
-            }],
-            depends_on: vec![1],
-            priority: Priority::High,
-            estimated_effort: "2h".into(),
-            acceptance_criteria: vec![format!("{path} exists and builds.")],
-            rollback_strategy: Some(format!("Delete {path}.")),
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-    let mut step_of_file = vec![0; code_files.len()];
-    for &idx in &order {
-        let file = &code_files[idx];
-        step_of_file[idx] = next;
-        let imported: Vec<usize> = edges
-            .iter()
-            .filter(|(importer, _)| *importer == idx)
-            .map(|(_, imported)| *imported)
-            .collect();
-        let mut depends_on = vec![1];
-        depends_on.extend(
-            imported
-                .iter()
-                .map(|&i| step_of_file[i])
-                .filter(|&n| n != 0),
-        );
-        let why = if file.matched_words.is_empty() {
-            "named in the task".to_string()
-        } else {
-            format!(
-                "matches the task's words: {}",
-                file.matched_words.join(", ")
-            )
-        };
-        let mut description = format!("Change {} for the task ({why}).", file.path);
-        if !imported.is_empty() {
-            let names: Vec<&str> = imported
-                .iter()
-                .map(|&i| code_files[i].path.as_str())
-                .collect();
-            description.push_str(&format!(" It imports {}, changed first.", names.join(", ")));
-        }
-        // Sized by how much of the file the task's words touch, not by the file's length: a
-        // two-line change to a 3,000-line module is still small.
-        let (complexity, effort, loc) = match file.hits {
-            0..=4 => (Complexity::Simple, "1h", 20),
-            5..=19 => (Complexity::Moderate, "2h", 40),
-            _ => (Complexity::Complex, "4h", 80),
-        };
-        steps.push(Step {
-            step_number: next,
-            title: format!("Update {}", file.path),
-            description,
-            files_to_modify: vec![FileChange {
-                path: file.path.clone(),
-                change_type: ChangeType::Modify,
-                estimated_loc: loc,
-                complexity,
-                reason: why,
-                previous_path: None,
-            }],
-            depends_on,
-            priority: if implementation.is_empty() {
-                Priority::High
-            } else {
-                Priority::Medium
-            },
-            estimated_effort: effort.into(),
-            acceptance_criteria: vec![format!("{} does what the task asks and builds.", file.path)],
-            rollback_strategy: Some(format!("Revert the changes to {}.", file.path)),
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-    if implementation.is_empty() {
-        steps.push(Step {
-            step_number: next,
-            title: "Implement the change".into(),
-            description: format!("Implement: {task}"),
-            depends_on: vec![1],
-            priority: Priority::High,
-            estimated_effort: "4h".into(),
-            acceptance_criteria: vec!["The task's behaviour is implemented.".into()],
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-
-    let test_step = next;
-    next += 1;
-    steps.push(Step {
-        step_number: test_step,
-        title: "Test the change".into(),
-        description: if tests.is_empty() {
-            "Add tests that fail without the change and pass with it; no existing test file \
-             matched the task."
-                .into()
-        } else {
-            "Extend the matching tests so they fail without the change and pass with it.".into()
-        },
-        files_to_modify: tests
-            .iter()
-            .map(|f| FileChange {
-                path: f.path.clone(),
-                change_type: ChangeType::Modify,
-                estimated_loc: 30,
-                complexity: Complexity::Simple,
-                reason: "existing tests of the changed code".into(),
-                previous_path: None,
-            })
-            .collect(),
-        depends_on: implementation.clone(),
-        priority: Priority::High,
-        estimated_effort: "2h".into(),
-        acceptance_criteria: vec!["The test suite passes, including the new tests.".into()],
-        ..Step::default()
-    });
-    let mut doc_step = None;
-    if !options.mvp_only {
-        doc_step = Some(next);
-        steps.push(Step {
-            step_number: next,
-            title: "Document the change".into(),
-            description: "Update the user-facing documentation for the new behaviour.".into(),
-            files_to_modify: docs
-                .iter()
-                .map(|f| FileChange {
-                    path: f.path.clone(),
-                    change_type: ChangeType::Modify,
-                    estimated_loc: 15,
-                    complexity: Complexity::Trivial,
-                    reason: "documentation matching the task".into(),
-                    previous_path: None,
-                })
-                .collect(),
-            depends_on: implementation.clone(),
-            priority: Priority::Low,
-            estimated_effort: "30 min".into(),
-            acceptance_criteria: vec!["The documentation describes the new behaviour.".into()],
-            ..Step::default()
-        });
-    }
-
-    let mut languages: Vec<(&String, &usize)> = scan
-        .extensions
-        .iter()
-        .filter(|(ext, _)| !ext.is_empty())
-        .collect();
-    languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let mut insights = vec![format!(
-        "Scanned {} files{}; {} matched the task.",
-        scan.n_files_scanned,
-        if scan.truncated {
-            " (stopped at the limit)"
-        } else {
-            ""
-        },
-        scan.files.len()
-    )];
-    if !languages.is_empty() {
-        let top: Vec<String> = languages
-            .iter()
-            .take(5)
-            .map(|(ext, n)| format!(".{ext} ({n})"))
-            .collect();
-        insights.push(format!("Most common file types: {}.", top.join(", ")));
-    }
-    for (importer, imported) in &edges {
-        insights.push(format!(
-            "{} imports {}.",
-            code_files[*importer].path, code_files[*imported].path
-        ));
-    }
+    let mut steps = vec![mapping_step(&context)];
+    let implementation = implementation_steps(task, scan, &code_files, &edges, &mut steps);
+    let test_step = push_step(&mut steps, test_step(&tests, &implementation));
+    let doc_step =
+        (!options.mvp_only).then(|| push_step(&mut steps, doc_step(&docs, &implementation)));
 
     Plan {
         goal: task.to_string(),
@@ -623,9 +417,255 @@ fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan 
             vec!["Are the mapped files the right ones, and is anything missing?".into()]
         },
         context_files: context,
-        codebase_insights: insights,
+        codebase_insights: insights(scan, &code_files, &edges),
         ..Plan::default()
     }
+}
+
+/// Appends `step` as the next step, numbered after the last one, and returns its number.
+fn push_step(steps: &mut Vec<Step>, mut step: Step) -> StepNumber {
+    let number = steps.last().map_or(1, |last| last.step_number + 1);
+    step.step_number = number;
+    steps.push(step);
+    number
+}
+
+/// Step 1: read and confirm the matched files.
+fn mapping_step(context: &[String]) -> Step {
+    Step {
+        step_number: 1,
+        title: "Map the code the task touches".into(),
+        description: if context.is_empty() {
+            "No file in the working tree matches the task's words: find the code to change \
+             before planning further (or name paths in the task)."
+                .into()
+        } else {
+            format!(
+                "Read these files and confirm they are the right ones: {}.",
+                context.join(", ")
+            )
+        },
+        priority: Priority::High,
+        estimated_effort: "30 min".into(),
+        acceptance_criteria: vec!["The files to change are confirmed or corrected.".into()],
+        ..Step::default()
+    }
+}
+
+/// The implementation steps, appended to `steps`: a step per file the task names that does not
+/// exist yet, then one per matched code file in import order (a file after the files it
+/// imports, which it depends on), or one generic step when nothing matched. Returns their numbers.
+fn implementation_steps(
+    task: &str,
+    scan: &ScanResult,
+    code_files: &[RankedFile],
+    edges: &[(usize, usize)],
+    steps: &mut Vec<Step>,
+) -> Vec<StepNumber> {
+    let mut implementation = Vec::new();
+    for path in &scan.missing_mentions {
+        implementation.push(push_step(steps, creation_step(path)));
+    }
+    let mut step_of_file = vec![0; code_files.len()];
+    for idx in import_order(code_files) {
+        let imported: Vec<usize> = edges
+            .iter()
+            .filter(|(importer, _)| *importer == idx)
+            .map(|(_, imported)| *imported)
+            .collect();
+        let mut depends_on = vec![1];
+        depends_on.extend(
+            imported
+                .iter()
+                .map(|&i| step_of_file[i])
+                .filter(|&n| n != 0),
+        );
+        let imported: Vec<&str> = imported
+            .iter()
+            .map(|&i| code_files[i].path.as_str())
+            .collect();
+        let first = implementation.is_empty();
+        let step = update_step(&code_files[idx], &imported, depends_on, first);
+        step_of_file[idx] = push_step(steps, step);
+        implementation.push(step_of_file[idx]);
+    }
+    if implementation.is_empty() {
+        let step = Step {
+            title: "Implement the change".into(),
+            description: format!("Implement: {task}"),
+            depends_on: vec![1],
+            priority: Priority::High,
+            estimated_effort: "4h".into(),
+            acceptance_criteria: vec!["The task's behaviour is implemented.".into()],
+            ..Step::default()
+        };
+        implementation.push(push_step(steps, step));
+    }
+    implementation
+}
+
+/// Creating a file the task names that does not exist yet.
+fn creation_step(path: &str) -> Step {
+    Step {
+        title: format!("Create {path}"),
+        description: format!("The task names {path}, which does not exist yet."),
+        files_to_create: vec![FileChange {
+            path: path.to_string(),
+            change_type: ChangeType::Create,
+            estimated_loc: 50,
+            complexity: Complexity::Moderate,
+            reason: "named in the task".into(),
+            previous_path: None,
+        }],
+        depends_on: vec![1],
+        priority: Priority::High,
+        estimated_effort: "2h".into(),
+        acceptance_criteria: vec![format!("{path} exists and builds.")],
+        rollback_strategy: Some(format!("Delete {path}.")),
+        ..Step::default()
+    }
+}
+
+/// Changing one matched code file, after the files it imports (`imported`).
+fn update_step(
+    file: &RankedFile,
+    imported: &[&str],
+    depends_on: Vec<StepNumber>,
+    first: bool,
+) -> Step {
+    let why = if file.matched_words.is_empty() {
+        "named in the task".to_string()
+    } else {
+        format!(
+            "matches the task's words: {}",
+            file.matched_words.join(", ")
+        )
+    };
+    let mut description = format!("Change {} for the task ({why}).", file.path);
+    if !imported.is_empty() {
+        description.push_str(&format!(
+            " It imports {}, changed first.",
+            imported.join(", ")
+        ));
+    }
+    // Sized by how much of the file the task's words touch, not by the file's length: a
+    // two-line change to a 3,000-line module is still small.
+    let (complexity, effort, loc) = match file.hits {
+        0..=4 => (Complexity::Simple, "1h", 20),
+        5..=19 => (Complexity::Moderate, "2h", 40),
+        _ => (Complexity::Complex, "4h", 80),
+    };
+    Step {
+        title: format!("Update {}", file.path),
+        description,
+        files_to_modify: vec![FileChange {
+            path: file.path.clone(),
+            change_type: ChangeType::Modify,
+            estimated_loc: loc,
+            complexity,
+            reason: why,
+            previous_path: None,
+        }],
+        depends_on,
+        priority: if first {
+            Priority::High
+        } else {
+            Priority::Medium
+        },
+        estimated_effort: effort.into(),
+        acceptance_criteria: vec![format!("{} does what the task asks and builds.", file.path)],
+        rollback_strategy: Some(format!("Revert the changes to {}.", file.path)),
+        ..Step::default()
+    }
+}
+
+/// Testing the change, after every implementation step: the matched test files, or new tests.
+fn test_step(tests: &[&RankedFile], implementation: &[StepNumber]) -> Step {
+    Step {
+        title: "Test the change".into(),
+        description: if tests.is_empty() {
+            "Add tests that fail without the change and pass with it; no existing test file \
+             matched the task."
+                .into()
+        } else {
+            "Extend the matching tests so they fail without the change and pass with it.".into()
+        },
+        files_to_modify: tests
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: 30,
+                complexity: Complexity::Simple,
+                reason: "existing tests of the changed code".into(),
+                previous_path: None,
+            })
+            .collect(),
+        depends_on: implementation.to_vec(),
+        priority: Priority::High,
+        estimated_effort: "2h".into(),
+        acceptance_criteria: vec!["The test suite passes, including the new tests.".into()],
+        ..Step::default()
+    }
+}
+
+/// Documenting the change (left out of MVP-only plans).
+fn doc_step(docs: &[&RankedFile], implementation: &[StepNumber]) -> Step {
+    Step {
+        title: "Document the change".into(),
+        description: "Update the user-facing documentation for the new behaviour.".into(),
+        files_to_modify: docs
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: 15,
+                complexity: Complexity::Trivial,
+                reason: "documentation matching the task".into(),
+                previous_path: None,
+            })
+            .collect(),
+        depends_on: implementation.to_vec(),
+        priority: Priority::Low,
+        estimated_effort: "30 min".into(),
+        acceptance_criteria: vec!["The documentation describes the new behaviour.".into()],
+        ..Step::default()
+    }
+}
+
+/// What the scan saw: how much, which file types, which imports order the steps.
+fn insights(scan: &ScanResult, code_files: &[RankedFile], edges: &[(usize, usize)]) -> Vec<String> {
+    let mut languages: Vec<(&String, &usize)> = scan
+        .extensions
+        .iter()
+        .filter(|(ext, _)| !ext.is_empty())
+        .collect();
+    languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut insights = vec![format!(
+        "Scanned {} files{}; {} matched the task.",
+        scan.n_files_scanned,
+        if scan.truncated {
+            " (stopped at the limit)"
+        } else {
+            ""
+        },
+        scan.files.len()
+    )];
+    if !languages.is_empty() {
+        let top: Vec<String> = languages
+            .iter()
+            .take(5)
+            .map(|(ext, n)| format!(".{ext} ({n})"))
+            .collect();
+        insights.push(format!("Most common file types: {}.", top.join(", ")));
+    }
+    for (importer, imported) in edges {
+        insights.push(format!(
+            "{} imports {}.",
+            code_files[*importer].path, code_files[*imported].path
+        ));
+    }
+    insights
 }
 
 /// Indexes of `files` so that a file comes after the files it imports, ties by rank. Import

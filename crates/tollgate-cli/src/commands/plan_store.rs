@@ -5,21 +5,23 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use tollgate::api::ApiError;
+use tollgate::api::plan::{
+    DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, SavePlanRequest, delete_plan,
+    list_plans, load_plan, plan_store_error, save_plan,
+};
 use tollgate::plan::approval::{
     ApprovalAction, RequestApprovalRequest, RespondApprovalRequest, list_approvals,
     request_approval, respond_approval,
 };
 use tollgate::plan::history::{
-    ComparePlanVersionsRequest, RollbackPlanRequest, ViewHistoryRequest, compare_plan_versions,
-    rollback_plan, view_history,
+    ComparePlanVersionsRequest, PlanComparison, RollbackPlanRequest, ViewHistoryRequest,
+    ViewHistoryResponse, compare_plan_versions, rollback_plan, view_history,
 };
-use tollgate::plan::library::{
-    DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, PlanStoreError,
-    SavePlanRequest, delete_plan, list_plans, load_plan, save_plan,
-};
+use tollgate::plan::library::{ListPlansResponse, PlanStoreError};
 use tollgate::plan::progress::{
-    CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, ViewProgressRequest,
-    complete_step, fail_step, start_step, view_progress,
+    CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, StepUpdate,
+    ViewProgressRequest, complete_step, fail_step, start_step, view_progress,
 };
 use tollgate::store::Store;
 
@@ -34,8 +36,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
     let outcome = dispatch(&store, args.command, author, json);
     match outcome {
         Ok(()) => Ok(ExitStatus::Pass),
-        Err(Failure::Plan(err)) => {
-            eprintln!("error [{}]: {}", err.code(), err.message(FrontEnd::Cli));
+        Err(Failure::Api(err)) => {
+            eprintln!("error [{}]: {}", err.code, err.message);
             Ok(ExitStatus::Error)
         }
         Err(Failure::Other(err)) => Err(err),
@@ -51,13 +53,19 @@ pub(super) fn default_author() -> String {
 }
 
 enum Failure {
-    Plan(PlanStoreError),
+    Api(ApiError),
     Other(anyhow::Error),
 }
 
 impl From<PlanStoreError> for Failure {
     fn from(err: PlanStoreError) -> Failure {
-        Failure::Plan(err)
+        Failure::Api(plan_store_error(err, FrontEnd::Cli))
+    }
+}
+
+impl From<ApiError> for Failure {
+    fn from(err: ApiError) -> Failure {
+        Failure::Api(err)
     }
 }
 
@@ -71,6 +79,110 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<(), Failure> {
     let text = serde_json::to_string_pretty(value).map_err(anyhow::Error::from)?;
     outln!("{text}");
     Ok(())
+}
+
+/// Prints `value` as JSON with `--json`, else the way `human` shows it.
+fn show<T: serde::Serialize>(json: bool, value: &T, human: impl FnOnce(&T)) -> Result<(), Failure> {
+    if json {
+        return print_json(value);
+    }
+    human(value);
+    Ok(())
+}
+
+fn print_listing(response: &ListPlansResponse) {
+    if response.plans.is_empty() {
+        outln!("No saved plans.");
+    }
+    for plan in &response.plans {
+        outln!(
+            "{}  v{}  {:<9}  {} step(s)  {}{}{}",
+            plan.id,
+            plan.version,
+            plan.status,
+            plan.step_count,
+            plan.name
+                .as_deref()
+                .map(|n| format!("[{n}] "))
+                .unwrap_or_default(),
+            plan.goal,
+            if plan.deleted_at.is_some() {
+                "  (deleted)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+fn print_history(response: &ViewHistoryResponse) {
+    outln!(
+        "Plan {}: version {} of {}",
+        response.plan_id,
+        response.current_version,
+        response.total_versions
+    );
+    for version in &response.versions {
+        outln!(
+            "  v{:<3} {:<12} {}  by {}: {}",
+            version.version,
+            version.change_type,
+            version.created_at,
+            version.author,
+            version.summary
+        );
+    }
+    if !response.events.is_empty() {
+        outln!("Events:");
+        for event in &response.events {
+            outln!(
+                "  {}  {}{}  by {}{}",
+                event.created_at,
+                event.kind,
+                event
+                    .step_number
+                    .map(|n| format!(" (step {n})"))
+                    .unwrap_or_default(),
+                event.author,
+                if event.detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", event.detail)
+                }
+            );
+        }
+    }
+}
+
+fn print_comparison(cmp: &PlanComparison) {
+    outln!(
+        "Plan {}: version {} → {}\n{}",
+        cmp.plan_id,
+        cmp.from_version,
+        cmp.to_version,
+        cmp.summary
+    );
+    for step in &cmp.steps_added {
+        outln!("+ step {}: {}", step.step_number, step.title);
+    }
+    for step in &cmp.steps_removed {
+        outln!("- step {}: {}", step.step_number, step.title);
+    }
+    for step in &cmp.steps_modified {
+        outln!("~ step {}: {}", step.step_number, step.title);
+        for change in &step.changes {
+            print_change("    ", change);
+        }
+    }
+    for file in &cmp.files.added {
+        outln!("+ file {file}");
+    }
+    for file in &cmp.files.removed {
+        outln!("- file {file}");
+    }
+    for change in cmp.risks.modified.iter().chain(&cmp.field_changes) {
+        print_change("", change);
+    }
 }
 
 fn dispatch(
@@ -95,41 +207,14 @@ fn dispatch(
             limit,
             include_deleted,
         } => {
-            let response = list_plans(
-                store,
-                &ListPlansRequest {
-                    status,
-                    tags,
-                    limit,
-                    include_deleted,
-                },
-            )?;
-            if json {
-                return print_json(&response);
-            }
-            if response.plans.is_empty() {
-                outln!("No saved plans.");
-            }
-            for plan in &response.plans {
-                outln!(
-                    "{}  v{}  {:<9}  {} step(s)  {}{}{}",
-                    plan.id,
-                    plan.version,
-                    plan.status,
-                    plan.step_count,
-                    plan.name
-                        .as_deref()
-                        .map(|n| format!("[{n}] "))
-                        .unwrap_or_default(),
-                    plan.goal,
-                    if plan.deleted_at.is_some() {
-                        "  (deleted)"
-                    } else {
-                        ""
-                    }
-                );
-            }
-            Ok(())
+            let request = ListPlansRequest {
+                status,
+                tags,
+                limit,
+                include_deleted,
+            };
+            let response = list_plans(store, request, FrontEnd::Cli)?;
+            show(json, &response, print_listing)
         }
         PlanCommand::Save {
             file,
@@ -141,36 +226,28 @@ fn dispatch(
             let text = read_input(&file)?;
             let plan: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", file.display()))?;
-            let response = save_plan(
-                store,
-                &SavePlanRequest {
-                    plan,
-                    name,
-                    tags,
-                    overwrite,
-                    author,
-                    reason,
-                },
-            )?;
-            if json {
-                return print_json(&response);
-            }
-            outln!("{}", response.message);
-            Ok(())
+            let request = SavePlanRequest {
+                plan,
+                name,
+                tags,
+                overwrite,
+                author,
+                reason,
+            };
+            let response = save_plan(store, request, FrontEnd::Cli)?;
+            show(json, &response, |response| outln!("{}", response.message))
         }
         PlanCommand::Load {
             plan_id,
             name,
             version,
         } => {
-            let response = load_plan(
-                store,
-                &LoadPlanRequest {
-                    plan_id,
-                    name,
-                    version,
-                },
-            )?;
+            let request = LoadPlanRequest {
+                plan_id,
+                name,
+                version,
+            };
+            let response = load_plan(store, &request, FrontEnd::Cli)?;
             // A plan is data: JSON either way.
             if json {
                 print_json(&response)
@@ -179,12 +256,9 @@ fn dispatch(
             }
         }
         PlanCommand::Delete { plan_id } => {
-            let response = delete_plan(store, &DeletePlanRequest { plan_id, author })?;
-            if json {
-                return print_json(&response);
-            }
-            outln!("{}", response.message);
-            Ok(())
+            let request = DeletePlanRequest { plan_id, author };
+            let response = delete_plan(store, &request, FrontEnd::Cli)?;
+            show(json, &response, |response| outln!("{}", response.message))
         }
         PlanCommand::History {
             plan_id,
@@ -199,46 +273,7 @@ fn dispatch(
                     include_plans,
                 },
             )?;
-            if json {
-                return print_json(&response);
-            }
-            outln!(
-                "Plan {}: version {} of {}",
-                response.plan_id,
-                response.current_version,
-                response.total_versions
-            );
-            for version in &response.versions {
-                outln!(
-                    "  v{:<3} {:<12} {}  by {}: {}",
-                    version.version,
-                    version.change_type,
-                    version.created_at,
-                    version.author,
-                    version.summary
-                );
-            }
-            if !response.events.is_empty() {
-                outln!("Events:");
-                for event in &response.events {
-                    outln!(
-                        "  {}  {}{}  by {}{}",
-                        event.created_at,
-                        event.kind,
-                        event
-                            .step_number
-                            .map(|n| format!(" (step {n})"))
-                            .unwrap_or_default(),
-                        event.author,
-                        if event.detail.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {}", event.detail)
-                        }
-                    );
-                }
-            }
-            Ok(())
+            show(json, &response, print_history)
         }
         PlanCommand::Diff {
             plan_id,
@@ -253,38 +288,7 @@ fn dispatch(
                     to_version,
                 },
             )?;
-            if json {
-                return print_json(&cmp);
-            }
-            outln!(
-                "Plan {}: version {} → {}\n{}",
-                cmp.plan_id,
-                cmp.from_version,
-                cmp.to_version,
-                cmp.summary
-            );
-            for step in &cmp.steps_added {
-                outln!("+ step {}: {}", step.step_number, step.title);
-            }
-            for step in &cmp.steps_removed {
-                outln!("- step {}: {}", step.step_number, step.title);
-            }
-            for step in &cmp.steps_modified {
-                outln!("~ step {}: {}", step.step_number, step.title);
-                for change in &step.changes {
-                    print_change("    ", change);
-                }
-            }
-            for file in &cmp.files.added {
-                outln!("+ file {file}");
-            }
-            for file in &cmp.files.removed {
-                outln!("- file {file}");
-            }
-            for change in cmp.risks.modified.iter().chain(&cmp.field_changes) {
-                print_change("", change);
-            }
-            Ok(())
+            show(json, &cmp, print_comparison)
         }
         PlanCommand::Rollback {
             plan_id,
@@ -300,77 +304,76 @@ fn dispatch(
                     author,
                 },
             )?;
-            if json {
-                return print_json(&response);
-            }
-            outln!("{}", response.message);
-            Ok(())
+            show(json, &response, |response| outln!("{}", response.message))
         }
         PlanCommand::Approve { command } => approve(store, command, author, json),
         PlanCommand::Progress { plan_id } => {
             let report = view_progress(store, &ViewProgressRequest { plan_id })?;
-            if json {
-                return print_json(&report);
-            }
-            print_progress(&report);
-            Ok(())
+            show(json, &report, print_progress)
         }
         PlanCommand::Step { command } => {
-            let update = match command {
-                PlanStepCommand::Start {
-                    plan_id,
-                    step_number,
-                } => start_step(
-                    store,
-                    &StartStepRequest {
-                        plan_id,
-                        step_number,
-                        author,
-                    },
-                )?,
-                PlanStepCommand::Complete {
-                    plan_id,
-                    step_number,
-                    notes,
-                    files,
-                } => complete_step(
-                    store,
-                    &CompleteStepRequest {
-                        plan_id,
-                        step_number,
-                        notes,
-                        files_modified: files,
-                        author,
-                    },
-                )?,
-                PlanStepCommand::Fail {
-                    plan_id,
-                    step_number,
-                    error,
-                    retry,
-                    skip,
-                    skip_dependents,
-                } => fail_step(
-                    store,
-                    &FailStepRequest {
-                        plan_id,
-                        step_number,
-                        error,
-                        retry,
-                        skip,
-                        skip_dependents,
-                        author,
-                    },
-                )?,
-            };
-            if json {
-                return print_json(&update);
-            }
-            outln!("{}", update.message);
-            print_progress(&update.progress);
-            Ok(())
+            let update = step(store, command, author)?;
+            show(json, &update, |update| {
+                outln!("{}", update.message);
+                print_progress(&update.progress);
+            })
         }
     }
+}
+
+/// `plan step start|complete|fail`.
+fn step(
+    store: &Store,
+    command: PlanStepCommand,
+    author: Option<String>,
+) -> Result<StepUpdate, PlanStoreError> {
+    Ok(match command {
+        PlanStepCommand::Start {
+            plan_id,
+            step_number,
+        } => start_step(
+            store,
+            &StartStepRequest {
+                plan_id,
+                step_number,
+                author,
+            },
+        )?,
+        PlanStepCommand::Complete {
+            plan_id,
+            step_number,
+            notes,
+            files,
+        } => complete_step(
+            store,
+            &CompleteStepRequest {
+                plan_id,
+                step_number,
+                notes,
+                files_modified: files,
+                author,
+            },
+        )?,
+        PlanStepCommand::Fail {
+            plan_id,
+            step_number,
+            error,
+            retry,
+            skip,
+            skip_dependents,
+        } => fail_step(
+            store,
+            &FailStepRequest {
+                plan_id,
+                step_number,
+                error,
+                retry,
+                skip,
+                skip_dependents,
+                author,
+            },
+        )?,
+    })
 }
 
 fn approve(

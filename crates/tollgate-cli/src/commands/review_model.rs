@@ -28,17 +28,13 @@ pub fn changes(args: ReviewChangesArgs) -> anyhow::Result<ExitStatus> {
         )),
         None => None,
     };
-    let options = options(&args.review);
     let request = ReviewChangesRequest {
         diff,
-        file_contexts,
-        base_ref: args.base_ref.clone(),
-        confidence_threshold: options.confidence_threshold,
-        max_findings: options.max_findings,
-        categories: options.categories,
-        changed_lines_only: options.changed_lines_only,
-        custom_instructions: options.custom_instructions,
-        exclude_patterns: options.exclude_patterns,
+        options: ReviewChangesOptions {
+            file_contexts,
+            base_ref: args.base_ref.clone(),
+            ..options(&args.review)
+        },
     };
     let settings = settings(&args.review)?;
     let review = review::review_changes(&args.review.repo, settings, &request)

@@ -10,11 +10,10 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
-use tollgate::session::{
-    self, ChangedFilesArg, ReactiveReviewPrRequest, Resumed, SessionSettings, SessionState,
-};
+use tollgate::session::{self, Resumed, SessionSettings, SessionState};
 use tollgate::store::Store;
 
 use super::ExitStatus;
@@ -138,7 +137,7 @@ fn start(args: SessionStartArgs, settings: &SessionSettings) -> anyhow::Result<E
         parallel: Some(!args.serial),
         max_workers: args.max_workers,
     };
-    let created = session::create(&store, &args.repo, &request, settings)?;
+    let created = reactive_review_pr(&store, &args.repo, &request, settings)?;
     for warning in &created.warnings {
         eprintln!("warning: {warning}");
     }

@@ -1,6 +1,7 @@
 //! `cancel_review`: stop a review session for good.
 
-use tollgate::session::{self, SessionIdRequest, TransitionResponse};
+use tollgate::api::session::SessionIdRequest;
+use tollgate::session::{self, TransitionResponse};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

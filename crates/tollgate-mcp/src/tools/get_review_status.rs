@@ -1,6 +1,7 @@
 //! `get_review_status`: where a review session is (upstream's tool).
 
-use tollgate::session::{self, SessionStatus, SessionStatusRequest};
+use tollgate::api::session::SessionStatusRequest;
+use tollgate::session::{self, SessionStatus};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

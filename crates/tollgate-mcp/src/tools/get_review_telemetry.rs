@@ -1,6 +1,7 @@
 //! `get_review_telemetry`: how a review session spent its time (upstream's tool).
 
-use tollgate::session::{self, SessionIdRequest, SessionTelemetry};
+use tollgate::api::session::SessionIdRequest;
+use tollgate::session::{self, SessionTelemetry};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,6 +1,7 @@
 //! `pause_review`: stop starting new steps of a review session (upstream's tool).
 
-use tollgate::session::{self, SessionIdRequest, TransitionResponse};
+use tollgate::api::session::SessionIdRequest;
+use tollgate::session::{self, TransitionResponse};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,6 +1,7 @@
 //! `reactive_review_pr`: start a review session over a whole pull request (upstream's tool).
 
-use tollgate::session::{self, ReactiveReviewPrRequest, ReactiveReviewPrResponse, SessionState};
+use tollgate::api::session::{ReactiveReviewPrRequest, reactive_review_pr};
+use tollgate::session::{self, ReactiveReviewPrResponse, SessionState};
 
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::profile::Profile;
@@ -39,7 +40,7 @@ pause/resume/cancel_review steer it. Use for large PRs.";
             .map_err(|err| ToolError::new(INVALID_INPUT, err.to_string()))?;
         let store = store(ctx)?;
         let settings = settings();
-        let mut created = session::create(&store, ctx.workspace(), &input, &settings)?;
+        let mut created = reactive_review_pr(&store, ctx.workspace(), &input, &settings)?;
         let claimed = session::claim(&store, &created.session_id, &settings)?;
         spawn_runner(ctx, claimed)?;
         created.status = SessionState::Running;

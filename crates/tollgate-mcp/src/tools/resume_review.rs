@@ -1,6 +1,7 @@
 //! `resume_review`: continue a paused review session (upstream's tool).
 
-use tollgate::session::{self, Resumed, SessionIdRequest, SessionState, TransitionResponse};
+use tollgate::api::session::SessionIdRequest;
+use tollgate::session::{self, Resumed, SessionState, TransitionResponse};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -30,40 +30,40 @@ use crate::plan::model::{
 };
 use crate::plan::scan::{self, RankedFile, ScanOptions, ScanResult};
 
-/// Input of `create_plan` (upstream's parameters and defaults, plus `plan` for an agent's own).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreatePlanRequest {
-    /// What to plan, in plain words. Paths it names (`src/a.rs`) are always in the plan.
+/// What to plan and how: `api::plan::CreatePlanRequest` parsed and bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanTask {
+    /// What to plan, in plain words (may be empty when `plan` is given).
     pub task: String,
-    /// Repository files used as context, 1–50 [default: 10].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_context_files: Option<usize>,
-    /// Tokens of file content a model sees, 1000–100000 [default: 12000].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_token_budget: Option<usize>,
-    /// Store dependency, gantt and architecture diagrams in the plan [default: true].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_diagrams: Option<bool>,
-    /// Only the minimum viable steps: no documentation step, no nice-to-have features
-    /// [default: false].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mvp_only: Option<bool>,
-    /// Only files matching these globs are considered (a directory matches its contents).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Repository files used as context.
+    pub max_context_files: usize,
+    /// Tokens of file content a model sees.
+    pub context_token_budget: usize,
+    pub diagrams: bool,
+    pub mvp_only: bool,
     pub include_paths: Vec<String>,
-    /// Files matching these globs are never considered.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_paths: Vec<String>,
-    /// A plan written by the caller (object or JSON text): validated and enriched instead of
-    /// generated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Value>,
-    /// Save the plan in the workspace's plan store (as `save_plan` would) [default: false;
-    /// upstream saves by default, Tollgate leaves that to the caller so creating has no side
-    /// effect unless asked].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_save: Option<bool>,
+    /// The caller's own plan, validated and enriched instead of generated.
+    pub plan: Option<Plan>,
+    /// Save the plan in the workspace's store.
+    pub auto_save: bool,
+}
+
+impl PlanTask {
+    /// A task with upstream's defaults.
+    pub fn new(task: impl Into<String>) -> PlanTask {
+        PlanTask {
+            task: task.into(),
+            max_context_files: 10,
+            context_token_budget: 12_000,
+            diagrams: true,
+            mvp_only: false,
+            include_paths: Vec::new(),
+            exclude_paths: Vec::new(),
+            plan: None,
+            auto_save: false,
+        }
+    }
 }
 
 /// Output of `create_plan` and `refine_plan`: the plan, its Markdown rendering, and what did not
@@ -98,16 +98,6 @@ pub enum PlanError {
 }
 
 impl PlanError {
-    /// The message for `front_end`'s user (see [`PlanStoreError::message`]).
-    ///
-    /// [`PlanStoreError::message`]: crate::plan::library::PlanStoreError::message
-    pub fn message(&self, front_end: crate::plan::library::FrontEnd) -> String {
-        match self {
-            PlanError::Store(err) => err.message(front_end),
-            _ => self.to_string(),
-        }
-    }
-
     /// The stable machine code.
     pub fn code(&self) -> ErrorCode {
         match self {
@@ -135,17 +125,16 @@ pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> PlanEr
     }
 }
 
-const MAX_TASK_CHARS: usize = 20_000;
-
 /// Creates a plan for `request.task` in the workspace `root`. `llm` is the configured model, if
 /// any ([`crate::plan::model_client`] builds it from the configuration).
-pub fn create_plan(
+pub fn create(
     root: &Path,
     llm: Option<&LlmClient>,
-    request: &CreatePlanRequest,
+    request: PlanTask,
 ) -> Result<PlanResponse, PlanError> {
+    let auto_save = request.auto_save;
     let mut response = build_plan(root, llm, request)?;
-    if request.auto_save == Some(true) {
+    if auto_save {
         save_response(root, &mut response, false, "create_plan", "created")?;
     }
     Ok(response)
@@ -162,15 +151,14 @@ pub(super) fn save_response(
 ) -> Result<(), PlanError> {
     let store =
         crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
-    let saved = crate::plan::library::save_plan(
+    let saved = crate::plan::library::save(
         &store,
-        &crate::plan::library::SavePlanRequest {
-            plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
-            name: None,
-            tags: Vec::new(),
+        response.plan.clone(),
+        &crate::plan::library::SaveOptions {
             overwrite,
             author: Some(author.to_string()),
             reason: Some(reason.to_string()),
+            ..Default::default()
         },
     )?;
     response.saved = Some(saved);
@@ -180,37 +168,18 @@ pub(super) fn save_response(
 fn build_plan(
     root: &Path,
     llm: Option<&LlmClient>,
-    request: &CreatePlanRequest,
+    request: PlanTask,
 ) -> Result<PlanResponse, PlanError> {
     let task = request.task.trim();
-    if task.is_empty() && request.plan.is_none() {
-        return Err(invalid("task", "must not be empty"));
-    }
-    if task.chars().count() > MAX_TASK_CHARS {
-        return Err(invalid(
-            "task",
-            format!("longer than {MAX_TASK_CHARS} characters"),
-        ));
-    }
-    let max_files = request.max_context_files.unwrap_or(10);
-    if !(1..=50).contains(&max_files) {
-        return Err(invalid("max_context_files", "must be between 1 and 50"));
-    }
-    let budget = request.context_token_budget.unwrap_or(12_000);
-    if !(1000..=100_000).contains(&budget) {
-        return Err(invalid(
-            "context_token_budget",
-            "must be between 1000 and 100000",
-        ));
-    }
+    let max_files = request.max_context_files;
+    let budget = request.context_token_budget;
     let options = Options {
-        diagrams: request.generate_diagrams.unwrap_or(true),
-        mvp_only: request.mvp_only.unwrap_or(false),
+        diagrams: request.diagrams,
+        mvp_only: request.mvp_only,
     };
     let mut warnings = Vec::new();
 
-    if let Some(value) = &request.plan {
-        let mut plan = parse_plan_value(value)?;
+    if let Some(mut plan) = request.plan {
         if plan.goal.trim().is_empty() {
             plan.goal = task.to_string();
         }
@@ -266,16 +235,6 @@ pub(crate) fn respond(plan: Plan, warnings: Vec<String>) -> PlanResponse {
         warnings,
         saved: None,
     }
-}
-
-/// A plan argument: an object, or its JSON text (upstream passes strings).
-pub(crate) fn parse_plan_value(value: &Value) -> Result<Plan, PlanError> {
-    let parsed = match value {
-        Value::String(text) => serde_json::from_str::<Plan>(text),
-        Value::Object(_) => serde_json::from_value::<Plan>(value.clone()),
-        _ => return Err(invalid("plan", "expected a plan object or its JSON text")),
-    };
-    parsed.map_err(|err| invalid("plan", format!("not a plan: {err}")))
 }
 
 /// Validates and enriches a plan: ids, version fields, step ids, the derived graph, diagrams.
@@ -365,220 +324,14 @@ fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan 
     let (docs, code): (Vec<&RankedFile>, Vec<&RankedFile>) =
         rest.into_iter().partition(|f| f.is_doc());
     let code_files: Vec<RankedFile> = code.iter().map(|f| (*f).clone()).collect();
-    let order = import_order(&code_files);
     let edges = scan::import_edges(&code_files);
-
-    let mut steps = Vec::new();
     let context: Vec<String> = scan.files.iter().map(|f| f.path.clone()).collect();
-    steps.push(Step {
-        step_number: 1,
-        title: "Map the code the task touches".into(),
-        description: if context.is_empty() {
-            "No file in the working tree matches the task's words: find the code to change \
-             before planning further (or name paths in the task)."
-                .into()
-        } else {
-            format!(
-                "Read these files and confirm they are the right ones: {}.",
-                context.join(", ")
-            )
-        },
-        priority: Priority::High,
-        estimated_effort: "30 min".into(),
-        acceptance_criteria: vec!["The files to change are confirmed or corrected.".into()],
-        ..Step::default()
-    });
 
-    let mut next: StepNumber = 2;
-    let mut implementation = Vec::new();
-    for path in &scan.missing_mentions {
-        steps.push(Step {
-            step_number: next,
-            title: format!("Create {path}"),
-            description: format!("The task names {path}, which does not exist yet."),
-            files_to_create: vec![FileChange {
-                path: path.clone(),
-                change_type: ChangeType::Create,
-                estimated_loc: 50,
-                complexity: Complexity::Moderate,
-                reason: "named in the task".into(),
-                previous_path: None,
-            }],
-            depends_on: vec![1],
-            priority: Priority::High,
-            estimated_effort: "2h".into(),
-            acceptance_criteria: vec![format!("{path} exists and builds.")],
-            rollback_strategy: Some(format!("Delete {path}.")),
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-    let mut step_of_file = vec![0; code_files.len()];
-    for &idx in &order {
-        let file = &code_files[idx];
-        step_of_file[idx] = next;
-        let imported: Vec<usize> = edges
-            .iter()
-            .filter(|(importer, _)| *importer == idx)
-            .map(|(_, imported)| *imported)
-            .collect();
-        let mut depends_on = vec![1];
-        depends_on.extend(
-            imported
-                .iter()
-                .map(|&i| step_of_file[i])
-                .filter(|&n| n != 0),
-        );
-        let why = if file.matched_words.is_empty() {
-            "named in the task".to_string()
-        } else {
-            format!(
-                "matches the task's words: {}",
-                file.matched_words.join(", ")
-            )
-        };
-        let mut description = format!("Change {} for the task ({why}).", file.path);
-        if !imported.is_empty() {
-            let names: Vec<&str> = imported
-                .iter()
-                .map(|&i| code_files[i].path.as_str())
-                .collect();
-            description.push_str(&format!(" It imports {}, changed first.", names.join(", ")));
-        }
-        // Sized by how much of the file the task's words touch, not by the file's length: a
-        // two-line change to a 3,000-line module is still small.
-        let (complexity, effort, loc) = match file.hits {
-            0..=4 => (Complexity::Simple, "1h", 20),
-            5..=19 => (Complexity::Moderate, "2h", 40),
-            _ => (Complexity::Complex, "4h", 80),
-        };
-        steps.push(Step {
-            step_number: next,
-            title: format!("Update {}", file.path),
-            description,
-            files_to_modify: vec![FileChange {
-                path: file.path.clone(),
-                change_type: ChangeType::Modify,
-                estimated_loc: loc,
-                complexity,
-                reason: why,
-                previous_path: None,
-            }],
-            depends_on,
-            priority: if implementation.is_empty() {
-                Priority::High
-            } else {
-                Priority::Medium
-            },
-            estimated_effort: effort.into(),
-            acceptance_criteria: vec![format!("{} does what the task asks and builds.", file.path)],
-            rollback_strategy: Some(format!("Revert the changes to {}.", file.path)),
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-    if implementation.is_empty() {
-        steps.push(Step {
-            step_number: next,
-            title: "Implement the change".into(),
-            description: format!("Implement: {task}"),
-            depends_on: vec![1],
-            priority: Priority::High,
-            estimated_effort: "4h".into(),
-            acceptance_criteria: vec!["The task's behaviour is implemented.".into()],
-            ..Step::default()
-        });
-        implementation.push(next);
-        next += 1;
-    }
-
-    let test_step = next;
-    next += 1;
-    steps.push(Step {
-        step_number: test_step,
-        title: "Test the change".into(),
-        description: if tests.is_empty() {
-            "Add tests that fail without the change and pass with it; no existing test file \
-             matched the task."
-                .into()
-        } else {
-            "Extend the matching tests so they fail without the change and pass with it.".into()
-        },
-        files_to_modify: tests
-            .iter()
-            .map(|f| FileChange {
-                path: f.path.clone(),
-                change_type: ChangeType::Modify,
-                estimated_loc: 30,
-                complexity: Complexity::Simple,
-                reason: "existing tests of the changed code".into(),
-                previous_path: None,
-            })
-            .collect(),
-        depends_on: implementation.clone(),
-        priority: Priority::High,
-        estimated_effort: "2h".into(),
-        acceptance_criteria: vec!["The test suite passes, including the new tests.".into()],
-        ..Step::default()
-    });
-    let mut doc_step = None;
-    if !options.mvp_only {
-        doc_step = Some(next);
-        steps.push(Step {
-            step_number: next,
-            title: "Document the change".into(),
-            description: "Update the user-facing documentation for the new behaviour.".into(),
-            files_to_modify: docs
-                .iter()
-                .map(|f| FileChange {
-                    path: f.path.clone(),
-                    change_type: ChangeType::Modify,
-                    estimated_loc: 15,
-                    complexity: Complexity::Trivial,
-                    reason: "documentation matching the task".into(),
-                    previous_path: None,
-                })
-                .collect(),
-            depends_on: implementation.clone(),
-            priority: Priority::Low,
-            estimated_effort: "30 min".into(),
-            acceptance_criteria: vec!["The documentation describes the new behaviour.".into()],
-            ..Step::default()
-        });
-    }
-
-    let mut languages: Vec<(&String, &usize)> = scan
-        .extensions
-        .iter()
-        .filter(|(ext, _)| !ext.is_empty())
-        .collect();
-    languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let mut insights = vec![format!(
-        "Scanned {} files{}; {} matched the task.",
-        scan.n_files_scanned,
-        if scan.truncated {
-            " (stopped at the limit)"
-        } else {
-            ""
-        },
-        scan.files.len()
-    )];
-    if !languages.is_empty() {
-        let top: Vec<String> = languages
-            .iter()
-            .take(5)
-            .map(|(ext, n)| format!(".{ext} ({n})"))
-            .collect();
-        insights.push(format!("Most common file types: {}.", top.join(", ")));
-    }
-    for (importer, imported) in &edges {
-        insights.push(format!(
-            "{} imports {}.",
-            code_files[*importer].path, code_files[*imported].path
-        ));
-    }
+    let mut steps = vec![mapping_step(&context)];
+    let implementation = implementation_steps(task, scan, &code_files, &edges, &mut steps);
+    let test_step = push_step(&mut steps, test_step(&tests, &implementation));
+    let doc_step =
+        (!options.mvp_only).then(|| push_step(&mut steps, doc_step(&docs, &implementation)));
 
     Plan {
         goal: task.to_string(),
@@ -664,9 +417,255 @@ fn deterministic_plan(task: &str, scan: &ScanResult, options: &Options) -> Plan 
             vec!["Are the mapped files the right ones, and is anything missing?".into()]
         },
         context_files: context,
-        codebase_insights: insights,
+        codebase_insights: insights(scan, &code_files, &edges),
         ..Plan::default()
     }
+}
+
+/// Appends `step` as the next step, numbered after the last one, and returns its number.
+fn push_step(steps: &mut Vec<Step>, mut step: Step) -> StepNumber {
+    let number = steps.last().map_or(1, |last| last.step_number + 1);
+    step.step_number = number;
+    steps.push(step);
+    number
+}
+
+/// Step 1: read and confirm the matched files.
+fn mapping_step(context: &[String]) -> Step {
+    Step {
+        step_number: 1,
+        title: "Map the code the task touches".into(),
+        description: if context.is_empty() {
+            "No file in the working tree matches the task's words: find the code to change \
+             before planning further (or name paths in the task)."
+                .into()
+        } else {
+            format!(
+                "Read these files and confirm they are the right ones: {}.",
+                context.join(", ")
+            )
+        },
+        priority: Priority::High,
+        estimated_effort: "30 min".into(),
+        acceptance_criteria: vec!["The files to change are confirmed or corrected.".into()],
+        ..Step::default()
+    }
+}
+
+/// The implementation steps, appended to `steps`: a step per file the task names that does not
+/// exist yet, then one per matched code file in import order (a file after the files it
+/// imports, which it depends on), or one generic step when nothing matched. Returns their numbers.
+fn implementation_steps(
+    task: &str,
+    scan: &ScanResult,
+    code_files: &[RankedFile],
+    edges: &[(usize, usize)],
+    steps: &mut Vec<Step>,
+) -> Vec<StepNumber> {
+    let mut implementation = Vec::new();
+    for path in &scan.missing_mentions {
+        implementation.push(push_step(steps, creation_step(path)));
+    }
+    let mut step_of_file = vec![0; code_files.len()];
+    for idx in import_order(code_files) {
+        let imported: Vec<usize> = edges
+            .iter()
+            .filter(|(importer, _)| *importer == idx)
+            .map(|(_, imported)| *imported)
+            .collect();
+        let mut depends_on = vec![1];
+        depends_on.extend(
+            imported
+                .iter()
+                .map(|&i| step_of_file[i])
+                .filter(|&n| n != 0),
+        );
+        let imported: Vec<&str> = imported
+            .iter()
+            .map(|&i| code_files[i].path.as_str())
+            .collect();
+        let first = implementation.is_empty();
+        let step = update_step(&code_files[idx], &imported, depends_on, first);
+        step_of_file[idx] = push_step(steps, step);
+        implementation.push(step_of_file[idx]);
+    }
+    if implementation.is_empty() {
+        let step = Step {
+            title: "Implement the change".into(),
+            description: format!("Implement: {task}"),
+            depends_on: vec![1],
+            priority: Priority::High,
+            estimated_effort: "4h".into(),
+            acceptance_criteria: vec!["The task's behaviour is implemented.".into()],
+            ..Step::default()
+        };
+        implementation.push(push_step(steps, step));
+    }
+    implementation
+}
+
+/// Creating a file the task names that does not exist yet.
+fn creation_step(path: &str) -> Step {
+    Step {
+        title: format!("Create {path}"),
+        description: format!("The task names {path}, which does not exist yet."),
+        files_to_create: vec![FileChange {
+            path: path.to_string(),
+            change_type: ChangeType::Create,
+            estimated_loc: 50,
+            complexity: Complexity::Moderate,
+            reason: "named in the task".into(),
+            previous_path: None,
+        }],
+        depends_on: vec![1],
+        priority: Priority::High,
+        estimated_effort: "2h".into(),
+        acceptance_criteria: vec![format!("{path} exists and builds.")],
+        rollback_strategy: Some(format!("Delete {path}.")),
+        ..Step::default()
+    }
+}
+
+/// Changing one matched code file, after the files it imports (`imported`).
+fn update_step(
+    file: &RankedFile,
+    imported: &[&str],
+    depends_on: Vec<StepNumber>,
+    first: bool,
+) -> Step {
+    let why = if file.matched_words.is_empty() {
+        "named in the task".to_string()
+    } else {
+        format!(
+            "matches the task's words: {}",
+            file.matched_words.join(", ")
+        )
+    };
+    let mut description = format!("Change {} for the task ({why}).", file.path);
+    if !imported.is_empty() {
+        description.push_str(&format!(
+            " It imports {}, changed first.",
+            imported.join(", ")
+        ));
+    }
+    // Sized by how much of the file the task's words touch, not by the file's length: a
+    // two-line change to a 3,000-line module is still small.
+    let (complexity, effort, loc) = match file.hits {
+        0..=4 => (Complexity::Simple, "1h", 20),
+        5..=19 => (Complexity::Moderate, "2h", 40),
+        _ => (Complexity::Complex, "4h", 80),
+    };
+    Step {
+        title: format!("Update {}", file.path),
+        description,
+        files_to_modify: vec![FileChange {
+            path: file.path.clone(),
+            change_type: ChangeType::Modify,
+            estimated_loc: loc,
+            complexity,
+            reason: why,
+            previous_path: None,
+        }],
+        depends_on,
+        priority: if first {
+            Priority::High
+        } else {
+            Priority::Medium
+        },
+        estimated_effort: effort.into(),
+        acceptance_criteria: vec![format!("{} does what the task asks and builds.", file.path)],
+        rollback_strategy: Some(format!("Revert the changes to {}.", file.path)),
+        ..Step::default()
+    }
+}
+
+/// Testing the change, after every implementation step: the matched test files, or new tests.
+fn test_step(tests: &[&RankedFile], implementation: &[StepNumber]) -> Step {
+    Step {
+        title: "Test the change".into(),
+        description: if tests.is_empty() {
+            "Add tests that fail without the change and pass with it; no existing test file \
+             matched the task."
+                .into()
+        } else {
+            "Extend the matching tests so they fail without the change and pass with it.".into()
+        },
+        files_to_modify: tests
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: 30,
+                complexity: Complexity::Simple,
+                reason: "existing tests of the changed code".into(),
+                previous_path: None,
+            })
+            .collect(),
+        depends_on: implementation.to_vec(),
+        priority: Priority::High,
+        estimated_effort: "2h".into(),
+        acceptance_criteria: vec!["The test suite passes, including the new tests.".into()],
+        ..Step::default()
+    }
+}
+
+/// Documenting the change (left out of MVP-only plans).
+fn doc_step(docs: &[&RankedFile], implementation: &[StepNumber]) -> Step {
+    Step {
+        title: "Document the change".into(),
+        description: "Update the user-facing documentation for the new behaviour.".into(),
+        files_to_modify: docs
+            .iter()
+            .map(|f| FileChange {
+                path: f.path.clone(),
+                change_type: ChangeType::Modify,
+                estimated_loc: 15,
+                complexity: Complexity::Trivial,
+                reason: "documentation matching the task".into(),
+                previous_path: None,
+            })
+            .collect(),
+        depends_on: implementation.to_vec(),
+        priority: Priority::Low,
+        estimated_effort: "30 min".into(),
+        acceptance_criteria: vec!["The documentation describes the new behaviour.".into()],
+        ..Step::default()
+    }
+}
+
+/// What the scan saw: how much, which file types, which imports order the steps.
+fn insights(scan: &ScanResult, code_files: &[RankedFile], edges: &[(usize, usize)]) -> Vec<String> {
+    let mut languages: Vec<(&String, &usize)> = scan
+        .extensions
+        .iter()
+        .filter(|(ext, _)| !ext.is_empty())
+        .collect();
+    languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut insights = vec![format!(
+        "Scanned {} files{}; {} matched the task.",
+        scan.n_files_scanned,
+        if scan.truncated {
+            " (stopped at the limit)"
+        } else {
+            ""
+        },
+        scan.files.len()
+    )];
+    if !languages.is_empty() {
+        let top: Vec<String> = languages
+            .iter()
+            .take(5)
+            .map(|(ext, n)| format!(".{ext} ({n})"))
+            .collect();
+        insights.push(format!("Most common file types: {}.", top.join(", ")));
+    }
+    for (importer, imported) in edges {
+        insights.push(format!(
+            "{} imports {}.",
+            code_files[*importer].path, code_files[*imported].path
+        ));
+    }
+    insights
 }
 
 /// Indexes of `files` so that a file comes after the files it imports, ties by rank. Import

@@ -19,16 +19,11 @@
 
 mod executor;
 mod lease;
-mod request;
 mod runner;
 mod split;
 mod status;
 
 pub use crate::store::{SessionState, StepState};
-pub use request::{
-    ChangedFilesArg, MAX_WORKERS_LIMIT, ReactiveReviewPrRequest, ReactiveReviewPrResponse,
-    SessionIdRequest, SessionStatusRequest, TransitionResponse,
-};
 pub use runner::{ClaimedSession, Resumed, StepEvent, drive};
 pub use split::StepLimits;
 pub use status::{
@@ -38,6 +33,9 @@ pub use status::{
 
 use crate::ErrorCode;
 use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use crate::diff::{self, DiffSpec, GitError};
@@ -143,17 +141,52 @@ impl SessionError {
     }
 }
 
-/// Creates a session for the pull request `request` describes in the repository at
+/// A pull request to review in a session: `api::session::ReactiveReviewPrRequest` validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullRequest {
+    pub commit_hash: String,
+    pub base_ref: String,
+    pub changed_files: Vec<String>,
+    pub title: Option<String>,
+    pub author: Option<String>,
+    pub additions: Option<u64>,
+    pub deletions: Option<u64>,
+    pub max_workers: u32,
+}
+
+/// Output of `reactive_review_pr`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReactiveReviewPrResponse {
+    pub session_id: String,
+    pub status: SessionState,
+    /// Steps planned: one whole-PR step plus the file groups.
+    pub total_steps: usize,
+    pub max_workers: u32,
+    /// The merge base the review starts from.
+    pub base_sha: String,
+    /// The head commit reviewed.
+    pub head_sha: String,
+    pub warnings: Vec<String>,
+}
+
+/// Output of `pause_review`, `resume_review` and `cancel_review`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TransitionResponse {
+    pub session_id: String,
+    pub status: SessionState,
+    pub message: String,
+}
+
+/// Creates a session for the pull request `valid` describes in the repository at
 /// `workspace` and returns at once; the session is `queued` until [`claim`] + [`drive`] run it.
 pub fn create(
     store: &Store,
     workspace: &Path,
-    request: &ReactiveReviewPrRequest,
+    valid: PullRequest,
     settings: &SessionSettings,
 ) -> Result<ReactiveReviewPrResponse, SessionError> {
     let now = now_ms();
     housekeeping(store, settings, now)?;
-    let valid = request::validate(request, settings)?;
     let git = diff::diff_from_repo(
         workspace,
         &DiffSpec::Range {

@@ -9,6 +9,7 @@ use git2::{Repository, Signature};
 use super::executor::{StepExecutor, StepReport};
 use super::runner::drive_with;
 use super::*;
+use crate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest};
 use crate::config::RawConfig;
 use crate::store::{NewSession, NewStep, StepRecord, StepUsage, Store};
 
@@ -76,6 +77,17 @@ fn pr_repo() -> (tempfile::TempDir, String, String) {
 
 fn config() -> crate::config::ReviewConfig {
     RawConfig::default().resolve().unwrap()
+}
+
+/// `reactive_review_pr` as the front ends call it: the request validated, then the session made.
+fn create(
+    store: &Store,
+    workspace: &Path,
+    request: &ReactiveReviewPrRequest,
+    settings: &SessionSettings,
+) -> Result<ReactiveReviewPrResponse, SessionError> {
+    let pull_request = crate::api::session::validate(request, settings)?;
+    super::create(store, workspace, pull_request, settings)
 }
 
 fn request(base: &str, head: &str, files: &str) -> ReactiveReviewPrRequest {

@@ -58,7 +58,7 @@ pub fn review_changes(
     request: &ReviewChangesRequest,
 ) -> Result<ChangesReview, RequestError> {
     require_diff(&request.diff)?;
-    let options = Options::new(&request.options(), "", &[])?;
+    let options = Options::new(&request.options, "", &[])?;
     let diff = parse_diff(&request.diff)?;
     let config = settings.resolve()?;
     review_parsed(&diff, &options, &config, workspace)

@@ -50,6 +50,13 @@ fn request(diff: &str) -> ReviewChangesRequest {
     }
 }
 
+fn with_options(options: ReviewChangesOptions) -> ReviewChangesRequest {
+    ReviewChangesRequest {
+        options,
+        ..request(DIFF)
+    }
+}
+
 fn titles(review: &ChangesReview) -> Vec<String> {
     review.findings.iter().map(|f| f.title.clone()).collect()
 }
@@ -68,7 +75,7 @@ fn what_reaches_the_model_is_scrubbed_and_fenced_including_file_contexts() {
     let dir = tempfile::tempdir().unwrap();
     let mut req = request(&diff);
     // Upstream's shape: the map as a JSON string.
-    req.file_contexts = Some(FileContexts::Json(
+    req.options.file_contexts = Some(FileContexts::Json(
         json!({"src/keys.rs": contents, "src/unrelated.rs": "x"}).to_string(),
     ));
     let review = review_changes(dir.path(), settings(&server), &req).unwrap();
@@ -132,8 +139,8 @@ fn locations_are_checked_and_the_post_filter_runs_in_upstreams_order() {
     });
     let dir = tempfile::tempdir().unwrap();
     let mut req = request(DIFF);
-    req.categories = Some(StringList::Csv("correctness, security".to_string()));
-    req.max_findings = Some(2);
+    req.options.categories = Some(StringList::Csv("correctness, security".to_string()));
+    req.options.max_findings = Some(2);
     let review = review_changes(dir.path(), settings(&server), &req).unwrap();
 
     assert_eq!(
@@ -185,8 +192,8 @@ fn locations_are_checked_and_the_post_filter_runs_in_upstreams_order() {
 
     // The same answer with changed_lines_only off keeps the context-line finding; ids are stable.
     let mut everything = request(DIFF);
-    everything.changed_lines_only = Some(false);
-    everything.confidence_threshold = Some(0.0);
+    everything.options.changed_lines_only = Some(false);
+    everything.options.confidence_threshold = Some(0.0);
     let all = review_changes(dir.path(), settings(&server), &everything).unwrap();
     assert_eq!(all.findings.len(), 6);
     assert_eq!(all.metadata.findings_filtered, 1, "the merged repeat");
@@ -281,36 +288,49 @@ fn nothing_to_review_without_a_model_is_still_llm_not_configured() {
 }
 
 #[test]
+fn review_changes_takes_the_options_of_review_git_diff_beside_its_diff_and_nothing_else() {
+    let request: ReviewChangesRequest =
+        serde_json::from_value(json!({"diff": DIFF, "max_findings": 3})).unwrap();
+    assert_eq!(request.options.max_findings, Some(3));
+    let err = serde_json::from_value::<ReviewChangesRequest>(json!({"diff": DIFF, "bogus": 1}))
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown field `bogus`"), "{err}");
+    let schema = serde_json::to_value(schemars::schema_for!(ReviewChangesRequest)).unwrap();
+    assert_eq!(schema["additionalProperties"], false);
+    assert!(schema["properties"]["confidence_threshold"].is_object());
+}
+
+#[test]
 fn bad_options_name_their_field() {
     let dir = tempfile::tempdir().unwrap();
     let cases: Vec<(ReviewChangesRequest, &str)> = vec![
         (request("   "), "diff"),
         (
-            ReviewChangesRequest {
+            with_options(ReviewChangesOptions {
                 categories: Some(StringList::List(vec!["speed".into()])),
-                ..request(DIFF)
-            },
+                ..Default::default()
+            }),
             "categories",
         ),
         (
-            ReviewChangesRequest {
+            with_options(ReviewChangesOptions {
                 exclude_patterns: Some(StringList::Csv("src/[".into())),
-                ..request(DIFF)
-            },
+                ..Default::default()
+            }),
             "exclude_patterns",
         ),
         (
-            ReviewChangesRequest {
+            with_options(ReviewChangesOptions {
                 file_contexts: Some(FileContexts::Json("[1, 2]".into())),
-                ..request(DIFF)
-            },
+                ..Default::default()
+            }),
             "file_contexts",
         ),
         (
-            ReviewChangesRequest {
+            with_options(ReviewChangesOptions {
                 confidence_threshold: Some(1.5),
-                ..request(DIFF)
-            },
+                ..Default::default()
+            }),
             "confidence_threshold",
         ),
     ];
@@ -330,14 +350,14 @@ fn excluded_files_are_not_sent_and_an_all_excluded_diff_asks_the_model_nothing()
     );
     let dir = tempfile::tempdir().unwrap();
     let mut req = request(&two);
-    req.exclude_patterns = Some(StringList::List(vec!["*.lock".into()]));
+    req.options.exclude_patterns = Some(StringList::List(vec!["*.lock".into()]));
     let review = review_changes(dir.path(), settings(&server), &req).unwrap();
     assert_eq!(review.changes_summary.files_changed, 1);
     let user = server.requests()[0].user_text();
     assert!(user.contains("File: src/lib.rs") && !user.contains("Cargo.lock"));
 
     // Everything excluded: nothing to review, no request made.
-    req.exclude_patterns = Some(StringList::Csv("**/*.rs,*.lock".into()));
+    req.options.exclude_patterns = Some(StringList::Csv("**/*.rs,*.lock".into()));
     let nothing = review_changes(dir.path(), settings(&server), &req).unwrap();
     assert_eq!(nothing.overall_correctness, Correctness::Correct);
     assert!(nothing.overall_explanation.starts_with("Nothing to review"));

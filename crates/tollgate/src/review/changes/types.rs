@@ -20,14 +20,47 @@ pub const MAX_FILE_CONTEXT_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_REF_CHARS: usize = 256;
 
 /// Input of `review_changes`: a unified diff reviewed by the configured model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
 pub struct ReviewChangesRequest {
     /// The unified diff to review: `git diff` output or a plain patch (required, not blank).
     pub diff: String,
+    /// Every other field: the options `review_git_diff` takes too.
+    #[serde(flatten)]
+    pub options: ReviewChangesOptions,
+}
+
+// By hand: serde's `flatten` would accept unknown fields silently (`deny_unknown_fields` does not
+// reach through it), so the diff is taken out and the rest must be exactly the options.
+impl<'de> Deserialize<'de> for ReviewChangesRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        let diff = fields.remove("diff");
+        // Options first, so an unknown field is named even when `diff` is missing too.
+        let options =
+            serde_json::from_value(serde_json::Value::Object(fields)).map_err(D::Error::custom)?;
+        let diff = match diff {
+            Some(serde_json::Value::String(diff)) => diff,
+            Some(_) => {
+                return Err(D::Error::custom(
+                    "invalid type for `diff`: expected a string",
+                ));
+            }
+            None => return Err(D::Error::missing_field("diff")),
+        };
+        Ok(ReviewChangesRequest { diff, options })
+    }
+}
+
+/// The options of `review_git_diff` (`review_changes` without its diff).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewChangesOptions {
     /// The new contents of changed files, as a JSON object `{path: content}` or that object
     /// encoded as a JSON string (upstream's shape). Secrets are scrubbed; ±16 lines around the
-    /// changes are shown to the model when the contents match the diff.
+    /// changes are shown to the model when the contents match the diff. `review_git_diff`
+    /// defaults to the working tree's files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_contexts: Option<FileContexts>,
     /// The ref the diff is based on, recorded in the result's metadata.
@@ -58,57 +91,6 @@ pub struct ReviewChangesRequest {
     /// array.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_patterns: Option<StringList>,
-}
-
-/// The options of `review_git_diff` (`review_changes` without its diff).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewChangesOptions {
-    /// The new contents of changed files, as a JSON object `{path: content}` or that object
-    /// encoded as a JSON string. Default: the working tree's files, when they match the diff.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_contexts: Option<FileContexts>,
-    /// The ref the diff is based on, recorded in the result's metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 256))]
-    pub base_ref: Option<String>,
-    /// Drop findings below this confidence (0–1). Default 0.7.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub confidence_threshold: Option<f64>,
-    /// Findings returned at most, highest priority first. Default 20.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(max = MAX_FINDINGS_LIMIT))]
-    pub max_findings: Option<usize>,
-    /// Keep only these categories: a comma-separated string or an array. Default: all six.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub categories: Option<StringList>,
-    /// Keep only findings on changed lines (priority 0 always kept). Default true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changed_lines_only: Option<bool>,
-    /// Extra instructions for the model reviewer (secrets scrubbed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_INSTRUCTIONS_CHARS))]
-    pub custom_instructions: Option<String>,
-    /// Files not to review: globs, comma-separated or an array.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exclude_patterns: Option<StringList>,
-}
-
-impl ReviewChangesRequest {
-    /// The request's options, without the diff.
-    pub fn options(&self) -> ReviewChangesOptions {
-        ReviewChangesOptions {
-            file_contexts: self.file_contexts.clone(),
-            base_ref: self.base_ref.clone(),
-            confidence_threshold: self.confidence_threshold,
-            max_findings: self.max_findings,
-            categories: self.categories.clone(),
-            changed_lines_only: self.changed_lines_only,
-            custom_instructions: self.custom_instructions.clone(),
-            exclude_patterns: self.exclude_patterns.clone(),
-        }
-    }
 }
 
 /// A list given as one comma-separated string (upstream) or as an array.

@@ -1,10 +1,15 @@
-//! The session operations as JSON-shaped requests (upstream's names: `reactive_review_pr`,
-//! `get_review_status`, …), validated once into plain values.
+//! The session operations on the wire (upstream's names: `reactive_review_pr`,
+//! `get_review_status`, …); `reactive_review_pr`'s request is validated once into a
+//! [`PullRequest`] before the domain sees it.
+
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::session::{SessionError, SessionSettings, SessionState};
+use super::ApiError;
+use crate::session::{self, PullRequest, ReactiveReviewPrResponse, SessionError, SessionSettings};
+use crate::store::Store;
 
 /// The most workers a session may use.
 pub const MAX_WORKERS_LIMIT: u32 = 16;
@@ -59,21 +64,6 @@ impl Default for ChangedFilesArg {
     }
 }
 
-/// Output of `reactive_review_pr`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ReactiveReviewPrResponse {
-    pub session_id: String,
-    pub status: SessionState,
-    /// Steps planned: one whole-PR step plus the file groups.
-    pub total_steps: usize,
-    pub max_workers: u32,
-    /// The merge base the review starts from.
-    pub base_sha: String,
-    /// The head commit reviewed.
-    pub head_sha: String,
-    pub warnings: Vec<String>,
-}
-
 /// Input of `pause_review`, `resume_review`, `cancel_review` and `get_review_telemetry`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -93,31 +83,32 @@ pub struct SessionStatusRequest {
     pub include_findings: bool,
 }
 
-/// Output of `pause_review`, `resume_review` and `cancel_review`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct TransitionResponse {
-    pub session_id: String,
-    pub status: SessionState,
-    pub message: String,
+/// A session error as the wire shows it.
+pub fn session_error(err: SessionError) -> ApiError {
+    let error = ApiError::new(err.code(), err.to_string());
+    match err.field() {
+        Some(field) => error.at(field),
+        None => error,
+    }
 }
 
-/// A request after validation.
-#[derive(Debug)]
-pub(crate) struct ValidRequest {
-    pub(crate) commit_hash: String,
-    pub(crate) base_ref: String,
-    pub(crate) changed_files: Vec<String>,
-    pub(crate) title: Option<String>,
-    pub(crate) author: Option<String>,
-    pub(crate) additions: Option<u64>,
-    pub(crate) deletions: Option<u64>,
-    pub(crate) max_workers: u32,
-}
-
-pub(crate) fn validate(
+/// `reactive_review_pr`: validates the request and creates the session (queued; it runs when
+/// a worker claims it).
+pub fn reactive_review_pr(
+    store: &Store,
+    workspace: &Path,
     request: &ReactiveReviewPrRequest,
     settings: &SessionSettings,
-) -> Result<ValidRequest, SessionError> {
+) -> Result<ReactiveReviewPrResponse, ApiError> {
+    let pull_request = validate(request, settings).map_err(session_error)?;
+    session::create(store, workspace, pull_request, settings).map_err(session_error)
+}
+
+/// The request checked and normalised (revisions, paths, workers, text lengths).
+pub fn validate(
+    request: &ReactiveReviewPrRequest,
+    settings: &SessionSettings,
+) -> Result<PullRequest, SessionError> {
     let invalid =
         |field: &'static str, message: String| SessionError::InvalidInput { field, message };
     let revision = |field: &'static str, value: &str| -> Result<String, SessionError> {
@@ -180,7 +171,7 @@ pub(crate) fn validate(
                 None => Ok(None),
             }
         };
-    Ok(ValidRequest {
+    Ok(PullRequest {
         commit_hash,
         base_ref,
         changed_files,

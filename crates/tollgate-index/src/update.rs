@@ -73,6 +73,9 @@ pub struct UpdateReport {
     pub history_ms: u64,
 }
 
+/// A file's size and mtime (nanoseconds).
+type Stamp = (u64, u128);
+
 /// One changed file, processed.
 struct Prepared {
     path: String,
@@ -196,7 +199,8 @@ pub fn update(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
     let n_read = AtomicUsize::new(0);
-    let skipped: Mutex<Vec<(String, Option<(u64, u128)>)>> = Mutex::new(Vec::new());
+    // Each skipped file with its size and mtime (none when it was gone before it was read).
+    let skipped: Mutex<Vec<(String, Option<Stamp>)>> = Mutex::new(Vec::new());
     let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let threads = std::thread::available_parallelism()

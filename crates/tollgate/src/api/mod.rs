@@ -8,6 +8,7 @@
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
 pub mod plan;
+pub mod secrets;
 pub mod session;
 
 use std::fmt;

@@ -221,8 +221,8 @@ mod tests {
         assert_eq!(
             ids,
             [
-                "learned-accepted-llm-security-src",
-                "learned-dismissed-tg003-tests-fixtures"
+                "learned-dismissed-tg003-tests-fixtures",
+                "learned-accepted-llm-security-src"
             ],
             "{yaml}"
         );

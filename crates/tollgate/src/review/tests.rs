@@ -479,10 +479,7 @@ fn a_dismissed_finding_leaves_the_gate_but_stays_in_the_result() {
         by: "alice".into(),
         at: "t".into(),
         // No file to read: the anchored line is the evidence.
-        evidence: Some(crate::learnings::evidence_of([format!(
-            "AWS_ACCESS_KEY_ID = \"{key}\""
-        )
-        .as_str()])),
+        evidence: Some(crate::learnings::evidence_of([secret.anchor_text.as_str()])),
     });
     let learnings = Learnings::new(ledger, |_| None);
     let config = RawConfig::default().resolve().unwrap();

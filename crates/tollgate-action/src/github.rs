@@ -129,6 +129,26 @@ impl GitHub {
         Ok(items)
     }
 
+    /// Runs a GraphQL query (`<api>/graphql`, or `<host>/api/graphql` for GitHub Enterprise's
+    /// `<host>/api/v3`) and returns its `data`; an answer with `errors` is an error.
+    pub fn graphql(&self, query: &str, variables: &Value) -> Result<Value, ApiError> {
+        let url = match self.api_url.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{}/graphql", self.api_url),
+        };
+        let body = serde_json::json!({ "query": query, "variables": variables });
+        let (answer, _) = self.send(Method::POST, &url, "/graphql", Some(&body))?;
+        if let Some(errors) = answer.get("errors").filter(|errors| !errors.is_null()) {
+            return Err(ApiError {
+                method: Method::POST,
+                path: "/graphql".to_string(),
+                status: None,
+                message: one_line(&errors.to_string()),
+            });
+        }
+        Ok(answer.get("data").cloned().unwrap_or(Value::Null))
+    }
+
     fn same_origin(&self, url: &str) -> bool {
         url.strip_prefix(&self.api_url)
             .is_some_and(|rest| rest.starts_with('/'))

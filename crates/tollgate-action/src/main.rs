@@ -33,6 +33,7 @@ mod args;
 mod artifact;
 mod event;
 mod github;
+mod learnings;
 mod outputs;
 mod post;
 mod post_mode;

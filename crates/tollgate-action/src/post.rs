@@ -112,7 +112,12 @@ fn review(
         to_update,
         to_delete,
         n_kept,
-    } = sync_comments(&plan.review.comments, &posted, bot_login);
+    } = sync_comments(
+        &plan.review.comments,
+        &plan.review.dismissed,
+        &posted,
+        bot_login,
+    );
     let mut failures = Vec::new();
     for id in &to_delete {
         if let Err(err) = github.call(

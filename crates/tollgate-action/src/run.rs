@@ -16,6 +16,7 @@ use crate::args::{Args, ConfigFrom, ReviewOptions};
 use crate::artifact::{self, PublishInfo};
 use crate::event::{self, Event};
 use crate::github::GitHub;
+use crate::learnings;
 use crate::outputs;
 use crate::post::{self, Parts, Target};
 use crate::token::Token;
@@ -60,7 +61,42 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
     };
     let config = load_config(workspace, &gate_files, &args.review)?;
     let changed = ChangedLines::new(&git.diff);
-    let mut outcome = review::run_with_gate_files(
+    let token = Token::new(args.github_token.clone())
+        .or_else(|| Token::new(std::env::var("GITHUB_TOKEN").ok()));
+    // Dismissals made on the pull request since the last run: read with any token, a fork's
+    // read-only one too, and applied on top of the base commit's ledger.
+    let pr_learnings = match (&token, &event.pull_request) {
+        (Some(token), Some(pr)) => {
+            let github = GitHub::new(
+                &args.api_url,
+                token.clone(),
+                Duration::from_millis(args.retry_base_ms),
+            )?;
+            match learnings::read(
+                &github,
+                workspace,
+                &args.repository,
+                pr.number,
+                &args.bot_login,
+            ) {
+                Ok(read) => read,
+                Err(err) => learnings::PrLearnings {
+                    records: Vec::new(),
+                    warnings: vec![format!(
+                        "cannot read the pull request's dismissals ({err}): only the committed ledger applies"
+                    )],
+                },
+            }
+        }
+        _ => learnings::PrLearnings::default(),
+    };
+    for warning in &pr_learnings.warnings {
+        println!(
+            "::warning title=Tollgate learnings::{}",
+            report::escape_data(warning)
+        );
+    }
+    let mut outcome = review::run_with_learnings(
         ReviewRequest {
             workspace,
             diff: DiffInput::Text(git.diff.as_bytes().to_vec()),
@@ -68,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
             changed_files: None,
         },
         &gate_files,
+        pr_learnings.records.clone(),
     )?;
     outcome.result.metadata.base_sha = git.base_sha.clone();
     outcome.result.metadata.head_sha = Some(head_sha.clone());
@@ -84,6 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         workspace.join(&args.output_dir)
     };
     let sarif_path = write_results(result, workspace, &output_dir, &link_base)?;
+    write_learnings(result, pr_learnings.records, &output_dir)?;
     // What a `workflow_run` stage needs to post this result without the diff (forks).
     artifact::write(
         &output_dir,
@@ -121,8 +159,6 @@ pub fn run(args: Args) -> anyhow::Result<Verdict> {
         ],
     )?;
 
-    let token = Token::new(args.github_token.clone())
-        .or_else(|| Token::new(std::env::var("GITHUB_TOKEN").ok()));
     let posted = match (&token, event.read_only) {
         (_, true) => {
             eprintln!(
@@ -285,6 +321,42 @@ fn write_results(
         std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(sarif_path)
+}
+
+/// `learnings.jsonl` in `output_dir`: the pull request's dismissals as ledger lines, for the
+/// team to append to `.review-learnings.jsonl` (rule ids filled in from this review). No file
+/// when there are none.
+fn write_learnings(
+    result: &ReviewResult,
+    mut records: Vec<tollgate::learnings::Record>,
+    output_dir: &Path,
+) -> anyhow::Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    for record in &mut records {
+        if record.rule_id.is_empty()
+            && let Some(finding) = result
+                .findings
+                .iter()
+                .chain(&result.dismissed)
+                .find(|finding| finding.fingerprint == record.fingerprint)
+        {
+            record.rule_id = finding.rule_id.clone();
+        }
+    }
+    let text: String = records
+        .iter()
+        .map(|record| record.to_line() + "\n")
+        .collect();
+    let path = output_dir.join("learnings.jsonl");
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "tollgate-action: {} dismissal(s) made on the pull request are applied; append {} to .review-learnings.jsonl to keep them after it merges",
+        records.len(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// `owner/name` with GitHub's characters only, since it becomes part of API paths.

@@ -56,6 +56,70 @@ pub enum Command {
     /// commits) against their first parent, each with the configuration it had, and prints
     /// gate failures, findings per rule, the noisiest paths and a starting configuration.
     Replay(ReplayArgs),
+    /// Review learnings in `.review-learnings.jsonl`: dismiss or accept a finding, list the
+    /// ledger, export its lines (or, with --invariants, proposed invariant rules).
+    Learn {
+        #[command(subcommand)]
+        command: LearnCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LearnCommand {
+    /// Dismiss a finding: the gate leaves it out while the code at it is unchanged.
+    Dismiss(LearnRecordArgs),
+    /// Accept a finding as a real problem the team wants flagged.
+    Accept(LearnRecordArgs),
+    /// List the ledger's records, newest first, as JSON.
+    List(LearnListArgs),
+    /// Print the ledger's lines (to commit them, or merge them into another ledger).
+    Export(LearnExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LearnRecordArgs {
+    /// The finding: its `id` (`TG003@1a2b…`) or `fingerprint`, as in the JSON report.
+    pub finding: String,
+    /// The JSON report that holds the finding (`tollgate review --format json`).
+    #[arg(long, value_name = "FILE", default_value = "tollgate.json")]
+    pub report: PathBuf,
+    /// Why (required to dismiss).
+    #[arg(long, default_value = "")]
+    pub reason: String,
+    /// Who decides [default: $USER].
+    #[arg(long)]
+    pub by: Option<String>,
+    /// Cover every finding of the rule under this path glob, not only this one.
+    #[arg(long, value_name = "GLOB")]
+    pub scope: Option<String>,
+    /// Repository root (the ledger is `<repo>/.review-learnings.jsonl`).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct LearnListArgs {
+    /// Only `dismissed`, `accepted` or `fixed`.
+    #[arg(long)]
+    pub disposition: Option<String>,
+    /// Only this rule.
+    #[arg(long)]
+    pub rule: Option<String>,
+    /// At most this many records.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct LearnExportArgs {
+    /// Print proposed invariant rules (YAML for `.review-invariants.yml`) from repeated
+    /// dismissals and acceptances instead; nothing is written, a human reviews them.
+    #[arg(long)]
+    pub invariants: bool,
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
 }
 
 #[derive(Debug, Args)]

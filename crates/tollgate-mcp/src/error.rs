@@ -73,8 +73,8 @@ impl From<tollgate::review::RequestError> for ToolError {
     }
 }
 
-impl From<tollgate::secrets::ScrubError> for ToolError {
-    fn from(err: tollgate::secrets::ScrubError) -> ToolError {
+impl From<tollgate::api::secrets::ScrubError> for ToolError {
+    fn from(err: tollgate::api::secrets::ScrubError) -> ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(Some(err.field()))
     }
 }

@@ -300,8 +300,16 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "validate_content"
         ]
     );
+    let memory = connect("memory", legacy()).await;
+    for tool in ["learn_accept", "learn_dismiss", "learn_list"] {
+        assert!(memory.names().contains(&tool.to_string()), "{tool}");
+    }
+    // No ledger yet: an empty list, not an error.
+    let listed = memory.ok("learn_list", json!({})).await;
+    assert_eq!(listed["total"], 0, "{listed}");
     let all = connect("all", legacy()).await;
     let mut expected = review.names();
+    expected.extend(memory.names());
     expected.extend(session.names());
     expected.extend(plan.names());
     expected.extend(context.names());
@@ -342,7 +350,7 @@ const PLAN_WRITES: [&str; 9] = [
 /// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
 /// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
 /// and answer differently each time.
-const HINTS: [(&str, bool, bool, bool, bool); 45] = [
+const HINTS: [(&str, bool, bool, bool, bool); 48] = [
     ("cancel_review", false, true, false, false),
     ("check_invariants", true, false, true, false),
     ("codebase_retrieval", true, false, true, false),
@@ -360,6 +368,9 @@ const HINTS: [(&str, bool, bool, bool, bool); 45] = [
     ("git_commit_retrieval", true, false, true, false),
     ("index_status", true, false, true, false),
     ("index_workspace", false, false, true, false),
+    ("learn_accept", false, false, false, false),
+    ("learn_dismiss", false, false, false, false),
+    ("learn_list", true, false, true, false),
     ("list_plans", true, false, true, false),
     ("load_plan", true, false, true, false),
     ("pause_review", false, false, false, false),
@@ -822,7 +833,7 @@ async fn tool_manifest_matches_tools_list() {
     assert_eq!(manifest["tools"], json!(session.names()));
     assert_eq!(
         manifest["profiles"],
-        json!(["review", "plan", "context", "session"])
+        json!(["review", "plan", "context", "session", "memory"])
     );
     for (described, listed) in manifest["definitions"]
         .as_array()
@@ -897,6 +908,8 @@ async fn tool_manifest_matches_tools_list() {
         .contains(&name)
         {
             "context"
+        } else if name.starts_with("learn_") {
+            "memory"
         } else {
             "utility"
         };

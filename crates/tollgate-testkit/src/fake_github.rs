@@ -5,7 +5,9 @@
 //! the rules that make real calls fail (at most 50 annotations a request; review comments only
 //! on lines the test declares part of the diff, else the whole review is refused with 422; no
 //! writes with a read-only token), records every request, and can be told to fail chosen
-//! requests first (502, 429 with `Retry-After`, …). It listens on 127.0.0.1 only, serves one
+//! requests first (502, 429 with `Retry-After`, …). Replies to review comments
+//! ([`State::add_review_reply`]), the GraphQL `reviewThreads` query (threads resolved with
+//! [`State::resolve_thread`]) and collaborator permissions serve the Action's learnings. It listens on 127.0.0.1 only, serves one
 //! connection at a time, and stops when dropped.
 
 use std::collections::BTreeMap;
@@ -68,6 +70,11 @@ pub struct State {
     pub read_only: bool,
     /// Pull requests by number: their head commit (`GET /repos/o/r/pulls/{n}`).
     pub pulls: BTreeMap<u64, String>,
+    /// Resolved review threads: (id of the thread's first comment, who resolved it).
+    pub resolved_threads: Vec<(u64, String)>,
+    /// Repository permission per login (`GET /repos/o/r/collaborators/{login}/permission`);
+    /// anyone else has `read`.
+    pub permissions: BTreeMap<String, String>,
     next_id: u64,
 }
 
@@ -75,6 +82,44 @@ impl State {
     fn id(&mut self) -> u64 {
         self.next_id += 1;
         1000 + self.next_id
+    }
+
+    /// Seeds a reply to review comment `to`, as GitHub lists it: same path and line, and the
+    /// author's association with the repository (`OWNER`, `MEMBER`, `COLLABORATOR`,
+    /// `CONTRIBUTOR`, `NONE`).
+    pub fn add_review_reply(
+        &mut self,
+        to: u64,
+        author: &str,
+        association: &str,
+        body: &str,
+    ) -> u64 {
+        let id = self.id();
+        let parent = self
+            .review_comments
+            .iter()
+            .find(|c| c["id"] == to)
+            .cloned()
+            .unwrap_or(Value::Null);
+        self.review_comments.push(json!({
+            "id": id,
+            "in_reply_to_id": to,
+            "user": {"login": author},
+            "author_association": association,
+            "path": parent["path"],
+            "line": parent["line"],
+            "commit_id": parent["commit_id"],
+            "original_commit_id": parent["original_commit_id"],
+            "original_line": parent["original_line"],
+            "created_at": "2026-01-01T00:00:00Z",
+            "body": body,
+        }));
+        id
+    }
+
+    /// Marks the thread that starts with review comment `first` resolved by `by`.
+    pub fn resolve_thread(&mut self, first: u64, by: &str) {
+        self.resolved_threads.push((first, by.to_string()));
     }
 
     /// Seeds a conversation comment, as if someone had posted it.
@@ -300,6 +345,52 @@ fn respond(state: &mut State, request: &Recorded, base_url: &str) -> Response {
             }
         }
         ("POST", ["repos", _, _, "pulls", _, "reviews"]) => create_review(state, &request.body),
+        ("GET", ["repos", _, _, "collaborators", login, "permission"]) => {
+            let permission = state
+                .permissions
+                .get(*login)
+                .cloned()
+                .unwrap_or_else(|| "read".to_string());
+            (200, Vec::new(), json!({"permission": permission}))
+        }
+        // The one GraphQL query the Action sends: a pull request's review threads.
+        ("POST", ["graphql"]) => {
+            if !request.body["query"]
+                .as_str()
+                .is_some_and(|query| query.contains("reviewThreads"))
+            {
+                return (
+                    200,
+                    Vec::new(),
+                    json!({"errors": [{"message": "unknown query"}]}),
+                );
+            }
+            let nodes: Vec<Value> = state
+                .review_comments
+                .iter()
+                .filter(|c| c["in_reply_to_id"].is_null())
+                .map(|c| {
+                    let resolver = state
+                        .resolved_threads
+                        .iter()
+                        .find(|(first, _)| c["id"] == *first)
+                        .map(|(_, by)| by.clone());
+                    json!({
+                        "isResolved": resolver.is_some(),
+                        "resolvedBy": resolver.map(|login| json!({"login": login})),
+                        "comments": {"nodes": [{"databaseId": c["id"]}]},
+                    })
+                })
+                .collect();
+            (
+                200,
+                Vec::new(),
+                json!({"data": {"repository": {"pullRequest": {"reviewThreads": {
+                    "pageInfo": {"hasNextPage": false, "endCursor": null},
+                    "nodes": nodes,
+                }}}}}),
+            )
+        }
         ("POST", ["repos", _, _, "check-runs"]) => {
             let annotations = request.body["output"]["annotations"].clone();
             if annotations.as_array().map_or(0, Vec::len) > 50 {
@@ -362,8 +453,14 @@ fn create_review(state: &mut State, body: &Value) -> Response {
             "id": id,
             "pull_request_review_id": review_id,
             "user": {"login": BOT},
+            "author_association": "NONE",
             "path": comment["path"],
             "line": comment["line"],
+            "start_line": comment["start_line"],
+            "original_line": comment["line"],
+            "original_start_line": comment["start_line"],
+            "commit_id": body["commit_id"],
+            "original_commit_id": body["commit_id"],
             "body": comment["body"],
         }));
     }

@@ -23,6 +23,7 @@ pub mod error_code;
 pub mod findings;
 pub mod input;
 pub mod invariants;
+pub mod learnings;
 pub mod llm;
 pub mod plan;
 pub(crate) mod process;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::{analyzers, api, plan, report, review, secrets};
+use crate::{analyzers, api, plan, report, review};
 
 /// The schema of what a caller sends (`T` as it deserialises).
 pub fn request_schema<T: JsonSchema>() -> Value {
@@ -48,11 +48,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "scrub-secrets-request.schema.json",
-            request_schema::<secrets::ScrubSecretsRequest>(),
+            request_schema::<api::secrets::ScrubSecretsRequest>(),
         ),
         (
             "scrub-secrets-result.schema.json",
-            response_schema::<secrets::ScrubSecretsResult>(),
+            response_schema::<api::secrets::ScrubSecretsResult>(),
         ),
         (
             "review-changes-request.schema.json",

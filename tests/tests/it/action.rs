@@ -493,8 +493,13 @@ fn fork_pull_requests_post_nothing_and_print_workflow_commands() {
         &[],
     );
     run.assert_code(1);
+    // Reads (the pull request's dismissals) only: nothing is posted.
     assert!(
-        server.state().requests.is_empty(),
+        server
+            .state()
+            .requests
+            .iter()
+            .all(|r| r.method == "GET" || (r.method == "POST" && r.path() == "/graphql")),
         "{:#?}",
         server.state().requests
     );
@@ -839,8 +844,13 @@ fn stage_one(pr: &PrRepo) -> ActionRun {
         &[],
     );
     run.assert_code(1);
+    // It reads the pull request's dismissals with its read-only token, and writes nothing.
     assert!(
-        server.state().requests.is_empty(),
+        server
+            .state()
+            .requests
+            .iter()
+            .all(|r| r.method == "GET" || (r.method == "POST" && r.path() == "/graphql")),
         "stage 1 posts nothing: {:#?}",
         server.state().requests
     );
@@ -1223,4 +1233,152 @@ fn release_assets_are_the_ones_action_yml_downloads() {
             "not pinned to a commit with a version comment: {line}"
         );
     }
+}
+
+/// The findings of a run's `tollgate.json`: (kept, dismissed).
+fn json_result(run: &ActionRun) -> Value {
+    let text = std::fs::read_to_string(run.results.path().join("out/tollgate.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn has_secret_at(findings: &Value, line: u64) -> Option<&Value> {
+    findings.as_array()?.iter().find(|f| {
+        f["rule_id"] == "TG008"
+            && f["location"]["file"] == CHANGED_FILE
+            && f["location"]["start_line"] == line
+    })
+}
+
+/// Issue 19: a finding dismissed by a maintainer's reply on push 1 stays out of the gate on
+/// pushes 2 and 3 (its comment kept, never re-posted, SARIF marks it suppressed), a
+/// contributor's reply counts for nothing, a thread a collaborator resolves dismisses too,
+/// and the finding comes back, marked returning, once its line changes.
+#[test]
+fn a_finding_dismissed_on_the_pull_request_stays_dismissed_until_its_line_changes() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]).assert_code(1);
+    let secret_id = server
+        .state()
+        .review_comments
+        .iter()
+        .find(|c| c["body"].as_str().unwrap().contains("`TG008`"))
+        .expect("the secret has an inline comment")["id"]
+        .as_u64()
+        .unwrap();
+    {
+        let mut state = server.state();
+        state.add_review_reply(
+            secret_id,
+            "forker",
+            "CONTRIBUTOR",
+            "/tollgate dismiss trust me",
+        );
+        state.add_review_reply(
+            secret_id,
+            "maintainer",
+            "MEMBER",
+            "/tollgate dismiss documented test key; `$(rm -rf /)`\n::error::x",
+        );
+    }
+
+    // Push 2 adds a second key on line 30: the first stays dismissed, the second fails the gate.
+    let mut lines: Vec<String> = (1..=40).map(|n| format!("SETTING_{n} = {n}")).collect();
+    lines[19] = "AWS_ACCESS_KEY_ID = \"AKIAQWERTYUIOPASDFGH\"".to_string();
+    lines[29] = "BACKUP_KEY_ID = \"AKIAZXCVBNMASDFGHJKL\"".to_string();
+    pr.repo.write(CHANGED_FILE, &(lines.join("\n") + "\n"));
+    let head = pr.repo.commit("push 2");
+    let pr = PrRepo { head, ..pr };
+    server.state().diff_lines = Some(BTreeMap::from([(
+        CHANGED_FILE.to_string(),
+        HUNK_LINES.chain(27..=33).collect(),
+    )]));
+    let n_before = server.state().requests.len();
+    let push2 = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    push2.assert_code(1);
+    let result = json_result(&push2);
+    assert!(
+        has_secret_at(&result["findings"], 20).is_none(),
+        "{result:#}"
+    );
+    let dismissed = has_secret_at(&result["dismissed"], 20).expect("listed as dismissed");
+    assert_eq!(dismissed["learning"]["status"], "dismissed");
+    assert_eq!(dismissed["learning"]["by"], "maintainer");
+    assert!(has_secret_at(&result["findings"], 30).is_some());
+    assert!(
+        push2
+            .stdout
+            .contains("ignored `/tollgate dismiss` by forker"),
+        "{}",
+        push2.stdout
+    );
+    let again: Vec<Recorded> = requests(&server).split_off(n_before);
+    assert!(
+        !again
+            .iter()
+            .any(|r| r.path() == format!("/repos/octo/repo/pulls/comments/{secret_id}")),
+        "the dismissed finding's comment (and its thread) is kept: {again:#?}"
+    );
+    let posted: Vec<&Value> = again
+        .iter()
+        .filter(|r| r.is("POST", REVIEWS))
+        .flat_map(|r| r.body["comments"].as_array().unwrap())
+        .collect();
+    assert_eq!(posted.len(), 1, "only the new key: {posted:#?}");
+    assert_eq!(posted[0]["line"], 30);
+    // The reason is data in the ledger line, never a workflow command.
+    let ledger = std::fs::read_to_string(push2.results.path().join("out/learnings.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(line["rule_id"], "TG008");
+    assert_eq!(line["disposition"], "dismissed");
+    assert!(!push2.stdout.contains("::error::x"), "{}", push2.stdout);
+    let sarif = std::fs::read_to_string(push2.results.path().join("out/tollgate.sarif")).unwrap();
+    assert!(sarif.contains("\"suppressions\""), "{sarif}");
+
+    // A collaborator resolves the new key's thread; the author resolving it would not count.
+    let second_id = server
+        .state()
+        .review_comments
+        .iter()
+        .find(|c| c["line"] == 30 && c["in_reply_to_id"].is_null())
+        .expect("the second key has a comment")["id"]
+        .as_u64()
+        .unwrap();
+    {
+        let mut state = server.state();
+        state
+            .permissions
+            .insert("maintainer".to_string(), "write".to_string());
+        state.resolve_thread(second_id, "maintainer");
+    }
+    // Push 3 touches another file: both keys stay dismissed and the gate passes.
+    pr.repo.write("README.md", "docs\n");
+    let head = pr.repo.commit("push 3");
+    let pr = PrRepo { head, ..pr };
+    let push3 = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    push3.assert_code(0);
+    let result = json_result(&push3);
+    assert!(
+        has_secret_at(&result["dismissed"], 20).is_some(),
+        "{result:#}"
+    );
+    assert!(
+        has_secret_at(&result["dismissed"], 30).is_some(),
+        "{result:#}"
+    );
+
+    // Push 4 changes the first key's line: it comes back, marked returning, and fails the gate.
+    lines[19] = "AWS_ACCESS_KEY_ID = \"AKIAPOIUYTREWQLKJHGF\"".to_string();
+    pr.repo.write(CHANGED_FILE, &(lines.join("\n") + "\n"));
+    let head = pr.repo.commit("push 4");
+    let pr = PrRepo { head, ..pr };
+    let push4 = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    push4.assert_code(1);
+    let result = json_result(&push4);
+    let back = has_secret_at(&result["findings"], 20).expect("back in the gate");
+    assert_eq!(back["learning"]["status"], "returning", "{back:#}");
+    assert!(
+        has_secret_at(&result["dismissed"], 30).is_some(),
+        "{result:#}"
+    );
 }

@@ -17,6 +17,7 @@ mod index;
 mod init_and_invariants;
 mod input_limits;
 mod leaks;
+mod learn;
 mod mcp;
 mod model_setup;
 mod plan_cli;

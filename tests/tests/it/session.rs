@@ -2,7 +2,8 @@
 //! processes, surviving the death of the process that ran it.
 
 use serde_json::Value;
-use tollgate::session::{self, ChangedFilesArg, ReactiveReviewPrRequest, SessionSettings};
+use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
+use tollgate::session::{self, SessionSettings};
 use tollgate::store::{Lease, StepUsage, Store};
 
 use crate::util::{TestRepo, tollgate};
@@ -104,7 +105,7 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
         },
         ..SessionSettings::default()
     };
-    let created = session::create(
+    let created = reactive_review_pr(
         &store,
         repo.path(),
         &ReactiveReviewPrRequest {

@@ -14,6 +14,7 @@ macro_rules! outln {
 mod index;
 mod init;
 mod invariants;
+mod learn;
 mod mcp;
 mod plan;
 mod plan_authoring;
@@ -113,5 +114,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Index(args) => index::run(args),
         Command::Search(args) => search::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Learn { command } => learn::run(command),
     }
 }

@@ -18,6 +18,9 @@ mod get_workspace_info;
 mod git_commit_retrieval;
 mod index_status;
 mod index_workspace;
+mod learn_accept;
+mod learn_dismiss;
+mod learn_list;
 mod list_plans;
 mod load_plan;
 mod pause_review;
@@ -73,6 +76,9 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<get_review_telemetry::GetReviewTelemetry>(),
     Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
     Entry::of::<tool_manifest::ToolManifest>(),
+    Entry::of::<learn_dismiss::LearnDismiss>(),
+    Entry::of::<learn_accept::LearnAccept>(),
+    Entry::of::<learn_list::LearnList>(),
     Entry::of::<create_plan::CreatePlan>(),
     Entry::of::<refine_plan::RefinePlan>(),
     Entry::of::<visualize_plan::VisualizePlan>(),

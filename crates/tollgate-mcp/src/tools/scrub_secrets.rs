@@ -1,6 +1,6 @@
 //! `scrub_secrets`: mask credentials in a text (upstream's tool of that name).
 
-use tollgate::secrets::{ScrubSecretsRequest, ScrubSecretsResult, scrub_secrets};
+use tollgate::api::secrets::{ScrubSecretsRequest, ScrubSecretsResult, scrub_secrets};
 
 use crate::error::ToolError;
 use crate::tool::{Group, Hints, Tool, ToolContext};

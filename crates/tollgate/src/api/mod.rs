@@ -7,7 +7,9 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+pub mod learn;
 pub mod plan;
+pub mod secrets;
 pub mod session;
 
 use std::fmt;

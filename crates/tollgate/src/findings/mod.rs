@@ -19,6 +19,7 @@ pub use analysis::{
 };
 pub use fingerprint::{assign_identities, dedupe_by_fingerprint, normalize_anchor};
 pub use redact::redact_secrets;
+// `LearningNote` and `LearningStatus` are defined below, beside `Finding`.
 pub use result::{
     Classification, LlmReviewSummary, ReviewMetadata, ReviewResult, ReviewStats, RiskFactor,
     RuleInfo, Signals, Timings,
@@ -283,6 +284,32 @@ pub struct Finding {
     #[serde(skip)]
     #[schemars(skip)]
     pub anchor_text: String,
+    /// What the team's learnings ledger (`.review-learnings.jsonl`) says about this finding:
+    /// set aside as dismissed, or back after a dismissal or fix because its code changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning: Option<LearningNote>,
+}
+
+/// A ledger decision as it shows on a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LearningNote {
+    pub status: LearningStatus,
+    /// The recorded reason (secrets masked); untrusted text, rendered escaped.
+    pub reason: String,
+    /// Who decided.
+    pub by: String,
+    /// When (RFC 3339), as recorded.
+    pub at: String,
+}
+
+/// Whether a finding the ledger knows is set aside or back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LearningStatus {
+    /// Dismissed and its code is unchanged: out of the gate, the failing set and inline comments.
+    Dismissed,
+    /// Dismissed or fixed before, and its code has changed since: judged again.
+    Returning,
 }
 
 impl Finding {
@@ -314,6 +341,7 @@ impl Finding {
             fingerprint: String::new(),
             on_changed_line: false,
             anchor_text: String::new(),
+            learning: None,
         }
     }
 

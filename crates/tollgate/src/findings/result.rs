@@ -95,6 +95,9 @@ pub struct ReviewStats {
     pub findings_baselined: usize,
     /// Merged into another finding with the same fingerprint.
     pub findings_deduplicated: usize,
+    /// Set aside by the learnings ledger (listed in `dismissed`); absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_dismissed: usize,
     /// Left out of `findings` by `max_findings` (after the gate was decided).
     pub findings_truncated: usize,
     /// `findings_truncated` per rule id: every rule keeps at least one finding in `findings`,
@@ -102,6 +105,10 @@ pub struct ReviewStats {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub findings_truncated_by_rule: BTreeMap<String, usize>,
     pub timings_ms: Timings,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Facts about the run itself.
@@ -138,6 +145,10 @@ pub struct ReviewResult {
     pub signals: Signals,
     /// Findings after filters and the gate, truncated to `max_findings`, worst first.
     pub findings: Vec<Finding>,
+    /// Findings the learnings ledger dismissed (evidence unchanged): outside the gate and the
+    /// failing set, listed here so nothing is silently lost (SARIF marks them suppressed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dismissed: Vec<Finding>,
     pub should_fail: bool,
     /// Why the gate failed; empty when it passed.
     pub fail_reasons: Vec<String>,

@@ -24,6 +24,9 @@ pub struct ReviewPlan {
     pub comments: Vec<InlineComment>,
     /// Findings inside hunks that the cap kept out of `comments`.
     pub n_over_cap: usize,
+    /// Fingerprints (as in markers) of the findings the learnings ledger dismissed: their
+    /// comments stay, since the thread holds the dismissal that later runs read again.
+    pub dismissed: Vec<String>,
 }
 
 /// One inline comment, anchored on the new side (GitHub's `side: RIGHT`).
@@ -103,9 +106,12 @@ pub fn find_summary_comment(comments: &[PostedComment], bot_login: &str) -> Opti
 /// Only comments by `bot_login` that carry a finding marker are ours. One of ours with the same
 /// fingerprint, path and line as a planned comment stands for it (updated when its text
 /// changed); every other one of ours is stale and deleted, including outdated ones (no line),
-/// whose finding is posted again where it now is. Comments by anyone else are never touched.
+/// whose finding is posted again where it now is. One of ours about a dismissed finding
+/// (`dismissed`, from [`ReviewPlan::dismissed`]) is kept as it is. Comments by anyone else are
+/// never touched.
 pub fn sync_comments(
     planned: &[InlineComment],
+    dismissed: &[String],
     posted: &[PostedComment],
     bot_login: &str,
 ) -> CommentSync {
@@ -134,6 +140,12 @@ pub fn sync_comments(
                 }
             }
             None => sync.to_post.push(comment.clone()),
+        }
+    }
+    for (idx, (_, fp)) in ours.iter().enumerate() {
+        if !used[idx] && dismissed.iter().any(|d| d.as_str() == *fp) {
+            used[idx] = true;
+            sync.n_kept += 1;
         }
     }
     sync.to_delete = ours
@@ -190,6 +202,11 @@ pub(super) fn review(
         body: review_body(result, comments.len(), &over_cap),
         n_over_cap: over_cap.len(),
         comments,
+        dismissed: result
+            .dismissed
+            .iter()
+            .map(|finding| sanitize_fingerprint(&finding.fingerprint))
+            .collect(),
     }
 }
 
@@ -524,7 +541,7 @@ diff --git a/src/a.rs b/src/a.rs
             planned("outdated", "src/a.rs", 13, "old text"),
             planned("new", "src/a.rs", 10, "text"),
         ];
-        let sync = sync_comments(&planned, &posted, "GitHub-Actions[bot]");
+        let sync = sync_comments(&planned, &[], &posted, "GitHub-Actions[bot]");
         assert_eq!(sync.n_kept, 1);
         assert_eq!(sync.to_update.len(), 1);
         assert_eq!(sync.to_update[0].0, 2);

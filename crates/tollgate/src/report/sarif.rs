@@ -22,12 +22,12 @@ use serde_sarif::sarif::{
     ArtifactChange, ArtifactContent, ArtifactLocation, Fix, Invocation, Location, Message,
     MultiformatMessageString, PhysicalLocation, PropertyBag, Region, Replacement,
     ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run,
-    RunAutomationDetails, Sarif, Tool, ToolComponent,
+    RunAutomationDetails, Sarif, Suppression, Tool, ToolComponent,
 };
 
 use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_encode};
 use crate::findings::{
-    AnalyzerStatus, Category, Finding, ReviewResult, RuleInfo, Severity, Source,
+    AnalyzerStatus, Category, Finding, LearningStatus, ReviewResult, RuleInfo, Severity, Source,
 };
 use crate::workspace::Workspace;
 
@@ -105,7 +105,8 @@ fn build_log(result: &ReviewResult, config: &ReportConfig) -> Sarif {
     for key in sources_that_ran(result) {
         by_source.entry(key).or_default();
     }
-    for finding in &result.findings {
+    // Dismissed findings are written too, each with a suppression: nothing is silently lost.
+    for finding in result.findings.iter().chain(&result.dismissed) {
         let tool = match finding.source {
             Source::Sarif => finding.tool.clone(),
             _ => None,
@@ -495,6 +496,24 @@ fn build_result(
     }
     if !fingerprints.is_empty() {
         sarif_result.partial_fingerprints = Some(fingerprints);
+    }
+    if let Some(note) = finding
+        .learning
+        .as_ref()
+        .filter(|note| note.status == LearningStatus::Dismissed)
+    {
+        // `external`: the decision lives in `.review-learnings.jsonl`, not in the source.
+        let mut suppression = Suppression::builder()
+            .kind(json!("external"))
+            .status(json!("accepted"))
+            .build();
+        let justification = match (note.reason.trim(), note.by.trim()) {
+            ("", _) => None,
+            (reason, "") => Some(reason.to_string()),
+            (reason, by) => Some(format!("{reason} ({by})")),
+        };
+        suppression.justification = justification.map(|text| truncate_chars(&text, 1000));
+        sarif_result.suppressions = Some(vec![suppression]);
     }
     sarif_result
 }
@@ -983,6 +1002,37 @@ mod tests {
                 assert!((0.1..=10.0).contains(&score));
             }
         }
+    }
+
+    #[test]
+    fn dismissed_findings_are_written_with_a_suppression() {
+        use crate::findings::{LearningNote, LearningStatus};
+        let mut result = sample_result();
+        let mut dismissed = result.findings.remove(0);
+        dismissed.learning = Some(LearningNote {
+            status: LearningStatus::Dismissed,
+            reason: "test fixture".into(),
+            by: "alice".into(),
+            at: "t".into(),
+        });
+        let fingerprint = dismissed.fingerprint.clone();
+        result.dismissed.push(dismissed);
+        let sarif = render_json(&result, &ReportConfig::new(None, None));
+        assert_schema_valid(&sarif);
+        let suppressed: Vec<&Value> = results_of(&sarif)
+            .into_iter()
+            .filter(|r| r.get("suppressions").is_some())
+            .collect();
+        assert_eq!(suppressed.len(), 1);
+        assert_eq!(
+            suppressed[0]["partialFingerprints"][FINGERPRINT_KEY],
+            fingerprint.as_str()
+        );
+        assert_eq!(suppressed[0]["suppressions"][0]["kind"], "external");
+        assert_eq!(
+            suppressed[0]["suppressions"][0]["justification"],
+            "test fixture (alice)"
+        );
     }
 
     #[test]

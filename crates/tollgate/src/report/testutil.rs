@@ -201,6 +201,7 @@ pub(crate) fn sample_result() -> ReviewResult {
             ..Signals::default()
         },
         findings,
+        dismissed: Vec::new(),
         should_fail: true,
         fail_reasons: vec![
             "CRITICAL TG001: Hardcoded secret in `API_KEY`".into(),

@@ -10,6 +10,7 @@ use super::baseline::Baseline;
 use super::checks::canonical_rule_id;
 use crate::config::{PathOverride, ReviewConfig, RuleOverride};
 use crate::findings::{Finding, Severity, Source, dedupe_by_fingerprint, sort_for_display};
+use crate::learnings::Learnings;
 
 /// At most this many reasons are listed; the rest are counted.
 const MAX_FAIL_REASONS: usize = 20;
@@ -30,6 +31,8 @@ pub(crate) struct GateOutcome {
     pub(crate) by_severity: BTreeMap<Severity, usize>,
     /// Findings that passed every filter (before truncation): what a baseline should record.
     pub(crate) accepted: Vec<Finding>,
+    /// Findings the learnings ledger set aside, in display order.
+    pub(crate) dismissed: Vec<Finding>,
 }
 
 /// `incomplete` is a reason the review did not finish (its time budget ran out): the gate
@@ -39,6 +42,7 @@ pub(crate) fn apply(
     findings: Vec<Finding>,
     config: &ReviewConfig,
     baseline: Option<&Baseline>,
+    learnings: Option<&Learnings>,
     incomplete: Option<String>,
 ) -> GateOutcome {
     let mut outcome = GateOutcome::default();
@@ -81,6 +85,14 @@ pub(crate) fn apply(
         } else {
             kept.push(finding);
         }
+    }
+    // The team's dismissals leave the gate here, after the filters and before the baseline:
+    // a dismissed finding is still reported, as dismissed.
+    if let Some(learnings) = learnings {
+        let applied = learnings.apply(kept);
+        kept = applied.kept;
+        outcome.dismissed = applied.dismissed;
+        sort_for_display(&mut outcome.dismissed);
     }
     outcome.accepted = kept.clone();
     if let Some(baseline) = baseline {
@@ -313,7 +325,7 @@ severity = { "tsc/*" = "LOW", PRE002 = "INFO" }
             ),
             at("TG001", Severity::Low, Source::Preflight, "src/c.ts"),
         ];
-        let outcome = apply(findings, &config, None, None);
+        let outcome = apply(findings, &config, None, None, None);
         assert_eq!(outcome.n_allowlisted, 2);
         let kept: Vec<(&str, &str, Severity)> = outcome
             .findings
@@ -345,7 +357,7 @@ severity = { "tsc/*" = "LOW", PRE002 = "INFO" }
         findings
             .extend((1..=5).map(|line| finding("REL001", Severity::Medium, Source::Sarif, line)));
         findings.push(finding("TG002", Severity::Low, Source::Preflight, 1));
-        let outcome = apply(findings, &config, None, None);
+        let outcome = apply(findings, &config, None, None, None);
         let rules: BTreeSet<&str> = outcome
             .findings
             .iter()
@@ -369,7 +381,7 @@ severity = { "tsc/*" = "LOW", PRE002 = "INFO" }
         let config = RawConfig::default().resolve().unwrap();
         assert_eq!(config.fail_on_severity, Severity::Critical);
         let type_error = finding("tsc/TS2322", Severity::High, Source::Tsc, 3);
-        let outcome = apply(vec![type_error.clone()], &config, None, None);
+        let outcome = apply(vec![type_error.clone()], &config, None, None, None);
         assert!(outcome.should_fail);
         assert!(
             outcome.fail_reasons[0].contains("analyzer error"),
@@ -382,10 +394,10 @@ severity = { "tsc/*" = "LOW", PRE002 = "INFO" }
         old_error.on_changed_line = false;
         let warning = finding("semgrep/x", Severity::Medium, Source::Semgrep, 4);
         let notice = finding("TG002", Severity::High, Source::Preflight, 5);
-        let outcome = apply(vec![old_error, warning, notice], &config, None, None);
+        let outcome = apply(vec![old_error, warning, notice], &config, None, None, None);
         assert!(!outcome.should_fail, "{:?}", outcome.fail_reasons);
         let mut off = config.clone();
         off.fail_on_analyzer_errors = false;
-        assert!(!apply(vec![type_error], &off, None, None).should_fail);
+        assert!(!apply(vec![type_error], &off, None, None, None).should_fail);
     }
 }

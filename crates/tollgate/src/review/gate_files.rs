@@ -1,4 +1,5 @@
-//! Where the gate's own files come from: the invariants, the baseline and (through
+//! Where the gate's own files come from: the invariants, the baseline, the learnings ledger
+//! (`.review-learnings.jsonl`) and (through
 //! [`GateFiles::read`], for front ends) `tollgate.toml`.
 //!
 //! Reviewing a pull request with the rules from its own head would let the change switch off
@@ -13,6 +14,7 @@ use crate::config::{self, CONFIG_FILE_NAME, ConfigError, ConfigFile, NestedConfi
 use crate::diff::{self, GitError};
 use crate::input::{self, InputError, Limit, MAX_CONFIG_BYTES};
 use crate::invariants::{self, InvariantSet, InvariantsError, PathRefusal};
+use crate::learnings::{LEDGER_FILE, Learnings, LearningsError, Ledger, MAX_LEDGER_BYTES, Record};
 use crate::review::{Baseline, BaselineError};
 use crate::workspace::{PathError, RepoPath, Workspace};
 
@@ -215,6 +217,51 @@ pub(super) fn load_baseline(
             source: io::Error::new(io::ErrorKind::NotFound, "no such file in the commit"),
         })?;
     Baseline::from_json(&String::from_utf8_lossy(&bytes), &label)
+}
+
+/// The learnings ledger from this source (`None` when there is none), with the code its
+/// records point at read from the workspace: the reviewed head, whatever the ledger's source.
+/// Files are read through [`Workspace`], so a ledger path that leads outside is never read.
+pub(super) fn load_learnings(
+    source: &GateFiles,
+    workspace: &Path,
+    extra: Vec<Record>,
+) -> Result<Option<Learnings>, LearningsError> {
+    let label = source.label(LEDGER_FILE);
+    let read = source
+        .read(
+            workspace,
+            LEDGER_FILE,
+            "learnings ledger",
+            Limit::fixed(MAX_LEDGER_BYTES),
+        )
+        .map_err(|err| LearningsError::Read {
+            path: label.clone(),
+            message: err.to_string(),
+        })?;
+    let mut ledger = match read {
+        Some(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|_| LearningsError::Parse {
+                path: label.clone(),
+                line: 1,
+                message: "the file is not valid UTF-8".to_string(),
+            })?;
+            Ledger::parse(&text, &label)?
+        }
+        None if extra.is_empty() => return Ok(None),
+        None => Ledger::default(),
+    };
+    for record in extra {
+        ledger.push(record);
+    }
+    let root = Workspace::new(workspace).ok();
+    Ok(Some(Learnings::new(ledger, |path| {
+        let root = root.as_ref()?;
+        let bytes = root
+            .read(&RepoPath::new(path).ok()?, crate::learnings::MAX_CODE_BYTES)
+            .ok()?;
+        String::from_utf8(bytes).ok()
+    })))
 }
 
 /// The nested `tollgate.toml` files above the `changed` paths (see [`config::nested_config_paths`]),

@@ -50,6 +50,7 @@ use crate::findings::{
     Severity, Timings, assign_identities,
 };
 use crate::invariants::{self, InvariantSet};
+use crate::learnings::{Learnings, Record};
 
 /// Where the diff comes from.
 #[derive(Debug, Clone)]
@@ -91,6 +92,8 @@ pub enum ReviewError {
     Invariants(#[from] invariants::InvariantsError),
     #[error(transparent)]
     Baseline(#[from] BaselineError),
+    #[error(transparent)]
+    Learnings(#[from] crate::learnings::LearningsError),
     #[error("Invalid changed_files entry `{path}`: {reason}")]
     ChangedFile { path: String, reason: String },
     #[error("The input does not look like a diff: no file sections were found in {0} bytes")]
@@ -117,6 +120,7 @@ impl ReviewError {
             // FILE_NOT_FOUND and PATH_OUTSIDE_WORKSPACE say more than INVALID_INPUT would.
             ReviewError::Invariants(err) => err.code(),
             ReviewError::Baseline(_) => ErrorCode::InvalidInput,
+            ReviewError::Learnings(err) => err.code(),
             ReviewError::Analysis(err) => err.code(),
             ReviewError::ModelRequired { .. } => ErrorCode::LlmUnavailable,
             ReviewError::Config(_) => ErrorCode::InvalidInput,
@@ -129,6 +133,8 @@ impl ReviewError {
 pub struct ReviewInputs<'a> {
     pub invariants: Vec<(String, &'a InvariantSet)>,
     pub baseline: Option<&'a Baseline>,
+    /// The team's learnings ledger with the code it judges (see [`crate::learnings`]).
+    pub learnings: Option<&'a Learnings>,
     pub changed_files: Option<&'a [String]>,
     pub base_sha: Option<String>,
     pub head_sha: Option<String>,
@@ -159,6 +165,26 @@ pub fn run_until(
     request: ReviewRequest<'_>,
     gate_files: &GateFiles,
     stop: &Control,
+) -> Result<ReviewOutcome, ReviewError> {
+    run_inner(request, gate_files, stop, Vec::new())
+}
+
+/// [`run_with_gate_files`] with `learned` applied on top of the ledger from `gate_files`: the
+/// decisions a pull request's reviewers made on it (the Action reads them from the PR), which
+/// no one has committed yet. Later records win, so these override the ledger's.
+pub fn run_with_learnings(
+    request: ReviewRequest<'_>,
+    gate_files: &GateFiles,
+    learned: Vec<Record>,
+) -> Result<ReviewOutcome, ReviewError> {
+    run_inner(request, gate_files, &Control::default(), learned)
+}
+
+fn run_inner(
+    request: ReviewRequest<'_>,
+    gate_files: &GateFiles,
+    stop: &Control,
+    learned: Vec<Record>,
 ) -> Result<ReviewOutcome, ReviewError> {
     let started = Instant::now();
     // The time budget counts from here; everything that checks `stop` below honours it.
@@ -230,6 +256,7 @@ pub fn run_until(
         )?),
         None => None,
     };
+    let learnings = gate_files::load_learnings(gate_files, request.workspace, learned)?;
     // SARIF imports are read and paths checked now, so a bad file fails the run before any
     // tool starts; the tools themselves run below, beside the deterministic checks.
     let analysis_paths: Vec<&str> = select_files(
@@ -248,6 +275,7 @@ pub fn run_until(
     let inputs = ReviewInputs {
         invariants: sets.iter().map(|(p, s)| (p.clone(), s)).collect(),
         baseline: baseline.as_ref(),
+        learnings: learnings.as_ref(),
         changed_files: request.changed_files.as_deref(),
         base_sha,
         head_sha,
@@ -377,7 +405,11 @@ fn review_with(
         analysis.summary
     });
 
+    let conventions = inputs
+        .learnings
+        .and_then(|learnings| crate::learnings::conventions(learnings.ledger()));
     let llm_summary = llm_passes(&llm::Stage {
+        conventions: conventions.as_deref(),
         diff,
         facts: &facts,
         risk_score,
@@ -418,7 +450,13 @@ fn review_with(
     let n_total = findings.len();
     assign_identities(&mut findings);
     let rules = rule_infos(&findings);
-    let outcome = gate::apply(findings, config, inputs.baseline, incomplete);
+    let outcome = gate::apply(
+        findings,
+        config,
+        inputs.baseline,
+        inputs.learnings,
+        incomplete,
+    );
     let gate_ms = ms(started_gate);
 
     let (lines_added, lines_removed) = facts
@@ -441,6 +479,7 @@ fn review_with(
         findings_allowlisted: outcome.n_allowlisted,
         findings_baselined: outcome.n_baselined,
         findings_deduplicated: outcome.n_deduplicated,
+        findings_dismissed: outcome.dismissed.len(),
         findings_truncated: outcome.n_truncated,
         findings_truncated_by_rule: outcome.truncated_by_rule.clone(),
         timings_ms: Timings {
@@ -517,6 +556,7 @@ fn review_with(
         summary,
         signals,
         findings: outcome.findings,
+        dismissed: outcome.dismissed,
         should_fail: outcome.should_fail,
         fail_reasons: outcome.fail_reasons,
         stats,
@@ -683,6 +723,10 @@ fn summarize(
         ));
     }
     let set_aside: Vec<String> = [
+        (
+            outcome.dismissed.len(),
+            "dismissed (.review-learnings.jsonl)",
+        ),
         (outcome.n_baselined, "baselined"),
         (outcome.n_allowlisted, "allowlisted"),
         (outcome.n_filtered, "filtered"),

@@ -451,3 +451,49 @@ fn secrets_in_tests_and_published_examples_are_lowered_with_the_reason() {
         "still masked"
     );
 }
+
+#[test]
+fn a_dismissed_finding_leaves_the_gate_but_stays_in_the_result() {
+    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    let diff = new_file(
+        "src/settings.py",
+        &[&format!("AWS_ACCESS_KEY_ID = \"{key}\"")],
+    );
+    let first = check_review(&diff, "");
+    assert!(first.should_fail);
+    let secret = first
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "TG008")
+        .expect("the key is found")
+        .clone();
+
+    let mut ledger = crate::learnings::Ledger::default();
+    ledger.push(crate::learnings::Record {
+        fingerprint: secret.fingerprint.clone(),
+        rule_id: secret.rule_id.clone(),
+        path: secret.location.file.clone(),
+        scope: None,
+        disposition: crate::learnings::Disposition::Dismissed,
+        reason: "test key".into(),
+        by: "alice".into(),
+        at: "t".into(),
+        // No file to read: the anchored line is the evidence.
+        evidence: Some(crate::learnings::evidence_of([secret.anchor_text.as_str()])),
+    });
+    let learnings = Learnings::new(ledger, |_| None);
+    let config = RawConfig::default().resolve().unwrap();
+    let parsed = crate::diff::parse(diff.into_bytes()).unwrap();
+    let inputs = ReviewInputs {
+        learnings: Some(&learnings),
+        ..ReviewInputs::default()
+    };
+    let second = review_diff(&parsed, &inputs, &config).result;
+    assert!(!second.should_fail, "{:?}", second.fail_reasons);
+    assert!(!second.findings.iter().any(|f| f.rule_id == "TG008"));
+    assert_eq!(second.dismissed.len(), 1);
+    assert_eq!(second.stats.findings_dismissed, 1);
+    assert!(second.summary.contains("1 dismissed"), "{}", second.summary);
+    let note = second.dismissed[0].learning.as_ref().unwrap();
+    assert_eq!(note.status, crate::findings::LearningStatus::Dismissed);
+}

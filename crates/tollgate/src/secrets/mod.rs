@@ -27,15 +27,13 @@ mod detect;
 mod examples;
 mod heuristics;
 mod mask;
-mod request;
 mod validate;
 
 pub use examples::known_example;
+
+/// The most characters `scrub_secrets` and `validate_content` accept (upstream's limit).
+pub const MAX_SCRUB_CHARS: usize = 1_000_000;
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
-pub use request::{
-    MAX_SCRUB_CHARS, MAX_VISIBLE_CHARS, ScrubError, ScrubSecretsRequest, ScrubSecretsResult,
-    SecretLocation, scrub_secrets,
-};
 pub use validate::{
     ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, ValidateContentRequest,
     ValidateContentResult, ValidateError, validate_content,

@@ -8,10 +8,8 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::secrets::{SecretKind, SecretMatch, scrub};
+use crate::secrets::{MAX_SCRUB_CHARS, SecretKind, SecretMatch, scrub};
 
-/// The most characters `scrub_secrets` accepts (upstream's limit).
-pub const MAX_SCRUB_CHARS: usize = 1_000_000;
 /// The most characters of a secret a caller may ask to keep visible at either end.
 pub const MAX_VISIBLE_CHARS: usize = 8;
 

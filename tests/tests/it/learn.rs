@@ -1,0 +1,112 @@
+//! Review learnings from the command line: `tollgate learn dismiss` keeps a finding out of the
+//! gate while its code is unchanged; editing the line brings it back, marked returning.
+
+use crate::util::{TestRepo, tollgate};
+
+const KEY_LINE: &str = "AWS_ACCESS_KEY_ID = \"AKIAQWERTYUIOPASDFGH\"\n";
+
+fn review(repo: &TestRepo) -> crate::util::Run {
+    tollgate(&["review", "--working-tree", "--format", "json"])
+        .current_dir(repo.path())
+        .run()
+}
+
+#[test]
+fn a_dismissed_finding_stays_out_of_the_gate_until_its_line_changes() {
+    let repo = TestRepo::new();
+    repo.write("settings.py", "DEBUG = False\n");
+    repo.commit("base");
+    repo.write("settings.py", &format!("DEBUG = False\n{KEY_LINE}"));
+
+    let first = review(&repo);
+    first.assert_code(1);
+    let json = first.json();
+    let secret = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "TG008")
+        .expect("the key is found")
+        .clone();
+    // The report lives outside the repository, so it is not part of the reviewed change.
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("tollgate.json");
+    std::fs::write(&report, &first.stdout).unwrap();
+    let report = report.to_str().unwrap();
+
+    // No reason: refused, nothing written.
+    tollgate(&[
+        "learn",
+        "dismiss",
+        secret["id"].as_str().unwrap(),
+        "--report",
+        report,
+    ])
+    .current_dir(repo.path())
+    .run()
+    .assert_code(2);
+    assert!(!repo.path().join(".review-learnings.jsonl").exists());
+    tollgate(&[
+        "learn",
+        "dismiss",
+        secret["id"].as_str().unwrap(),
+        "--report",
+        report,
+        "--reason",
+        "documented test key",
+        "--by",
+        "alice",
+    ])
+    .current_dir(repo.path())
+    .run()
+    .assert_code(0);
+
+    let second = review(&repo);
+    second.assert_code(0);
+    let json = second.json();
+    assert!(
+        !json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "TG008"),
+        "{json:#}"
+    );
+    assert_eq!(json["dismissed"][0]["fingerprint"], secret["fingerprint"]);
+    assert_eq!(json["dismissed"][0]["learning"]["by"], "alice");
+    assert_eq!(json["stats"]["findings_dismissed"], 1);
+
+    let listed = tollgate(&["learn", "list", "--disposition", "dismissed"])
+        .current_dir(repo.path())
+        .run();
+    listed.assert_code(0);
+    assert_eq!(listed.json()["total"], 1);
+
+    // The key on that line changes: the finding is back, marked returning.
+    repo.write(
+        "settings.py",
+        "DEBUG = False\nAWS_ACCESS_KEY_ID = \"AKIAPOIUYTREWQLKJHGF\"\n",
+    );
+    let third = review(&repo);
+    third.assert_code(1);
+    let json = third.json();
+    let back = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "TG008")
+        .expect("back in the gate");
+    assert_eq!(back["learning"]["status"], "returning", "{json:#}");
+
+    // A broken ledger is an error naming the file and line, not an empty ledger.
+    let ledger = repo.path().join(".review-learnings.jsonl");
+    let text = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, format!("{text}{{oops\n")).unwrap();
+    let broken = review(&repo);
+    broken.assert_code(2);
+    assert!(
+        broken.stderr.contains(".review-learnings.jsonl line 2"),
+        "{}",
+        broken.stderr
+    );
+}

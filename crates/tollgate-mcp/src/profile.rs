@@ -16,14 +16,17 @@ pub enum Profile {
     Context,
     /// Reactive pull-request review sessions.
     Session,
+    /// The knowledge store: context entries, their searches, memories, answers.
+    Memory,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 4] = [
+    pub const ALL: [Profile; 5] = [
         Profile::Review,
         Profile::Plan,
         Profile::Context,
         Profile::Session,
+        Profile::Memory,
     ];
 
     /// When an agent should connect with this profile; the server's instructions say it.
@@ -41,6 +44,9 @@ impl Profile {
             Profile::Session => {
                 "review a whole pull request in the background and steer it: start, poll, pause, resume, cancel, telemetry"
             }
+            Profile::Memory => {
+                "keep and find knowledge beside the code: store, search (full-text, semantic, hybrid), update and delete context entries in threads"
+            }
         }
     }
 
@@ -50,6 +56,7 @@ impl Profile {
             Profile::Plan => "plan",
             Profile::Context => "context",
             Profile::Session => "session",
+            Profile::Memory => "memory",
         }
     }
 }
@@ -101,7 +108,7 @@ impl fmt::Display for Profiles {
 /// A `--tools` value named no profile, or one that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, or all"
+    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, memory, or all"
 )]
 pub struct UnknownProfile {
     pub given: String,
@@ -149,11 +156,11 @@ mod tests {
         assert_eq!("all".parse::<Profiles>().unwrap(), Profiles::all());
         assert_eq!(
             "review,all".parse::<Profiles>().unwrap().to_string(),
-            "review,plan,context,session"
+            "review,plan,context,session,memory"
         );
         let err = "review,reviews".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "reviews");
-        assert!(err.to_string().contains("review, plan, context, session"));
+        assert!(err.to_string().contains("review, plan, context, session, memory"));
         let err = "".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "");
         assert!("review,".parse::<Profiles>().is_err());

@@ -630,6 +630,7 @@ mod tests {
             ("plan", 20_000),
             ("context", 20_000),
             ("session", 20_000),
+            ("memory", 20_000),
             ("all", 20_000),
         ] {
             let (tools, manifest) = listed(profiles).await;

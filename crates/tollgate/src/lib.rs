@@ -24,6 +24,8 @@ pub mod findings;
 pub mod input;
 pub mod invariants;
 pub mod llm;
+#[cfg(feature = "index")]
+pub mod memory;
 pub mod plan;
 pub(crate) mod process;
 pub mod publish;

@@ -18,6 +18,7 @@ mod init_and_invariants;
 mod input_limits;
 mod leaks;
 mod mcp;
+mod memory;
 mod model_setup;
 mod plan_cli;
 mod plan_execute;

@@ -15,6 +15,7 @@ mod index;
 mod init;
 mod invariants;
 mod mcp;
+mod memory;
 mod plan;
 mod plan_authoring;
 mod plan_execute;
@@ -113,5 +114,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Index(args) => index::run(args),
         Command::Search(args) => search::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Memory(args) => memory::run(args),
     }
 }

@@ -32,7 +32,7 @@ pub(crate) struct ToolDescription {
     name: String,
     title: String,
     description: String,
-    /// The profile that serves it: review, plan, context, session, or utility (always served).
+    /// The profile that serves it: review, plan, context, session, memory, or utility (always served).
     profile: String,
     /// The version of its input/output contract.
     version: String,

@@ -7,6 +7,11 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+#[cfg(feature = "index")]
+pub mod memory;
+#[cfg(feature = "index")]
+pub mod knowledge;
+
 use std::fmt;
 
 use crate::ErrorCode;

@@ -121,7 +121,6 @@ impl From<tollgate::context::ContextError> for ToolError {
 
 impl From<tollgate::plan::library::PlanStoreError> for ToolError {
     fn from(err: tollgate::plan::library::PlanStoreError) -> ToolError {
-        let message = err.message(tollgate::plan::library::FrontEnd::Mcp);
-        ToolError::new(err.code(), message).with_field(err.field())
+        tollgate::api::plan::plan_store_error(err, tollgate::api::plan::FrontEnd::Mcp).into()
     }
 }

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::{analyzers, plan, report, review, secrets};
+use crate::{analyzers, api, plan, report, review, secrets};
 
 /// The schema of what a caller sends (`T` as it deserialises).
 pub fn request_schema<T: JsonSchema>() -> Value {
@@ -81,11 +81,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("plan.schema.json", plan::plan_schema()),
         (
             "create-plan-request.schema.json",
-            request_schema::<plan::CreatePlanRequest>(),
+            request_schema::<api::plan::CreatePlanRequest>(),
         ),
         (
             "refine-plan-request.schema.json",
-            request_schema::<plan::RefinePlanRequest>(),
+            request_schema::<api::plan::RefinePlanRequest>(),
         ),
         (
             "plan-response.schema.json",
@@ -93,7 +93,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "visualize-plan-request.schema.json",
-            request_schema::<plan::VisualizePlanRequest>(),
+            request_schema::<api::plan::VisualizePlanRequest>(),
         ),
         (
             "visualize-plan-response.schema.json",
@@ -101,7 +101,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "execute-plan-request.schema.json",
-            request_schema::<plan::execute::ExecutePlanRequest>(),
+            request_schema::<api::plan::ExecutePlanRequest>(),
         ),
         (
             "execute-plan-response.schema.json",

@@ -1,15 +1,18 @@
-//! `tollgate plan create|refine|show|visualize`: writing and reading plans. Each builds the
-//! core request, calls one `tollgate::plan` operation and prints Markdown (or `--json`).
+//! `tollgate plan create|refine|show|visualize`: writing and reading plans. Each reads its plan
+//! once into a typed [`Plan`], calls one `tollgate::plan` operation (through `tollgate::api`
+//! where the input is a request) and prints Markdown (or `--json`).
 
 use std::path::Path;
 
 use anyhow::Context;
 use serde_json::Value;
-use tollgate::plan::library::{FrontEnd, LoadPlanRequest, load_plan};
-use tollgate::plan::{
-    CreatePlanRequest, DiagramType, PlanError, PlanResponse, RefinePlanRequest,
-    VisualizePlanRequest, create_plan, refine_plan, render_markdown, save_refined, visualize_plan,
+use tollgate::api::ApiError;
+use tollgate::api::plan::{
+    CreatePlanRequest, FrontEnd, create_plan, parse_plan, plan_error, plan_store_error,
+    refinement_of,
 };
+use tollgate::plan::library::{self, PlanRef};
+use tollgate::plan::{DiagramType, Plan, PlanResponse, render_markdown, save_refined};
 use tollgate::store::Store;
 
 use super::ExitStatus;
@@ -46,7 +49,10 @@ pub fn create(repo: &Path, options: CreateOptions, json: bool) -> anyhow::Result
         plan,
         auto_save: Some(options.save),
     };
-    finish(create_plan(repo, llm.as_ref(), &request), json)
+    finish(
+        create_plan(repo, llm.as_ref(), request, FrontEnd::Cli),
+        json,
+    )
 }
 
 /// `plan refine`.
@@ -64,20 +70,25 @@ pub struct RefineOptions {
 
 pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result<ExitStatus> {
     let llm = planning_model(repo)?;
-    let request = RefinePlanRequest {
-        current_plan: plan_value(repo, &options.plan)?,
-        feedback: options.feedback,
-        clarifications: options.clarifications.map(Value::String),
-        focus_steps: options.focus_steps,
-        generate_diagrams: None,
-    };
-    let mut response = match refine_plan(llm.as_ref(), &request) {
+    let current = plan_source(repo, &options.plan)?;
+    let clarifications = options.clarifications.map(Value::String);
+    let refinement = refinement_of(
+        options.feedback.as_deref(),
+        clarifications.as_ref(),
+        &options.focus_steps,
+        None,
+    );
+    let refined = refinement.and_then(|refinement| {
+        tollgate::plan::refine(llm.as_ref(), current, &refinement)
+            .map_err(|err| plan_error(err, FrontEnd::Cli))
+    });
+    let mut response = match refined {
         Ok(response) => response,
         Err(err) => return Ok(report(&err)),
     };
     if options.save {
         if let Err(err) = save_refined(repo, &mut response, &options.author) {
-            return Ok(report(&err));
+            return Ok(report(&plan_error(err, FrontEnd::Cli)));
         }
     } else if !json {
         // The Markdown says "version N": say that nothing stored it.
@@ -91,9 +102,7 @@ pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result
 
 /// `plan show`: a plan (file, `-` or saved id) as Markdown or JSON.
 pub fn show(repo: &Path, plan: &str, json: bool) -> anyhow::Result<ExitStatus> {
-    let value = plan_value(repo, plan)?;
-    let parsed: tollgate::plan::Plan =
-        serde_json::from_value(value).context("the input is not a plan")?;
+    let parsed = plan_source(repo, plan)?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&parsed)?);
     } else {
@@ -109,19 +118,16 @@ pub fn visualize(
     diagram_type: DiagramType,
     json: bool,
 ) -> anyhow::Result<ExitStatus> {
-    let request = VisualizePlanRequest {
-        plan: plan_value(repo, plan)?,
-        diagram_type: Some(diagram_type),
-    };
-    match visualize_plan(&request) {
+    let plan = plan_source(repo, plan)?;
+    match tollgate::plan::visualize(plan, diagram_type) {
         Ok(response) if json => outln!("{}", serde_json::to_string_pretty(&response)?),
         Ok(response) => print!("{}", response.mermaid),
-        Err(err) => return Ok(report(&err)),
+        Err(err) => return Ok(report(&plan_error(err, FrontEnd::Cli))),
     }
     Ok(ExitStatus::Pass)
 }
 
-fn finish(result: Result<PlanResponse, PlanError>, json: bool) -> anyhow::Result<ExitStatus> {
+fn finish(result: Result<PlanResponse, ApiError>, json: bool) -> anyhow::Result<ExitStatus> {
     match result {
         Ok(response) => {
             for warning in &response.warnings {
@@ -141,8 +147,8 @@ fn finish(result: Result<PlanResponse, PlanError>, json: bool) -> anyhow::Result
     }
 }
 
-fn report(err: &PlanError) -> ExitStatus {
-    eprintln!("error [{}]: {}", err.code(), err.message(FrontEnd::Cli));
+fn report(err: &ApiError) -> ExitStatus {
+    eprintln!("error [{}]: {}", err.code, err.message);
     ExitStatus::Error
 }
 
@@ -152,26 +158,20 @@ pub(super) fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm
 }
 
 /// A plan argument: `-` (stdin), a JSON file, else the id of a saved plan.
-fn plan_value(repo: &Path, source: &str) -> anyhow::Result<Value> {
+fn plan_source(repo: &Path, source: &str) -> anyhow::Result<Plan> {
     if source == "-" || Path::new(source).is_file() {
-        return read_json(source);
+        let value = read_json(source)?;
+        return parse_plan(&value, "plan").map_err(|err| anyhow::anyhow!("{source}: {err}"));
     }
     let store = Store::open_in_workspace(repo)
         .with_context(|| format!("opening the plan store of {}", repo.display()))?;
-    let loaded = load_plan(
-        &store,
-        &LoadPlanRequest {
-            plan_id: Some(source.to_string()),
-            ..LoadPlanRequest::default()
-        },
-    )
-    .map_err(|err| {
+    let loaded = library::load(&store, &PlanRef::Id(source.to_string()), None).map_err(|err| {
         anyhow::anyhow!(
             "{source} is neither a plan file nor a saved plan: {}",
-            err.message(FrontEnd::Cli)
+            plan_store_error(err, FrontEnd::Cli)
         )
     })?;
-    Ok(serde_json::to_value(loaded.plan)?)
+    Ok(loaded.plan)
 }
 
 pub(super) fn read_json(source: &str) -> anyhow::Result<Value> {

@@ -7,8 +7,9 @@
 use std::path::Path;
 
 use anyhow::Context;
+use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
 use tollgate::control::Control;
-use tollgate::plan::execute::{ExecuteMode, ExecutePlanRequest, StepRunStatus, execute_plan};
+use tollgate::plan::execute::{ExecuteMode, StepRunStatus};
 use tollgate::plan::journal::recover_interrupted;
 use tollgate::plan::undo::{UndoStepRequest, undo_step};
 use tollgate::store::{DEFAULT_STORE_PATH, Store};
@@ -55,10 +56,12 @@ pub fn run(repo: &Path, options: ExecuteOptions, json: bool) -> anyhow::Result<E
     let llm = planning_model(repo)?;
     let store = Store::open_in_workspace(repo)
         .with_context(|| format!("opening the plan store of {}", repo.display()))?;
-    let response = match execute_plan(&store, repo, llm.as_ref(), &request, &Control::new()) {
+    let control = Control::new();
+    let response = match execute_plan(&store, repo, llm.as_ref(), request, &control, FrontEnd::Cli)
+    {
         Ok(response) => response,
         Err(err) => {
-            eprintln!("error [{}]: {err}", err.code());
+            eprintln!("error [{}]: {err}", err.code);
             return Ok(ExitStatus::Error);
         }
     };

@@ -5,6 +5,11 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use tollgate::api::ApiError;
+use tollgate::api::plan::{
+    DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, SavePlanRequest, delete_plan,
+    list_plans, load_plan, plan_store_error, save_plan,
+};
 use tollgate::plan::approval::{
     ApprovalAction, RequestApprovalRequest, RespondApprovalRequest, list_approvals,
     request_approval, respond_approval,
@@ -13,10 +18,7 @@ use tollgate::plan::history::{
     ComparePlanVersionsRequest, RollbackPlanRequest, ViewHistoryRequest, compare_plan_versions,
     rollback_plan, view_history,
 };
-use tollgate::plan::library::{
-    DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, PlanStoreError,
-    SavePlanRequest, delete_plan, list_plans, load_plan, save_plan,
-};
+use tollgate::plan::library::PlanStoreError;
 use tollgate::plan::progress::{
     CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, ViewProgressRequest,
     complete_step, fail_step, start_step, view_progress,
@@ -34,8 +36,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
     let outcome = dispatch(&store, args.command, author, json);
     match outcome {
         Ok(()) => Ok(ExitStatus::Pass),
-        Err(Failure::Plan(err)) => {
-            eprintln!("error [{}]: {}", err.code(), err.message(FrontEnd::Cli));
+        Err(Failure::Api(err)) => {
+            eprintln!("error [{}]: {}", err.code, err.message);
             Ok(ExitStatus::Error)
         }
         Err(Failure::Other(err)) => Err(err),
@@ -51,13 +53,19 @@ pub(super) fn default_author() -> String {
 }
 
 enum Failure {
-    Plan(PlanStoreError),
+    Api(ApiError),
     Other(anyhow::Error),
 }
 
 impl From<PlanStoreError> for Failure {
     fn from(err: PlanStoreError) -> Failure {
-        Failure::Plan(err)
+        Failure::Api(plan_store_error(err, FrontEnd::Cli))
+    }
+}
+
+impl From<ApiError> for Failure {
+    fn from(err: ApiError) -> Failure {
+        Failure::Api(err)
     }
 }
 
@@ -95,15 +103,13 @@ fn dispatch(
             limit,
             include_deleted,
         } => {
-            let response = list_plans(
-                store,
-                &ListPlansRequest {
-                    status,
-                    tags,
-                    limit,
-                    include_deleted,
-                },
-            )?;
+            let request = ListPlansRequest {
+                status,
+                tags,
+                limit,
+                include_deleted,
+            };
+            let response = list_plans(store, request, FrontEnd::Cli)?;
             if json {
                 return print_json(&response);
             }
@@ -141,17 +147,15 @@ fn dispatch(
             let text = read_input(&file)?;
             let plan: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", file.display()))?;
-            let response = save_plan(
-                store,
-                &SavePlanRequest {
-                    plan,
-                    name,
-                    tags,
-                    overwrite,
-                    author,
-                    reason,
-                },
-            )?;
+            let request = SavePlanRequest {
+                plan,
+                name,
+                tags,
+                overwrite,
+                author,
+                reason,
+            };
+            let response = save_plan(store, request, FrontEnd::Cli)?;
             if json {
                 return print_json(&response);
             }
@@ -163,14 +167,12 @@ fn dispatch(
             name,
             version,
         } => {
-            let response = load_plan(
-                store,
-                &LoadPlanRequest {
-                    plan_id,
-                    name,
-                    version,
-                },
-            )?;
+            let request = LoadPlanRequest {
+                plan_id,
+                name,
+                version,
+            };
+            let response = load_plan(store, &request, FrontEnd::Cli)?;
             // A plan is data: JSON either way.
             if json {
                 print_json(&response)
@@ -179,7 +181,8 @@ fn dispatch(
             }
         }
         PlanCommand::Delete { plan_id } => {
-            let response = delete_plan(store, &DeletePlanRequest { plan_id, author })?;
+            let request = DeletePlanRequest { plan_id, author };
+            let response = delete_plan(store, &request, FrontEnd::Cli)?;
             if json {
                 return print_json(&response);
             }

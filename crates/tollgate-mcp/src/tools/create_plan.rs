@@ -1,9 +1,8 @@
 //! `create_plan`: a new implementation plan for a task (upstream's tool of that name), from the
 //! configured model, the caller's own plan, or deterministically from the repository.
 
-use tollgate::plan::{
-    CreatePlanRequest, PlanError, PlanResponse, create_plan, planning_model as planning_model_of,
-};
+use tollgate::api::plan::{CreatePlanRequest, FrontEnd, create_plan};
+use tollgate::plan::{PlanResponse, planning_model as planning_model_of};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -32,7 +31,12 @@ when asked to plan work.";
 
     fn call(ctx: &ToolContext, input: CreatePlanRequest) -> Result<PlanResponse, ToolError> {
         let llm = planning_model(ctx)?;
-        create_plan(ctx.workspace(), llm.as_ref(), &input).map_err(plan_error)
+        Ok(create_plan(
+            ctx.workspace(),
+            llm.as_ref(),
+            input,
+            FrontEnd::Mcp,
+        )?)
     }
 }
 
@@ -45,11 +49,6 @@ pub(super) fn planning_model(
         ctx.env().iter().map(|(k, v)| (k.as_str(), v.as_str())),
     )
     .map_err(|err| ToolError::new(err.code(), err.to_string()))
-}
-
-pub(super) fn plan_error(err: PlanError) -> ToolError {
-    let message = err.message(tollgate::plan::library::FrontEnd::Mcp);
-    ToolError::new(err.code(), message).with_field(err.field())
 }
 
 #[cfg(test)]

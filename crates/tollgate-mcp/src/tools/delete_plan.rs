@@ -1,6 +1,7 @@
 //! `delete_plan`: delete a saved plan.
 
-use tollgate::plan::library::{DeletePlanRequest, DeletePlanResponse, delete_plan};
+use tollgate::api::plan::{DeletePlanRequest, FrontEnd, delete_plan};
+use tollgate::plan::library::DeletePlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -27,6 +28,10 @@ name; its versions stay in the store.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(delete_plan(&super::plan_store(ctx)?, &input)?)
+        Ok(delete_plan(
+            &super::plan_store(ctx)?,
+            &input,
+            FrontEnd::Mcp,
+        )?)
     }
 }

@@ -1,9 +1,8 @@
 //! `execute_plan`: carry out steps of a plan with the configured model, as diffs (preview) or
 //! written into the workspace with the step states recorded (`apply_changes`).
 
-use tollgate::plan::execute::{
-    ExecuteError, ExecutePlanRequest, ExecutePlanResponse, execute_plan,
-};
+use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
+use tollgate::plan::execute::ExecutePlanResponse;
 
 use super::create_plan::planning_model;
 use crate::error::ToolError;
@@ -41,11 +40,15 @@ are written with backups and step state recorded). Use after a plan is approved.
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
         let llm = planning_model(ctx)?;
         let store = super::plan_store(ctx)?;
-        execute_plan(&store, ctx.workspace(), llm.as_ref(), &input, ctx.control())
-            .map_err(execute_error)
+        let workspace = ctx.workspace();
+        let control = ctx.control();
+        Ok(execute_plan(
+            &store,
+            workspace,
+            llm.as_ref(),
+            input,
+            control,
+            FrontEnd::Mcp,
+        )?)
     }
-}
-
-fn execute_error(err: ExecuteError) -> ToolError {
-    ToolError::new(err.code(), err.to_string()).with_field(err.field())
 }

@@ -1,6 +1,7 @@
 //! `list_plans`: list saved plans, most recently updated first; filter by status (ready, approved, executing, completed, failed) and tags (all must match); limit defaults to 50.
 
-use tollgate::plan::library::{ListPlansRequest, ListPlansResponse, list_plans};
+use tollgate::api::plan::{FrontEnd, ListPlansRequest, list_plans};
+use tollgate::plan::library::ListPlansResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -21,6 +22,6 @@ impl Tool for ListPlans {
     type Output = ListPlansResponse;
 
     fn call(ctx: &ToolContext, input: ListPlansRequest) -> Result<ListPlansResponse, ToolError> {
-        Ok(list_plans(&super::plan_store(ctx)?, &input)?)
+        Ok(list_plans(&super::plan_store(ctx)?, input, FrontEnd::Mcp)?)
     }
 }

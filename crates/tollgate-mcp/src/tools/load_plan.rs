@@ -1,6 +1,7 @@
 //! `load_plan`: load a saved plan by plan_id or name, optionally a past version.
 
-use tollgate::plan::library::{LoadPlanRequest, LoadPlanResponse, load_plan};
+use tollgate::api::plan::{FrontEnd, LoadPlanRequest, load_plan};
+use tollgate::plan::library::LoadPlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -20,6 +21,6 @@ impl Tool for LoadPlan {
     type Output = LoadPlanResponse;
 
     fn call(ctx: &ToolContext, input: LoadPlanRequest) -> Result<LoadPlanResponse, ToolError> {
-        Ok(load_plan(&super::plan_store(ctx)?, &input)?)
+        Ok(load_plan(&super::plan_store(ctx)?, &input, FrontEnd::Mcp)?)
     }
 }

@@ -1,9 +1,10 @@
 //! `refine_plan`: the next version of a plan from feedback, answers and focus steps (upstream's
 //! tool of that name).
 
-use tollgate::plan::{PlanResponse, RefinePlanRequest, refine_plan};
+use tollgate::api::plan::{FrontEnd, RefinePlanRequest, refine_plan};
+use tollgate::plan::PlanResponse;
 
-use super::create_plan::{plan_error, planning_model};
+use super::create_plan::planning_model;
 use crate::error::ToolError;
 use crate::profile::Profile;
 use crate::tool::{Group, Hints, Tool, ToolContext};
@@ -30,6 +31,6 @@ with save_plan.";
 
     fn call(ctx: &ToolContext, input: RefinePlanRequest) -> Result<PlanResponse, ToolError> {
         let llm = planning_model(ctx)?;
-        refine_plan(llm.as_ref(), &input).map_err(plan_error)
+        Ok(refine_plan(llm.as_ref(), &input, FrontEnd::Mcp)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `save_plan`: save a plan (EnhancedPlanOutput, as an object or JSON text) to the workspace's plan store.
 
-use tollgate::plan::library::{SavePlanRequest, SavePlanResponse, save_plan};
+use tollgate::api::plan::{FrontEnd, SavePlanRequest, save_plan};
+use tollgate::plan::library::SavePlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ store after validating its step graph; overwrite=true records a new version.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(save_plan(&super::plan_store(ctx)?, &input)?)
+        Ok(save_plan(&super::plan_store(ctx)?, input, FrontEnd::Mcp)?)
     }
 }

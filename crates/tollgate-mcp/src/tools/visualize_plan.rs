@@ -1,11 +1,10 @@
 //! `visualize_plan`: a Mermaid diagram of a plan (upstream's tool and output shape).
 
-use tollgate::plan::{VisualizePlanRequest, VisualizePlanResponse, visualize_plan};
-
-use super::create_plan::plan_error;
 use crate::error::ToolError;
 use crate::profile::Profile;
 use crate::tool::{Group, Hints, Tool, ToolContext};
+use tollgate::api::plan::{FrontEnd, VisualizePlanRequest, visualize_plan};
+use tollgate::plan::VisualizePlanResponse;
 
 pub(crate) struct VisualizePlan;
 
@@ -25,6 +24,6 @@ highlighted), architecture or gantt.";
         _ctx: &ToolContext,
         input: VisualizePlanRequest,
     ) -> Result<VisualizePlanResponse, ToolError> {
-        visualize_plan(&input).map_err(plan_error)
+        Ok(visualize_plan(&input, FrontEnd::Mcp)?)
     }
 }

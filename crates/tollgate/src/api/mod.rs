@@ -8,9 +8,10 @@
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
 #[cfg(feature = "index")]
-pub mod memory;
-#[cfg(feature = "index")]
 pub mod knowledge;
+#[cfg(feature = "index")]
+pub mod memory;
+pub mod plan;
 
 use std::fmt;
 

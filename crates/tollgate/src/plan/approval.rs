@@ -307,8 +307,8 @@ pub fn list_approvals(store: &Store, plan_id: &str) -> Result<Vec<Approval>, Pla
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::library;
     use crate::plan::library::tests::{sample_plan, save};
-    use crate::plan::library::{SavePlanRequest, save_plan};
 
     fn ask(
         store: &Store,
@@ -444,28 +444,15 @@ mod tests {
         );
 
         // New content voids the plan approval.
-        let mut plan = crate::plan::library::load_plan(
-            &store,
-            &crate::plan::library::LoadPlanRequest {
-                plan_id: Some(id.clone()),
-                ..Default::default()
-            },
-        )
-        .unwrap()
-        .plan;
+        let mut plan = library::load(&store, &library::PlanRef::Id(id.clone()), None)
+            .unwrap()
+            .plan;
         plan.goal = "changed".into();
-        let resaved = save_plan(
-            &store,
-            &SavePlanRequest {
-                plan: serde_json::to_value(plan).unwrap(),
-                name: None,
-                tags: vec![],
-                overwrite: true,
-                author: None,
-                reason: None,
-            },
-        )
-        .unwrap();
+        let overwrite = library::SaveOptions {
+            overwrite: true,
+            ..Default::default()
+        };
+        let resaved = library::save(&store, plan, &overwrite).unwrap();
         assert_eq!(resaved.plan.status, "ready");
         let all = list_approvals(&store, &id).unwrap();
         assert_eq!(all.len(), 3);

@@ -41,9 +41,7 @@ use crate::llm::{
 use crate::plan::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
 use crate::plan::graph::{StepGraph, StepOutcomes};
 use crate::plan::journal;
-use crate::plan::library::{
-    self, PlanStoreError, SavePlanRequest, SavePlanResponse, author_of, parse_plan_arg,
-};
+use crate::plan::library::{self, PlanStoreError, SaveOptions, SavePlanResponse, author_of};
 use crate::plan::model::{Plan, Step, StepNumber};
 use crate::plan::progress::{self, CompleteStepRequest, FailStepRequest, PlanState};
 use crate::store::Store;
@@ -58,7 +56,7 @@ const MAX_SHOWN_FILE_BYTES: u64 = 64 * 1024;
 /// Estimated tokens of file content one step's prompt may carry.
 const FILE_TOKEN_BUDGET: usize = 60_000;
 /// The longest `additional_context` accepted.
-const MAX_CONTEXT_CHARS: usize = 20_000;
+pub const MAX_CONTEXT_CHARS: usize = 20_000;
 /// Notes and errors recorded in the store are cut to this many characters.
 const MAX_RECORDED_CHARS: usize = 4_000;
 
@@ -86,42 +84,32 @@ impl ExecuteMode {
     }
 }
 
-/// Input of `execute_plan` (upstream's parameters and defaults).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExecutePlanRequest {
-    /// The plan: an object, its JSON text, or a saved plan's id (`plan_…`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Value>,
-    /// A saved plan's id, instead of `plan`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_id: Option<String>,
-    /// `single_step`, `all_ready` or `full_plan` [default: single_step].
-    #[serde(default)]
+/// One `execute_plan` call: `api::plan::ExecutePlanRequest` parsed and bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    pub plan: PlanSource,
     pub mode: ExecuteMode,
-    /// The step for `single_step` [default: the first ready step]. A step whose dependencies
-    /// are not done is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    /// The step for `single_step` (default: the first ready step); only with `single_step`.
     pub step_number: Option<StepNumber>,
-    /// Write the changes into the workspace and record each step's state [default: false:
-    /// preview the diffs only, record nothing].
-    #[serde(default)]
+    /// Write the changes and record each step's state; otherwise preview the diffs only.
     pub apply_changes: bool,
-    /// The most steps this call runs, 1–50 [default: 5].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 50))]
-    pub max_steps: Option<usize>,
-    /// Stop at the first step that fails [default: true].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_on_failure: Option<bool>,
-    /// More instructions or facts for the model (treated as data, not as commands).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 20000))]
-    pub additional_context: Option<String>,
-    /// Who is acting, recorded in the plan's history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The most steps this call runs, 1 to [`MAX_STEPS_LIMIT`].
+    pub max_steps: usize,
+    pub stop_on_failure: bool,
+    /// More instructions or facts for the model (treated as data), at most
+    /// [`MAX_CONTEXT_CHARS`] characters.
+    pub additional_context: String,
+    /// Who is acting, recorded in the plan's history.
     pub author: Option<String>,
+}
+
+/// Where the plan comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanSource {
+    /// A saved plan's id.
+    Saved(String),
+    /// A plan given whole.
+    Inline(Box<Plan>),
 }
 
 /// What happened to one step in this call.
@@ -247,34 +235,17 @@ impl ExecuteError {
 /// Runs steps of a plan (see the module docs). `llm` is the configured model
 /// ([`crate::plan::model_client`]); `control` receives a report per step and is checked between
 /// steps, so a cancelled call stops before its next step and returns what it did.
-pub fn execute_plan(
+pub fn execute(
     store: &Store,
     workspace: &Path,
     llm: Option<&LlmClient>,
-    request: &ExecutePlanRequest,
+    request: Execution,
     control: &Control,
 ) -> Result<ExecutePlanResponse, ExecuteError> {
-    let max_steps = request.max_steps.unwrap_or(DEFAULT_MAX_STEPS);
-    if !(1..=MAX_STEPS_LIMIT).contains(&max_steps) {
-        return Err(library::invalid("max_steps", "must be between 1 and 50").into());
-    }
-    if request.step_number.is_some() && request.mode != ExecuteMode::SingleStep {
-        return Err(library::invalid(
-            "step_number",
-            "only single_step runs a chosen step; all_ready and full_plan choose the ready ones",
-        )
-        .into());
-    }
-    let additional_context = request.additional_context.as_deref().unwrap_or_default();
-    if additional_context.chars().count() > MAX_CONTEXT_CHARS {
-        return Err(library::invalid(
-            "additional_context",
-            format!("longer than {MAX_CONTEXT_CHARS} characters"),
-        )
-        .into());
-    }
+    let max_steps = request.max_steps;
+    let additional_context = request.additional_context.as_str();
     let author = author_of(request.author.as_deref())?;
-    let source = plan_source(request)?;
+    let source = request.plan.clone();
     let llm = llm.ok_or(ExecuteError::NoModel)?;
 
     let mut notes = Vec::new();
@@ -293,15 +264,14 @@ pub fn execute_plan(
             (state.plan, Some(state.row.id))
         }
         PlanSource::Inline(plan) if request.apply_changes => {
-            let response = library::save_plan(
+            let response = library::save(
                 store,
-                &SavePlanRequest {
-                    plan: serde_json::to_value(&*plan).unwrap_or(Value::Null),
-                    name: None,
-                    tags: Vec::new(),
+                *plan,
+                &SaveOptions {
                     overwrite: true,
                     author: Some(author.clone()),
                     reason: Some("saved by execute_plan to record step states".into()),
+                    ..SaveOptions::default()
                 },
             )?;
             let id = response.plan.id.clone();
@@ -378,7 +348,7 @@ pub fn execute_plan(
         ExecuteMode::FullPlan => Vec::new(),
     };
     queue.reverse();
-    let stop_on_failure = request.stop_on_failure.unwrap_or(true);
+    let stop_on_failure = request.stop_on_failure;
     let planned_total = match request.mode {
         ExecuteMode::FullPlan => {
             let unfinished = plan
@@ -469,34 +439,6 @@ pub fn execute_plan(
     };
     response.markdown = render_markdown(&response);
     Ok(response)
-}
-
-/// Where the plan comes from.
-enum PlanSource {
-    Saved(String),
-    Inline(Box<Plan>),
-}
-
-fn plan_source(request: &ExecutePlanRequest) -> Result<PlanSource, PlanStoreError> {
-    let id = |text: &str| {
-        let text = text.trim();
-        if text.is_empty() {
-            Err(library::invalid("plan_id", "must not be empty"))
-        } else {
-            Ok(PlanSource::Saved(text.to_string()))
-        }
-    };
-    match (&request.plan, &request.plan_id) {
-        (Some(_), Some(_)) => Err(library::invalid("plan", "give plan or plan_id, not both")),
-        (None, None) => Err(library::invalid(
-            "plan",
-            "give the plan (object, JSON text or saved id) or plan_id",
-        )),
-        (None, Some(plan_id)) => id(plan_id),
-        // Upstream accepts a plan id where the plan goes; JSON text always starts with `{`.
-        (Some(Value::String(text)), None) if !text.trim_start().starts_with('{') => id(text),
-        (Some(value), None) => Ok(PlanSource::Inline(Box::new(parse_plan_arg(value)?))),
-    }
 }
 
 /// One call's state: the plan, its graph and what has happened to its steps.

@@ -30,40 +30,40 @@ use crate::plan::model::{
 };
 use crate::plan::scan::{self, RankedFile, ScanOptions, ScanResult};
 
-/// Input of `create_plan` (upstream's parameters and defaults, plus `plan` for an agent's own).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreatePlanRequest {
-    /// What to plan, in plain words. Paths it names (`src/a.rs`) are always in the plan.
+/// What to plan and how: `api::plan::CreatePlanRequest` parsed and bounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanTask {
+    /// What to plan, in plain words (may be empty when `plan` is given).
     pub task: String,
-    /// Repository files used as context, 1–50 [default: 10].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_context_files: Option<usize>,
-    /// Tokens of file content a model sees, 1000–100000 [default: 12000].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context_token_budget: Option<usize>,
-    /// Store dependency, gantt and architecture diagrams in the plan [default: true].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_diagrams: Option<bool>,
-    /// Only the minimum viable steps: no documentation step, no nice-to-have features
-    /// [default: false].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mvp_only: Option<bool>,
-    /// Only files matching these globs are considered (a directory matches its contents).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Repository files used as context.
+    pub max_context_files: usize,
+    /// Tokens of file content a model sees.
+    pub context_token_budget: usize,
+    pub diagrams: bool,
+    pub mvp_only: bool,
     pub include_paths: Vec<String>,
-    /// Files matching these globs are never considered.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_paths: Vec<String>,
-    /// A plan written by the caller (object or JSON text): validated and enriched instead of
-    /// generated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Value>,
-    /// Save the plan in the workspace's plan store (as `save_plan` would) [default: false;
-    /// upstream saves by default, Tollgate leaves that to the caller so creating has no side
-    /// effect unless asked].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_save: Option<bool>,
+    /// The caller's own plan, validated and enriched instead of generated.
+    pub plan: Option<Plan>,
+    /// Save the plan in the workspace's store.
+    pub auto_save: bool,
+}
+
+impl PlanTask {
+    /// A task with upstream's defaults.
+    pub fn new(task: impl Into<String>) -> PlanTask {
+        PlanTask {
+            task: task.into(),
+            max_context_files: 10,
+            context_token_budget: 12_000,
+            diagrams: true,
+            mvp_only: false,
+            include_paths: Vec::new(),
+            exclude_paths: Vec::new(),
+            plan: None,
+            auto_save: false,
+        }
+    }
 }
 
 /// Output of `create_plan` and `refine_plan`: the plan, its Markdown rendering, and what did not
@@ -98,16 +98,6 @@ pub enum PlanError {
 }
 
 impl PlanError {
-    /// The message for `front_end`'s user (see [`PlanStoreError::message`]).
-    ///
-    /// [`PlanStoreError::message`]: crate::plan::library::PlanStoreError::message
-    pub fn message(&self, front_end: crate::plan::library::FrontEnd) -> String {
-        match self {
-            PlanError::Store(err) => err.message(front_end),
-            _ => self.to_string(),
-        }
-    }
-
     /// The stable machine code.
     pub fn code(&self) -> ErrorCode {
         match self {
@@ -135,17 +125,16 @@ pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> PlanEr
     }
 }
 
-const MAX_TASK_CHARS: usize = 20_000;
-
 /// Creates a plan for `request.task` in the workspace `root`. `llm` is the configured model, if
 /// any ([`crate::plan::model_client`] builds it from the configuration).
-pub fn create_plan(
+pub fn create(
     root: &Path,
     llm: Option<&LlmClient>,
-    request: &CreatePlanRequest,
+    request: PlanTask,
 ) -> Result<PlanResponse, PlanError> {
+    let auto_save = request.auto_save;
     let mut response = build_plan(root, llm, request)?;
-    if request.auto_save == Some(true) {
+    if auto_save {
         save_response(root, &mut response, false, "create_plan", "created")?;
     }
     Ok(response)
@@ -162,15 +151,14 @@ pub(super) fn save_response(
 ) -> Result<(), PlanError> {
     let store =
         crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
-    let saved = crate::plan::library::save_plan(
+    let saved = crate::plan::library::save(
         &store,
-        &crate::plan::library::SavePlanRequest {
-            plan: serde_json::to_value(&response.plan).unwrap_or(Value::Null),
-            name: None,
-            tags: Vec::new(),
+        response.plan.clone(),
+        &crate::plan::library::SaveOptions {
             overwrite,
             author: Some(author.to_string()),
             reason: Some(reason.to_string()),
+            ..Default::default()
         },
     )?;
     response.saved = Some(saved);
@@ -180,37 +168,18 @@ pub(super) fn save_response(
 fn build_plan(
     root: &Path,
     llm: Option<&LlmClient>,
-    request: &CreatePlanRequest,
+    request: PlanTask,
 ) -> Result<PlanResponse, PlanError> {
     let task = request.task.trim();
-    if task.is_empty() && request.plan.is_none() {
-        return Err(invalid("task", "must not be empty"));
-    }
-    if task.chars().count() > MAX_TASK_CHARS {
-        return Err(invalid(
-            "task",
-            format!("longer than {MAX_TASK_CHARS} characters"),
-        ));
-    }
-    let max_files = request.max_context_files.unwrap_or(10);
-    if !(1..=50).contains(&max_files) {
-        return Err(invalid("max_context_files", "must be between 1 and 50"));
-    }
-    let budget = request.context_token_budget.unwrap_or(12_000);
-    if !(1000..=100_000).contains(&budget) {
-        return Err(invalid(
-            "context_token_budget",
-            "must be between 1000 and 100000",
-        ));
-    }
+    let max_files = request.max_context_files;
+    let budget = request.context_token_budget;
     let options = Options {
-        diagrams: request.generate_diagrams.unwrap_or(true),
-        mvp_only: request.mvp_only.unwrap_or(false),
+        diagrams: request.diagrams,
+        mvp_only: request.mvp_only,
     };
     let mut warnings = Vec::new();
 
-    if let Some(value) = &request.plan {
-        let mut plan = parse_plan_value(value)?;
+    if let Some(mut plan) = request.plan {
         if plan.goal.trim().is_empty() {
             plan.goal = task.to_string();
         }
@@ -266,16 +235,6 @@ pub(crate) fn respond(plan: Plan, warnings: Vec<String>) -> PlanResponse {
         warnings,
         saved: None,
     }
-}
-
-/// A plan argument: an object, or its JSON text (upstream passes strings).
-pub(crate) fn parse_plan_value(value: &Value) -> Result<Plan, PlanError> {
-    let parsed = match value {
-        Value::String(text) => serde_json::from_str::<Plan>(text),
-        Value::Object(_) => serde_json::from_value::<Plan>(value.clone()),
-        _ => return Err(invalid("plan", "expected a plan object or its JSON text")),
-    };
-    parsed.map_err(|err| invalid("plan", format!("not a plan: {err}")))
 }
 
 /// Validates and enriches a plan: ids, version fields, step ids, the derived graph, diagrams.

@@ -523,23 +523,19 @@ pub fn rollback_plan(
 mod tests {
     use super::*;
     use crate::plan::library::tests::{sample_plan, save};
-    use crate::plan::library::{LoadPlanRequest, SavePlanRequest, load_plan, save_plan};
+    use crate::plan::library::{self, PlanRef, SaveOptions};
 
     fn overwrite(store: &Store, plan: Value, reason: &str) -> u32 {
-        save_plan(
-            store,
-            &SavePlanRequest {
-                plan,
-                name: None,
-                tags: vec![],
-                overwrite: true,
-                author: Some("editor".into()),
-                reason: Some(reason.into()),
-            },
-        )
-        .unwrap()
-        .plan
-        .version
+        let options = SaveOptions {
+            overwrite: true,
+            author: Some("editor".into()),
+            reason: Some(reason.into()),
+            ..SaveOptions::default()
+        };
+        library::save(store, serde_json::from_value(plan).unwrap(), &options)
+            .unwrap()
+            .plan
+            .version
     }
 
     #[test]
@@ -682,28 +678,14 @@ mod tests {
                 && back.field_changes.is_empty(),
             "{back:?}"
         );
-        let current = load_plan(
-            &store,
-            &LoadPlanRequest {
-                plan_id: Some(id.clone()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let current = library::load(&store, &PlanRef::Id(id.clone()), None).unwrap();
         assert_eq!(current.plan.version, 3);
         assert_eq!(current.plan.goal, "Add a cache");
         assert_eq!(
-            load_plan(
-                &store,
-                &LoadPlanRequest {
-                    plan_id: Some(id.clone()),
-                    version: Some(2),
-                    ..Default::default()
-                }
-            )
-            .unwrap()
-            .plan
-            .goal,
+            library::load(&store, &PlanRef::Id(id.clone()), Some(2))
+                .unwrap()
+                .plan
+                .goal,
             "Add an LRU cache"
         );
 

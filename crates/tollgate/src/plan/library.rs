@@ -39,7 +39,7 @@ pub mod status {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PlanStoreError {
-    /// [`PlanStoreError::message`] adds how the user lists the saved plans.
+    /// `api::plan::plan_store_error` adds how the user lists the saved plans.
     #[error("Plan `{0}` not found")]
     PlanNotFound(String),
     #[error("Plan `{plan_id}` has no version {version} (it has versions 1 to {latest})")]
@@ -70,35 +70,7 @@ pub enum PlanStoreError {
     Store(#[from] StoreError),
 }
 
-/// The front end a message is for: each points the user at its own commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrontEnd {
-    Cli,
-    Mcp,
-}
-
-impl FrontEnd {
-    /// How this front end's user lists the saved plans.
-    pub fn list_plans(self) -> &'static str {
-        match self {
-            FrontEnd::Cli => "`tollgate plan list`",
-            FrontEnd::Mcp => "list_plans",
-        }
-    }
-}
-
 impl PlanStoreError {
-    /// The message for `front_end`'s user: a missing plan names that front end's way to list
-    /// the saved ones.
-    pub fn message(&self, front_end: FrontEnd) -> String {
-        match self {
-            PlanStoreError::PlanNotFound(_) => {
-                format!("{self} ({} shows the saved plans)", front_end.list_plans())
-            }
-            _ => self.to_string(),
-        }
-    }
-
     /// Stable machine code.
     pub fn code(&self) -> ErrorCode {
         match self {
@@ -151,16 +123,6 @@ pub(crate) fn author_of(author: Option<&str>) -> Result<String, PlanStoreError> 
         check_text("author", author)?;
     }
     Ok(author.unwrap_or(UNKNOWN_AUTHOR).to_string())
-}
-
-/// A plan argument: the plan as a JSON object, or as JSON text (upstream passes a string).
-pub fn parse_plan_arg(value: &Value) -> Result<Plan, PlanStoreError> {
-    let parsed = match value {
-        Value::String(text) => serde_json::from_str::<Plan>(text),
-        Value::Object(_) => serde_json::from_value::<Plan>(value.clone()),
-        _ => return Err(invalid("plan", "expected a plan object or its JSON text")),
-    };
-    parsed.map_err(|err| invalid("plan", format!("not a plan: {err}")))
 }
 
 /// The facts of `plan` the index row keeps.
@@ -298,31 +260,18 @@ impl From<PlanRow> for PlanSummary {
     }
 }
 
-/// Input of `save_plan`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SavePlanRequest {
-    /// The plan (upstream `EnhancedPlanOutput`), as an object or as its JSON text. It is
-    /// validated (unknown step references and cycles are refused) and its dependency graph
-    /// recomputed before saving.
-    pub plan: Value,
+/// How [`save`] files a plan: its name and tags, whether it may become the next version of a
+/// saved plan, and who saves it and why (recorded in the history).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SaveOptions {
     /// A unique name to load the plan by.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 200))]
     pub name: Option<String>,
-    /// Tags to filter listings by.
-    #[serde(default)]
-    #[schemars(length(max = 50))]
+    /// Tags to filter listings by; empty keeps a saved plan's tags.
     pub tags: Vec<String>,
     /// When the plan (its id, else its name) is already saved: `true` records this content as
-    /// its next version, `false` (default) refuses.
-    #[serde(default)]
+    /// its next version, `false` refuses.
     pub overwrite: bool,
-    /// Who is saving, recorded in the history.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
-    /// Why, recorded in the history.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -336,12 +285,12 @@ pub struct SavePlanResponse {
     pub message: String,
 }
 
-/// Saves a plan (see [`SavePlanRequest`]).
-pub fn save_plan(
+/// Saves a plan after validating its step graph (see [`SaveOptions`]).
+pub fn save(
     store: &Store,
-    request: &SavePlanRequest,
+    mut plan: Plan,
+    request: &SaveOptions,
 ) -> Result<SavePlanResponse, PlanStoreError> {
-    let mut plan = parse_plan_arg(&request.plan)?;
     let author = author_of(request.author.as_deref())?;
     let name = request
         .name
@@ -475,20 +424,11 @@ pub fn save_plan(
     })
 }
 
-/// Input of `load_plan`: `plan_id` or `name` (one of them).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoadPlanRequest {
-    /// The saved plan's id (`plan_…`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_id: Option<String>,
-    /// The plan's unique name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// A past version instead of the current one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
-    pub version: Option<u32>,
+/// A saved plan, named by its id or by its unique name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanRef {
+    Id(String),
+    Name(String),
 }
 
 /// Output of `load_plan`.
@@ -498,28 +438,27 @@ pub struct LoadPlanResponse {
     pub plan: Plan,
 }
 
-/// Finds a live plan by id, else by name.
+/// Finds a live plan.
 pub(crate) fn find_plan(
     conn: &rusqlite::Connection,
-    plan_id: Option<&str>,
-    name: Option<&str>,
+    plan: &PlanRef,
 ) -> Result<PlanRow, PlanStoreError> {
-    match (plan_id, name) {
-        (Some(id), _) => plan_row(conn, id),
-        (None, Some(name)) => sql::plan_by_name(conn, name)?
+    match plan {
+        PlanRef::Id(id) => plan_row(conn, id),
+        PlanRef::Name(name) => sql::plan_by_name(conn, name)?
             .ok_or_else(|| PlanStoreError::PlanNotFound(name.to_string())),
-        (None, None) => Err(invalid("plan_id", "give plan_id or name")),
     }
 }
 
-/// Loads a saved plan (see [`LoadPlanRequest`]).
-pub fn load_plan(
+/// Loads a saved plan: its current version, or `version`.
+pub fn load(
     store: &Store,
-    request: &LoadPlanRequest,
+    plan: &PlanRef,
+    version: Option<u32>,
 ) -> Result<LoadPlanResponse, PlanStoreError> {
     store.read(|tx| {
-        let row = find_plan(tx, request.plan_id.as_deref(), request.name.as_deref())?;
-        let plan = plan_version(tx, &row, request.version.unwrap_or(row.current_version))?;
+        let row = find_plan(tx, plan)?;
+        let plan = plan_version(tx, &row, version.unwrap_or(row.current_version))?;
         Ok(LoadPlanResponse {
             summary: row.into(),
             plan,
@@ -527,23 +466,27 @@ pub fn load_plan(
     })
 }
 
-/// Input of `list_plans`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListPlansRequest {
-    /// Only plans with this status: `ready`, `approved`, `executing`, `completed`, `failed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+/// Which saved plans [`list`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// Only plans with this status (one of [`status::ALL`]).
     pub status: Option<String>,
     /// Only plans with every one of these tags.
-    #[serde(default)]
     pub tags: Vec<String>,
-    /// At most this many (default 50, at most 1000), most recently updated first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = MAX_LIST_LIMIT))]
-    pub limit: Option<usize>,
-    /// Include deleted plans. Default false.
-    #[serde(default)]
+    /// At most this many, most recently updated first.
+    pub limit: usize,
     pub include_deleted: bool,
+}
+
+impl Default for Listing {
+    fn default() -> Listing {
+        Listing {
+            status: None,
+            tags: Vec::new(),
+            limit: DEFAULT_LIST_LIMIT,
+            include_deleted: false,
+        }
+    }
 }
 
 /// Output of `list_plans`.
@@ -552,11 +495,8 @@ pub struct ListPlansResponse {
     pub plans: Vec<PlanSummary>,
 }
 
-/// Lists saved plans (see [`ListPlansRequest`]).
-pub fn list_plans(
-    store: &Store,
-    request: &ListPlansRequest,
-) -> Result<ListPlansResponse, PlanStoreError> {
+/// Lists saved plans (see [`Listing`]).
+pub fn list(store: &Store, request: &Listing) -> Result<ListPlansResponse, PlanStoreError> {
     if let Some(wanted) = &request.status
         && !status::ALL.contains(&wanted.as_str())
     {
@@ -568,7 +508,7 @@ pub fn list_plans(
             ),
         ));
     }
-    let limit = request.limit.unwrap_or(DEFAULT_LIST_LIMIT);
+    let limit = request.limit;
     if limit == 0 || limit > MAX_LIST_LIMIT {
         return Err(invalid("limit", format!("must be 1 to {MAX_LIST_LIMIT}")));
     }
@@ -588,17 +528,6 @@ pub fn list_plans(
     })
 }
 
-/// Input of `delete_plan`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeletePlanRequest {
-    /// The saved plan's id (`plan_…`).
-    pub plan_id: String,
-    /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub author: Option<String>,
-}
-
 /// Output of `delete_plan`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DeletePlanResponse {
@@ -607,14 +536,15 @@ pub struct DeletePlanResponse {
     pub message: String,
 }
 
-/// Deletes a plan softly (see the module docs).
-pub fn delete_plan(
+/// Deletes a plan softly (see the module docs); `author` is recorded in its history.
+pub fn delete(
     store: &Store,
-    request: &DeletePlanRequest,
+    plan_id: &str,
+    author: Option<&str>,
 ) -> Result<DeletePlanResponse, PlanStoreError> {
-    let author = author_of(request.author.as_deref())?;
+    let author = author_of(author)?;
     store.write(|tx| {
-        let row = plan_row(tx, &request.plan_id)?;
+        let row = plan_row(tx, plan_id)?;
         sql::soft_delete(tx, &row.id)?;
         sql::log_event(tx, &row.id, None, "deleted", "", &author)?;
         Ok(DeletePlanResponse {
@@ -648,157 +578,19 @@ pub(crate) mod tests {
         })
     }
 
+    /// Saves `plan` (JSON, as tests write it) as a new plan tagged `t1` by `tester`.
     pub(crate) fn save(store: &Store, plan: Value, name: Option<&str>) -> SavePlanResponse {
-        save_plan(
+        let plan: Plan = serde_json::from_value(plan).expect("a plan");
+        super::save(
             store,
-            &SavePlanRequest {
-                plan,
+            plan,
+            &SaveOptions {
                 name: name.map(str::to_string),
                 tags: vec!["t1".into()],
-                overwrite: false,
                 author: Some("tester".into()),
-                reason: None,
+                ..SaveOptions::default()
             },
         )
         .unwrap()
-    }
-
-    #[test]
-    fn save_load_list_delete() {
-        let store = Store::open_in_memory().unwrap();
-        let saved = save(&store, sample_plan(), Some("cache"));
-        assert_eq!(saved.outcome, "created");
-        assert_eq!(saved.plan.version, 1);
-        assert_eq!(saved.plan.step_count, 3);
-        let id = saved.plan.id.clone();
-        assert!(id.starts_with("plan_"), "{id}");
-
-        let by_name = load_plan(
-            &store,
-            &LoadPlanRequest {
-                name: Some("cache".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(by_name.plan.id, id);
-        assert_eq!(
-            by_name.plan.steps[0].blocks,
-            vec![2, 3],
-            "the graph is linked on save"
-        );
-
-        // Re-saving without overwrite is refused; with overwrite and equal content, nothing is recorded.
-        let mut again = SavePlanRequest {
-            plan: serde_json::to_value(&by_name.plan).unwrap(),
-            name: None,
-            tags: vec![],
-            overwrite: false,
-            author: None,
-            reason: None,
-        };
-        assert_eq!(save_plan(&store, &again).unwrap_err().code(), "CONFLICT");
-        again.overwrite = true;
-        assert_eq!(save_plan(&store, &again).unwrap().outcome, "unchanged");
-        let mut changed = by_name.plan.clone();
-        changed.goal = "Add a faster cache".into();
-        again.plan = Value::String(serde_json::to_string(&changed).unwrap());
-        let second = save_plan(&store, &again).unwrap();
-        assert_eq!(
-            (second.outcome.as_str(), second.plan.version),
-            ("new_version", 2)
-        );
-        assert_eq!(second.plan.tags, vec!["t1".to_string()], "tags kept");
-
-        // A cycle is refused and names its steps; nothing changes.
-        let mut cyclic = sample_plan();
-        cyclic["steps"][0]["depends_on"] = serde_json::json!([2]);
-        let err = save_plan(
-            &store,
-            &SavePlanRequest {
-                plan: cyclic,
-                name: None,
-                tags: vec![],
-                overwrite: false,
-                author: None,
-                reason: None,
-            },
-        )
-        .unwrap_err();
-        assert_eq!(err.code(), "INVALID_INPUT");
-        assert!(err.to_string().contains("cycle"), "{err}");
-
-        let other = save(&store, sample_plan(), None);
-        let listed = list_plans(
-            &store,
-            &ListPlansRequest {
-                tags: vec!["t1".into()],
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(listed.plans.len(), 2);
-        let ready = list_plans(
-            &store,
-            &ListPlansRequest {
-                status: Some("approved".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(ready.plans.is_empty());
-        assert_eq!(
-            list_plans(
-                &store,
-                &ListPlansRequest {
-                    status: Some("bogus".into()),
-                    ..Default::default()
-                }
-            )
-            .unwrap_err()
-            .code(),
-            "INVALID_INPUT"
-        );
-
-        delete_plan(
-            &store,
-            &DeletePlanRequest {
-                plan_id: id.clone(),
-                author: None,
-            },
-        )
-        .unwrap();
-        let listed = list_plans(&store, &ListPlansRequest::default()).unwrap();
-        assert_eq!(
-            listed
-                .plans
-                .iter()
-                .map(|p| p.id.as_str())
-                .collect::<Vec<_>>(),
-            [other.plan.id.as_str()]
-        );
-        let err = load_plan(
-            &store,
-            &LoadPlanRequest {
-                plan_id: Some(id.clone()),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
-        assert_eq!(err.code(), "PLAN_NOT_FOUND");
-        let all = list_plans(
-            &store,
-            &ListPlansRequest {
-                include_deleted: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(all.plans.len(), 2);
-        // The name is free again.
-        assert_eq!(
-            save(&store, sample_plan(), Some("cache")).outcome,
-            "created"
-        );
     }
 }

@@ -6,7 +6,7 @@
 //! rewrites everything derived from its graph; [`StepGraph`] answers scheduling questions for
 //! the lifecycle code (`StepGraph::readiness` given [`StepOutcomes`]).
 
-pub use generate::{CreatePlanRequest, PlanError, PlanResponse, create_plan};
+pub use generate::{PlanError, PlanResponse, PlanTask, create};
 pub use graph::{
     BlockedStep, CriticalPath, CycleStep, GraphError, Readiness, StepGraph, StepOutcomes,
     link_steps,
@@ -19,8 +19,8 @@ pub use model::{
     GraphEdge, GraphNode, Level, Milestone, Plan, Priority, Provenance, Risk, Scope, Step,
     StepNumber, StepOutput, TestingStrategy, parse_effort_hours,
 };
-pub use refine::{RefinePlanRequest, refine_plan, save_refined};
-pub use visualize::{VisualizePlanRequest, VisualizePlanResponse, visualize_plan};
+pub use refine::{Refinement, refine, save_refined};
+pub use visualize::{VisualizePlanResponse, visualize};
 
 pub mod apply;
 pub mod approval;

@@ -896,7 +896,7 @@ mod tests {
 #[cfg(test)]
 mod concurrency_tests {
     use super::*;
-    use crate::plan::library::{ListPlansRequest, SavePlanRequest, list_plans, save_plan};
+    use crate::plan::library::{self, Listing, SaveOptions};
 
     #[test]
     fn concurrent_writers_on_one_file_lose_nothing() {
@@ -927,8 +927,9 @@ mod concurrency_tests {
                 scope.spawn(move || {
                     let store = Store::open(&path).unwrap();
                     for i in 0..PLANS_EACH {
-                        let plan = serde_json::json!({"goal": format!("w{writer} p{i}"), "steps": [{"step_number": 1, "title": "only"}]});
-                        save_plan(&store, &SavePlanRequest { plan, name: Some(format!("w{writer}-p{i}")), tags: vec![format!("w{writer}")], overwrite: false, author: Some(format!("w{writer}")), reason: None }).unwrap();
+                        let plan = serde_json::from_value(serde_json::json!({"goal": format!("w{writer} p{i}"), "steps": [{"step_number": 1, "title": "only"}]})).unwrap();
+                        let options = SaveOptions { name: Some(format!("w{writer}-p{i}")), tags: vec![format!("w{writer}")], author: Some(format!("w{writer}")), ..SaveOptions::default() };
+                        library::save(&store, plan, &options).unwrap();
                     }
                     start_step(&store, &StartStepRequest { plan_id: plan_id.clone(), step_number: writer, author: None }).unwrap();
                     complete_step(&store, &CompleteStepRequest { plan_id, step_number: writer, notes: Some(format!("by w{writer}")), files_modified: vec![], author: Some(format!("w{writer}")) }).unwrap();
@@ -936,11 +937,11 @@ mod concurrency_tests {
             }
         });
         let store = Store::open(&path).unwrap();
-        let all = list_plans(
+        let all = library::list(
             &store,
-            &ListPlansRequest {
-                limit: Some(1000),
-                ..Default::default()
+            &Listing {
+                limit: 1000,
+                ..Listing::default()
             },
         )
         .unwrap();

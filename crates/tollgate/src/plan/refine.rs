@@ -11,37 +11,24 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use crate::llm::{LlmClient, fence};
 use crate::plan::generate::{
-    Options, PlanError, PlanResponse, finish, invalid, model_plan, parse_plan_value, respond,
+    Options, PlanError, PlanResponse, finish, invalid, model_plan, respond,
 };
 use crate::plan::model::{GenerationMethod, Plan, Provenance, StepNumber};
 
-/// Input of `refine_plan` (upstream's parameters).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RefinePlanRequest {
-    /// The plan to refine: an object or its JSON text.
-    pub current_plan: Value,
-    /// What to change, in plain words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+/// What to change in a plan: `api::plan::RefinePlanRequest` parsed and bounded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refinement {
+    /// What to change, in plain words (trimmed, not blank).
     pub feedback: Option<String>,
-    /// Answers to the plan's questions: an object `{question: answer}` or its JSON text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clarifications: Option<Value>,
+    /// Answers to the plan's questions, `{question: answer}`.
+    pub clarifications: BTreeMap<String, String>,
     /// Step numbers the refinement is about.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub focus_steps: Vec<StepNumber>,
-    /// Store regenerated diagrams in the plan [default: true].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_diagrams: Option<bool>,
+    /// Store regenerated diagrams in the plan.
+    pub diagrams: bool,
 }
-
-const MAX_FEEDBACK_CHARS: usize = 20_000;
 
 /// Stores a refined plan as the next version of its plan (a plan not saved yet is created),
 /// recording `author`, and says so in `response.saved`. Refining alone saves nothing.
@@ -53,27 +40,16 @@ pub fn save_refined(
     super::generate::save_response(root, response, true, author, "refined")
 }
 
-/// Refines `request.current_plan` into its next version.
-pub fn refine_plan(
+/// Refines `current` into its next version.
+pub fn refine(
     llm: Option<&LlmClient>,
-    request: &RefinePlanRequest,
+    mut current: Plan,
+    request: &Refinement,
 ) -> Result<PlanResponse, PlanError> {
-    let mut current =
-        parse_plan_value(&request.current_plan).map_err(|err| rename_field(err, "current_plan"))?;
     // The plan must be valid before it is refined, so errors name the caller's plan.
     crate::plan::graph::link_steps(&mut current)?;
-    let feedback = request
-        .feedback
-        .as_deref()
-        .map(str::trim)
-        .filter(|f| !f.is_empty());
-    if feedback.is_some_and(|f| f.chars().count() > MAX_FEEDBACK_CHARS) {
-        return Err(invalid(
-            "feedback",
-            format!("longer than {MAX_FEEDBACK_CHARS} characters"),
-        ));
-    }
-    let clarifications = parse_clarifications(request.clarifications.as_ref())?;
+    let feedback = request.feedback.as_deref();
+    let clarifications = &request.clarifications;
     for step in &request.focus_steps {
         if !current.steps.iter().any(|s| s.step_number == *step) {
             return Err(invalid(
@@ -83,7 +59,7 @@ pub fn refine_plan(
         }
     }
     let options = Options {
-        diagrams: request.generate_diagrams.unwrap_or(true),
+        diagrams: request.diagrams,
         mvp_only: false,
     };
     let next_version = current.version.max(1) + 1;
@@ -143,7 +119,7 @@ pub fn refine_plan(
     }
     let mut plan = current;
     plan.version = next_version;
-    for (question, answer) in &clarifications {
+    for (question, answer) in clarifications {
         let key = normalise(question);
         plan.questions_for_clarification
             .retain(|q| normalise(q) != key);
@@ -182,43 +158,9 @@ pub fn refine_plan(
     Ok(respond(plan, warnings))
 }
 
-fn rename_field(err: PlanError, field: &'static str) -> PlanError {
-    match err {
-        PlanError::InvalidInput { message, .. } => PlanError::InvalidInput { field, message },
-        other => other,
-    }
-}
-
 fn normalise(text: &str) -> String {
     text.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
-}
-
-/// `{question: answer}` as an object or its JSON text; non-string answers are kept as JSON.
-fn parse_clarifications(value: Option<&Value>) -> Result<BTreeMap<String, String>, PlanError> {
-    let object = match value {
-        None | Some(Value::Null) => return Ok(BTreeMap::new()),
-        Some(Value::String(text)) if text.trim().is_empty() => return Ok(BTreeMap::new()),
-        Some(Value::String(text)) => serde_json::from_str::<Value>(text)
-            .map_err(|err| invalid("clarifications", format!("not a JSON object: {err}")))?,
-        Some(other) => other.clone(),
-    };
-    let Value::Object(map) = object else {
-        return Err(invalid(
-            "clarifications",
-            "expected an object {question: answer}",
-        ));
-    };
-    Ok(map
-        .into_iter()
-        .map(|(question, answer)| {
-            let answer = match answer {
-                Value::String(text) => text,
-                other => other.to_string(),
-            };
-            (question, answer)
-        })
-        .collect())
 }

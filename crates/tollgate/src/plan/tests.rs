@@ -7,6 +7,28 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::api::ApiError;
+use crate::api::plan::{CreatePlanRequest, FrontEnd, RefinePlanRequest, VisualizePlanRequest};
+
+// The operations as every front end calls them: through the API, which parses the request.
+fn create_plan(
+    root: &Path,
+    llm: Option<&LlmClient>,
+    request: &CreatePlanRequest,
+) -> Result<PlanResponse, ApiError> {
+    crate::api::plan::create_plan(root, llm, request.clone(), FrontEnd::Mcp)
+}
+
+fn refine_plan(
+    llm: Option<&LlmClient>,
+    request: &RefinePlanRequest,
+) -> Result<PlanResponse, ApiError> {
+    crate::api::plan::refine_plan(llm, request, FrontEnd::Mcp)
+}
+
+fn visualize_plan(request: &VisualizePlanRequest) -> Result<VisualizePlanResponse, ApiError> {
+    crate::api::plan::visualize_plan(request, FrontEnd::Mcp)
+}
 use crate::config::{LlmConfig, RawConfig};
 use crate::llm::LlmClient;
 
@@ -116,7 +138,7 @@ fn bad_requests_are_refused_with_their_field() {
     let dir = repo();
     let err = create_plan(dir.path(), None, &request("  ")).unwrap_err();
     assert_eq!(
-        (err.code().as_str(), err.field()),
+        (err.code.as_str(), err.field.as_deref()),
         ("INVALID_INPUT", Some("task"))
     );
     let err = create_plan(
@@ -128,7 +150,7 @@ fn bad_requests_are_refused_with_their_field() {
         },
     )
     .unwrap_err();
-    assert_eq!(err.field(), Some("max_context_files"));
+    assert_eq!(err.field.as_deref(), Some("max_context_files"));
 }
 
 #[test]
@@ -290,7 +312,7 @@ fn refining_without_a_model_records_feedback_and_answers_as_a_new_version() {
         },
     )
     .unwrap_err();
-    assert_eq!(err.field(), Some("focus_steps"));
+    assert_eq!(err.field.as_deref(), Some("focus_steps"));
 }
 
 #[test]
@@ -341,7 +363,7 @@ fn visualize_returns_upstream_shape_and_refuses_unknown_steps() {
         diagram_type: None,
     })
     .unwrap_err();
-    assert_eq!(err.code(), "INVALID_INPUT");
+    assert_eq!(err.code, "INVALID_INPUT");
     assert!(err.to_string().contains("no step 5"));
 }
 

@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::api::ApiError;
+use crate::api::plan::{ExecutePlanRequest, FrontEnd};
 use crate::config::{LlmConfig, RawConfig};
 use crate::plan::library::tests::save;
 use crate::plan::progress::{ViewProgressRequest, view_progress};
@@ -54,14 +56,9 @@ impl Fixture {
         save(&self.store, plan, None).plan.id
     }
 
-    fn execute(&self, request: &ExecutePlanRequest) -> Result<ExecutePlanResponse, ExecuteError> {
-        execute_plan(
-            &self.store,
-            &self.ws(),
-            Some(&self.client),
-            request,
-            &Control::new(),
-        )
+    /// One call as the front ends make it: through the API, which parses the request.
+    fn execute(&self, request: &ExecutePlanRequest) -> Result<ExecutePlanResponse, ApiError> {
+        execute_plan(&self.store, &self.ws(), Some(&self.client), request)
     }
 
     fn progress(&self, plan_id: &str) -> progress::ProgressReport {
@@ -135,6 +132,17 @@ fn answer(operations: Value) -> Reply {
     Reply::json(json!({"summary": "done as asked", "operations": operations}))
 }
 
+fn execute_plan(
+    store: &Store,
+    workspace: &Path,
+    llm: Option<&LlmClient>,
+    request: &ExecutePlanRequest,
+) -> Result<ExecutePlanResponse, ApiError> {
+    let control = Control::new();
+    let request = request.clone();
+    crate::api::plan::execute_plan(store, workspace, llm, request, &control, FrontEnd::Mcp)
+}
+
 fn request(plan_id: &str) -> ExecutePlanRequest {
     ExecutePlanRequest {
         plan_id: Some(plan_id.into()),
@@ -160,8 +168,8 @@ fn asked_step(user_text: &str) -> u32 {
 fn without_a_model_the_error_says_how_to_configure_one() {
     let fx = Fixture::new();
     let id = fx.save(chain_plan());
-    let err = execute_plan(&fx.store, &fx.ws(), None, &request(&id), &Control::new()).unwrap_err();
-    assert_eq!(err.code(), "LLM_NOT_CONFIGURED");
+    let err = execute_plan(&fx.store, &fx.ws(), None, &request(&id)).unwrap_err();
+    assert_eq!(err.code, "LLM_NOT_CONFIGURED");
     assert!(err.to_string().contains("TOLLGATE_LLM_PROVIDER"), "{err}");
     assert_eq!(fx.server.request_count(), 0);
 }
@@ -267,7 +275,7 @@ fn a_blocked_step_is_refused_naming_its_blocker() {
             ..request(&id)
         })
         .unwrap_err();
-    assert_eq!(err.code(), "CONFLICT");
+    assert_eq!(err.code, "CONFLICT");
     assert!(err.to_string().contains("waiting on step(s) 2"), "{err}");
     let err = fx
         .execute(&ExecutePlanRequest {
@@ -275,7 +283,7 @@ fn a_blocked_step_is_refused_naming_its_blocker() {
             ..request(&id)
         })
         .unwrap_err();
-    assert_eq!(err.code(), "INVALID_INPUT", "{err}");
+    assert_eq!(err.code, "INVALID_INPUT", "{err}");
     assert_eq!(
         fx.server.request_count(),
         0,
@@ -472,7 +480,7 @@ fn all_ready_runs_the_ready_steps_and_a_preview_of_an_inline_plan_saves_nothing(
     assert_eq!(ran, [1, 2]);
     assert_eq!(preview.plan_id, None);
     assert!(
-        crate::plan::library::list_plans(&fx.store, &Default::default())
+        crate::plan::library::list(&fx.store, &Default::default())
             .unwrap()
             .plans
             .is_empty()
@@ -541,11 +549,11 @@ fn a_cancelled_call_runs_no_step_and_reports_progress_otherwise() {
     let id = fx.save(chain_plan());
     let control = Control::new();
     control.cancel();
-    let response = execute_plan(
+    let response = execute(
         &fx.store,
         &fx.ws(),
         Some(&fx.client),
-        &request(&id),
+        request(&id).parse().unwrap(),
         &control,
     )
     .unwrap();
@@ -561,11 +569,11 @@ fn a_cancelled_call_runs_no_step_and_reports_progress_otherwise() {
 
     answer_by_step(&fx);
     let control = Control::new();
-    execute_plan(
+    execute(
         &fx.store,
         &fx.ws(),
         Some(&fx.client),
-        &request(&id),
+        request(&id).parse().unwrap(),
         &control,
     )
     .unwrap();

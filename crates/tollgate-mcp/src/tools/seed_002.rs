@@ -95,10 +95,14 @@ fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
         let mut nested: Vec<String> = Vec::new();
         for line in lines {
             if let Some(rest) = line.strip_prefix("- `") {
-                if !line.contains(" (") {
+                // A parameter line reads "- `name` (type, …)"; other bullets name fields.
+                let Some((name, after)) = rest.split_once('`') else {
+                    continue;
+                };
+                if !after.starts_with(" (") {
                     continue;
                 }
-                let name = rest.split('`').next().unwrap_or_default().to_string();
+                let name = name.to_string();
                 if let Some(default) = line
                     .split("default: ")
                     .nth(1)

@@ -1235,7 +1235,7 @@ fn scrubbed_message(message: String, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tollgate_index::HashedEmbedder;
+    use tollgate_index::{Embedder, HashedEmbedder};
 
     use super::*;
     use crate::ErrorCode;

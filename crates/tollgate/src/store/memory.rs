@@ -132,10 +132,10 @@ impl Store {
                 "NULL"
             };
             let sql = format!(
-                "SELECT e.id, bm25(memory_fts) AS rank, {highlight_sql}
+                "SELECT e.id, bm25(memory_fts) AS relevance, {highlight_sql}
                  FROM memory_fts JOIN memory_entries e ON e.id = memory_fts.rowid
                  WHERE memory_fts MATCH ?1 AND {clause}
-                 ORDER BY rank, e.id LIMIT {}",
+                 ORDER BY relevance, e.id LIMIT {}",
                 sql_count(limit)
             );
             let mut stmt = tx.prepare(&sql)?;

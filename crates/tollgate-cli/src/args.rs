@@ -76,7 +76,13 @@ pub struct MemoryArgs {
     #[arg(long, value_name = "NAME", global = true)]
     pub embed_model: Option<String>,
     /// Bearer token for the embeddings endpoint.
-    #[arg(long, env = "TOLLGATE_EMBED_API_KEY", hide_env_values = true, value_name = "KEY", global = true)]
+    #[arg(
+        long,
+        env = "TOLLGATE_EMBED_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY",
+        global = true
+    )]
     pub embed_api_key: Option<String>,
     #[command(subcommand)]
     pub command: MemoryCommand,

@@ -369,7 +369,9 @@ fn search(
     body: Value,
 ) -> Result<Value, ToolError> {
     let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_search(workspace, memory, &request)?)
+    to_json(tollgate::api::knowledge::tools_search(
+        workspace, memory, &request,
+    )?)
 }
 
 fn get_document(
@@ -378,7 +380,9 @@ fn get_document(
     body: Value,
 ) -> Result<Value, ToolError> {
     let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_get(workspace, memory, &request)?)
+    to_json(tollgate::api::knowledge::tools_get(
+        workspace, memory, &request,
+    )?)
 }
 
 fn sources(
@@ -396,7 +400,10 @@ fn parse_body<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolErro
 
 fn to_json(value: impl serde::Serialize) -> Result<Value, ToolError> {
     serde_json::to_value(value).map_err(|err| {
-        ToolError::new(ErrorCode::InternalError, format!("the result cannot be serialised: {err}"))
+        ToolError::new(
+            ErrorCode::InternalError,
+            format!("the result cannot be serialised: {err}"),
+        )
     })
 }
 
@@ -431,7 +438,10 @@ async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Respon
     })
     .await
     .unwrap_or_else(|err| {
-        Err(ToolError::new(ErrorCode::InternalError, format!("the request failed: {err}")))
+        Err(ToolError::new(
+            ErrorCode::InternalError,
+            format!("the request failed: {err}"),
+        ))
     });
     match outcome {
         Ok(value) => json_response(StatusCode::OK, &value),
@@ -522,9 +532,8 @@ fn status_for(code: ErrorCode) -> StatusCode {
         }
         LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
         Cancelled => StatusCode::SERVICE_UNAVAILABLE,
-        FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound | ToolNotFound => {
-            StatusCode::NOT_FOUND
-        }
+        FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
+        | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
         | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
         | InternalError => StatusCode::INTERNAL_SERVER_ERROR,

@@ -160,7 +160,10 @@ mod tests {
         );
         let err = "review,reviews".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "reviews");
-        assert!(err.to_string().contains("review, plan, context, session, memory"));
+        assert!(
+            err.to_string()
+                .contains("review, plan, context, session, memory")
+        );
         let err = "".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "");
         assert!("review,".parse::<Profiles>().is_err());

@@ -217,7 +217,12 @@ fn unknown_profiles_are_a_usage_error() {
 }
 
 /// One HTTP/1.1 exchange; returns the status and the JSON body.
-pub(crate) fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+pub(crate) fn post(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
     let method = if body.is_empty() { "GET" } else { "POST" };

@@ -25,7 +25,10 @@ impl Session {
         );
         let result = &answer["result"];
         if result["isError"] == true {
-            return Err(result["content"][0]["text"].as_str().unwrap_or_default().to_string());
+            return Err(result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string());
         }
         Ok(result["structuredContent"].clone())
     }
@@ -66,7 +69,9 @@ fn every_context_tool_answers_over_mcp_stdio() {
         .client
         .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     session.next_id += 1;
-    let list = session.client.request(session.next_id, "tools/list", json!({}));
+    let list = session
+        .client
+        .request(session.next_id, "tools/list", json!({}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap()
@@ -74,10 +79,19 @@ fn every_context_tool_answers_over_mcp_stdio() {
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
     for tool in [
-        "store_context", "search_context", "get_context_by_ids", "delete_context",
-        "update_context", "list_threads", "get_statistics", "semantic_search_context",
-        "fts_search_context", "hybrid_search_context", "store_context_batch",
-        "update_context_batch", "delete_context_batch",
+        "store_context",
+        "search_context",
+        "get_context_by_ids",
+        "delete_context",
+        "update_context",
+        "list_threads",
+        "get_statistics",
+        "semantic_search_context",
+        "fts_search_context",
+        "hybrid_search_context",
+        "store_context_batch",
+        "update_context_batch",
+        "delete_context_batch",
     ] {
         assert!(names.contains(&tool), "{tool} not served: {names:?}");
     }
@@ -118,15 +132,26 @@ fn every_context_tool_answers_over_mcp_stdio() {
     let missing = session
         .call("get_context_by_ids", json!({"context_ids": [first, 9999]}))
         .unwrap_err();
-    assert!(missing.contains("MEMORY_NOT_FOUND") && missing.contains("context_ids"), "{missing}");
+    assert!(
+        missing.contains("MEMORY_NOT_FOUND") && missing.contains("context_ids"),
+        "{missing}"
+    );
 
     let fts = session.ok(
         "fts_search_context",
         json!({"query": "invoice", "highlight": true}),
     );
     assert_eq!(ids(&fts), [third]);
-    assert!(fts["results"][0]["highlighted"].as_str().unwrap().contains("<mark>"));
-    let semantic = session.ok("semantic_search_context", json!({"query": "OAuth login flow"}));
+    assert!(
+        fts["results"][0]["highlighted"]
+            .as_str()
+            .unwrap()
+            .contains("<mark>")
+    );
+    let semantic = session.ok(
+        "semantic_search_context",
+        json!({"query": "OAuth login flow"}),
+    );
     assert_eq!(ids(&semantic)[0], second, "{semantic}");
     let hybrid = session.ok(
         "hybrid_search_context",
@@ -175,25 +200,55 @@ fn the_cli_stores_searches_and_deletes_in_the_workspace_store() {
         tollgate(&all).run()
     };
     let token = format!("ghp_{}", "a1B2".repeat(9));
-    let stored = tollgate(&["memory", "--repo", &dir, "--json", "store", "--thread", "ops",
-        "--tag", "deploy", "--metadata", r#"{"priority": 7}"#, "-"])
-        .stdin(format!("Deploys need the {token} token and a green canary"))
-        .run();
+    let stored = tollgate(&[
+        "memory",
+        "--repo",
+        &dir,
+        "--json",
+        "store",
+        "--thread",
+        "ops",
+        "--tag",
+        "deploy",
+        "--metadata",
+        r#"{"priority": 7}"#,
+        "-",
+    ])
+    .stdin(format!("Deploys need the {token} token and a green canary"))
+    .run();
     stored.assert_code(0);
     assert_eq!(stored.json()["secrets_scrubbed"], 1, "{}", stored.stdout);
     let id = stored.json()["context_id"].as_i64().unwrap();
-    memory(&["store", "--thread", "notes", "--source", "agent", "Canary dashboards live in Grafana"])
-        .assert_code(0);
+    memory(&[
+        "store",
+        "--thread",
+        "notes",
+        "--source",
+        "agent",
+        "Canary dashboards live in Grafana",
+    ])
+    .assert_code(0);
 
-    let found = memory(&["search", "canary", "--mode", "fts", "--where",
-        r#"{"key": "priority", "operator": "gte", "value": 5}"#]);
+    let found = memory(&[
+        "search",
+        "canary",
+        "--mode",
+        "fts",
+        "--where",
+        r#"{"key": "priority", "operator": "gte", "value": 5}"#,
+    ]);
     found.assert_code(0);
     let results = found.json()["results"].clone();
     assert_eq!(results.as_array().unwrap().len(), 1, "{results}");
     assert_eq!(results[0]["id"], id);
     assert!(!found.stdout.contains(&token));
     let hybrid = memory(&["search", "grafana dashboards"]);
-    assert_eq!(hybrid.json()["results"][0]["thread_id"], "notes", "{}", hybrid.stdout);
+    assert_eq!(
+        hybrid.json()["results"][0]["thread_id"],
+        "notes",
+        "{}",
+        hybrid.stdout
+    );
     let listed = memory(&["find", "--thread", "ops"]);
     assert_eq!(listed.json()["count"], 1);
     let got = memory(&["get", &id.to_string()]);
@@ -204,11 +259,23 @@ fn the_cli_stores_searches_and_deletes_in_the_workspace_store() {
     // Bad input: exit 2 with the code and the field.
     let missing = memory(&["get", "999"]);
     missing.assert_code(2);
-    assert!(missing.stderr.contains("MEMORY_NOT_FOUND") && missing.stderr.contains("context_ids"),
-        "{}", missing.stderr);
-    let bad = memory(&["search", "x", "--where", r#"{"key": "p", "operator": "like", "value": 1}"#]);
+    assert!(
+        missing.stderr.contains("MEMORY_NOT_FOUND") && missing.stderr.contains("context_ids"),
+        "{}",
+        missing.stderr
+    );
+    let bad = memory(&[
+        "search",
+        "x",
+        "--where",
+        r#"{"key": "p", "operator": "like", "value": 1}"#,
+    ]);
     bad.assert_code(2);
-    assert!(bad.stderr.contains("metadata_filters[0].operator"), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("metadata_filters[0].operator"),
+        "{}",
+        bad.stderr
+    );
     memory(&["delete", "--source", "user"]).assert_code(2);
 
     let deleted = memory(&["delete", "--thread", "ops", "--thread", "notes"]);
@@ -229,8 +296,15 @@ fn http_search_get_and_sources_cover_code_and_memory() {
     );
     repo.commit("base");
     let dir = repo.path().to_str().unwrap().to_string();
-    tollgate(&["memory", "--repo", &dir, "store", "--thread", "billing",
-        "Invoice totals exclude refunds since March"])
+    tollgate(&[
+        "memory",
+        "--repo",
+        &dir,
+        "store",
+        "--thread",
+        "billing",
+        "Invoice totals exclude refunds since March",
+    ])
     .run()
     .assert_code(0);
     tollgate(&["index", "--repo", &dir]).run().assert_code(0);
@@ -247,7 +321,11 @@ fn http_search_get_and_sources_cover_code_and_memory() {
         .and_then(|addr| addr.parse().ok())
         .unwrap();
     let call = |path: &str, body: Value| -> (u16, Value) {
-        let text = if body.is_null() { String::new() } else { body.to_string() };
+        let text = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
         let (status, answer) = post(addr, path, &[("Content-Type", "application/json")], &text);
         (status, serde_json::from_str(&answer).unwrap_or(Value::Null))
     };
@@ -271,7 +349,10 @@ fn http_search_get_and_sources_cover_code_and_memory() {
         .iter()
         .map(|hit| hit["source"].as_str().unwrap())
         .collect();
-    assert!(kinds.contains(&"code") && kinds.contains(&"memory:billing"), "{found}");
+    assert!(
+        kinds.contains(&"code") && kinds.contains(&"memory:billing"),
+        "{found}"
+    );
     for hit in found["results"].as_array().unwrap() {
         for field in ["id", "source", "source_id", "title", "score", "snippet"] {
             assert!(!hit[field].is_null(), "{field} missing in {hit}");
@@ -286,11 +367,20 @@ fn http_search_get_and_sources_cover_code_and_memory() {
     let (status, document) = call("/tools/get", json!({"id": hit["id"]}));
     assert_eq!(status, 200, "{document}");
     assert!(document["body"].as_str().unwrap().contains("refunds"));
-    let (_, code_only) = call("/tools/search", json!({"query": "invoice_total", "source": "code"}));
+    let (_, code_only) = call(
+        "/tools/search",
+        json!({"query": "invoice_total", "source": "code"}),
+    );
     let code_id = code_only["results"][0]["id"].as_str().unwrap().to_string();
     let (status, document) = call("/tools/get", json!({"id": code_id}));
     assert_eq!(status, 200, "{document}");
-    assert!(document["body"].as_str().unwrap().contains("fn invoice_total"), "{document}");
+    assert!(
+        document["body"]
+            .as_str()
+            .unwrap()
+            .contains("fn invoice_total"),
+        "{document}"
+    );
 
     let (status, error) = call("/tools/get", json!({"id": "memory:999"}));
     assert_eq!(status, 404, "{error}");

@@ -9,8 +9,7 @@ use serde_json::Value;
 use tollgate::api::ApiError;
 use tollgate::api::memory::{
     self as api, DeleteContextBatchRequest, EntryOut, FtsSearchRequest, GetContextByIdsRequest,
-    HybridSearchRequest, MetadataFilterInput, SearchContextRequest, SemanticSearchRequest,
-    StoreContextRequest,
+    HybridSearchRequest, SearchContextRequest, SemanticSearchRequest, StoreContextRequest,
 };
 use tollgate::context::{Embedder, HashedEmbedder, HttpEmbedder};
 use tollgate::memory::Memory;
@@ -238,13 +237,13 @@ fn search(
 }
 
 /// The `--where` conditions, each a JSON object of `metadata_filters`.
-fn conditions(filter: &MemoryFilterArgs) -> anyhow::Result<Vec<MetadataFilterInput>> {
+fn conditions(filter: &MemoryFilterArgs) -> anyhow::Result<Vec<serde_json::Map<String, Value>>> {
     filter
         .conditions
         .iter()
-        .map(|text| {
-            serde_json::from_str(text)
-                .with_context(|| format!("--where: not a metadata condition: {text}"))
+        .map(|text| match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(condition)) => Ok(condition),
+            _ => Err(anyhow!("--where: not a JSON object: {text}")),
         })
         .collect()
 }

@@ -19,7 +19,10 @@ impl Tool for DeleteContext {
     type Input = DeleteContextRequest;
     type Output = DeleteContextResponse;
 
-    fn call(ctx: &ToolContext, input: DeleteContextRequest) -> Result<DeleteContextResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: DeleteContextRequest,
+    ) -> Result<DeleteContextResponse, ToolError> {
         super::with_memory(ctx, |memory| delete_context(memory, &input))
     }
 }

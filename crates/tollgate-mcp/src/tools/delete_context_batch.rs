@@ -10,8 +10,9 @@ pub(crate) struct DeleteContextBatch;
 
 impl Tool for DeleteContextBatch {
     const NAME: &'static str = "delete_context_batch";
-    const TITLE: &'static str = "Delete context batch";
-    const DESCRIPTION: &'static str = "Delete entries by ids, threads, age and source (all given must hold). Irreversible.";
+    const TITLE: &'static str = "Delete batch";
+    const DESCRIPTION: &'static str =
+        "Delete entries by ids, threads, age, source (all must hold).";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_DELETE;
@@ -19,7 +20,10 @@ impl Tool for DeleteContextBatch {
     type Input = DeleteContextBatchRequest;
     type Output = DeleteBatchResponse;
 
-    fn call(ctx: &ToolContext, input: DeleteContextBatchRequest) -> Result<DeleteBatchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: DeleteContextBatchRequest,
+    ) -> Result<DeleteBatchResponse, ToolError> {
         super::with_memory(ctx, |memory| delete_context_batch(memory, &input))
     }
 }

@@ -10,8 +10,8 @@ pub(crate) struct FtsSearchContext;
 
 impl Tool for FtsSearchContext {
     const NAME: &'static str = "fts_search_context";
-    const TITLE: &'static str = "Full-text search context";
-    const DESCRIPTION: &'static str = "Full-text search (BM25) with match, prefix, phrase or boolean mode and optional highlights, filters applied first.";
+    const TITLE: &'static str = "Full-text search";
+    const DESCRIPTION: &'static str = "Full-text search (BM25), optional highlights.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

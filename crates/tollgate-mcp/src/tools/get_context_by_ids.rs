@@ -10,8 +10,8 @@ pub(crate) struct GetContextByIds;
 
 impl Tool for GetContextByIds {
     const NAME: &'static str = "get_context_by_ids";
-    const TITLE: &'static str = "Get context by ids";
-    const DESCRIPTION: &'static str = "Fetch entries by id with their full text.";
+    const TITLE: &'static str = "Get context";
+    const DESCRIPTION: &'static str = "Fetch entries by id, full text.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;
@@ -19,7 +19,10 @@ impl Tool for GetContextByIds {
     type Input = GetContextByIdsRequest;
     type Output = GetContextByIdsResponse;
 
-    fn call(ctx: &ToolContext, input: GetContextByIdsRequest) -> Result<GetContextByIdsResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: GetContextByIdsRequest,
+    ) -> Result<GetContextByIdsResponse, ToolError> {
         super::with_memory(ctx, |memory| get_context_by_ids(memory, &input))
     }
 }

@@ -10,8 +10,8 @@ pub(crate) struct HybridSearchContext;
 
 impl Tool for HybridSearchContext {
     const NAME: &'static str = "hybrid_search_context";
-    const TITLE: &'static str = "Hybrid search context";
-    const DESCRIPTION: &'static str = "Full-text and semantic search fused by reciprocal rank fusion, filters applied first.";
+    const TITLE: &'static str = "Hybrid search";
+    const DESCRIPTION: &'static str = "Full-text and semantic search fused by RRF.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;
@@ -19,7 +19,10 @@ impl Tool for HybridSearchContext {
     type Input = HybridSearchRequest;
     type Output = HybridSearchResponse;
 
-    fn call(ctx: &ToolContext, input: HybridSearchRequest) -> Result<HybridSearchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: HybridSearchRequest,
+    ) -> Result<HybridSearchResponse, ToolError> {
         super::with_memory(ctx, |memory| hybrid_search_context(memory, &input))
     }
 }

@@ -203,7 +203,9 @@ fn with_memory<T>(
 ) -> Result<T, ToolError> {
     let store = Store::open_in_workspace(ctx.workspace())?;
     let embedder = tollgate::context::HashedEmbedder;
-    Ok(operation(&tollgate::memory::Memory::new(&store, &embedder))?)
+    Ok(operation(&tollgate::memory::Memory::new(
+        &store, &embedder,
+    ))?)
 }
 
 /// The workspace's plan store (`.tollgate/tollgate.db`), opened per call: another process (the

@@ -11,7 +11,8 @@ pub(crate) struct SearchContext;
 impl Tool for SearchContext {
     const NAME: &'static str = "search_context";
     const TITLE: &'static str = "Search context";
-    const DESCRIPTION: &'static str = "List entries by filters (thread, source, tags, content type, metadata, dates), newest first, text cut to 150 characters.";
+    const DESCRIPTION: &'static str =
+        "List entries by filters, newest first (text cut to 150 chars).";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;
@@ -19,7 +20,10 @@ impl Tool for SearchContext {
     type Input = SearchContextRequest;
     type Output = SearchContextResponse;
 
-    fn call(ctx: &ToolContext, input: SearchContextRequest) -> Result<SearchContextResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: SearchContextRequest,
+    ) -> Result<SearchContextResponse, ToolError> {
         super::with_memory(ctx, |memory| search_context(memory, &input))
     }
 }

@@ -30,7 +30,9 @@ fn sections(text: &str) -> Vec<(String, Vec<String>)> {
             lines.push(line.to_string());
         }
     }
-    out.retain(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+    out.retain(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    });
     out
 }
 
@@ -118,10 +120,16 @@ fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
         expected.sort();
         let actual = property_names(&schema);
         if actual != expected {
-            problems.push(format!("{tool}: parameters {actual:?}, the seed lists {expected:?}"));
+            problems.push(format!(
+                "{tool}: parameters {actual:?}, the seed lists {expected:?}"
+            ));
         }
         if !nested.is_empty() {
-            let field = if tool.starts_with("store") { "entries" } else { "updates" };
+            let field = if tool.starts_with("store") {
+                "entries"
+            } else {
+                "updates"
+            };
             let items = item_properties(&schema, field);
             for name in &nested {
                 if !items.contains(name) {
@@ -131,10 +139,24 @@ fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
         }
     }
     // The seed's response table: which top-level fields each search tool returns.
-    let table_rows = ["results", "count", "query", "model", "mode", "language",
-        "fusion_method", "search_modes_used", "fts_count", "semantic_count"];
-    let columns = ["search_context", "semantic_search_context", "fts_search_context",
-        "hybrid_search_context"];
+    let table_rows = [
+        "results",
+        "count",
+        "query",
+        "model",
+        "mode",
+        "language",
+        "fusion_method",
+        "search_modes_used",
+        "fts_count",
+        "semantic_count",
+    ];
+    let columns = [
+        "search_context",
+        "semantic_search_context",
+        "fts_search_context",
+        "hybrid_search_context",
+    ];
     for line in text.lines().filter(|line| line.starts_with("| `")) {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let field = cells[1].trim_matches('`');
@@ -145,7 +167,9 @@ fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
             let has = property_names(&output_schema(column)).contains(&field.to_string());
             let wants = cell.starts_with("Yes") || cell.starts_with("List");
             if has != wants {
-                problems.push(format!("{column}: result field `{field}` present={has}, seed says {cell}"));
+                problems.push(format!(
+                    "{column}: result field `{field}` present={has}, seed says {cell}"
+                ));
             }
         }
     }
@@ -173,7 +197,9 @@ fn check_default(tool: &str, name: &str, default: &str, problems: &mut Vec<Strin
     };
     let actual = defaults_of(tool, required).get(name).cloned();
     if actual.as_ref() != Some(&expected) {
-        problems.push(format!("{tool}.{name}: default {actual:?}, the seed says {expected}"));
+        problems.push(format!(
+            "{tool}.{name}: default {actual:?}, the seed says {expected}"
+        ));
     }
 }
 

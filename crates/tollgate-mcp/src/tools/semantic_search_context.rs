@@ -1,6 +1,8 @@
 //! `semantic_search_context` (seed 002).
 
-use tollgate::api::memory::{SemanticSearchRequest, SemanticSearchResponse, semantic_search_context};
+use tollgate::api::memory::{
+    SemanticSearchRequest, SemanticSearchResponse, semantic_search_context,
+};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -10,8 +12,8 @@ pub(crate) struct SemanticSearchContext;
 
 impl Tool for SemanticSearchContext {
     const NAME: &'static str = "semantic_search_context";
-    const TITLE: &'static str = "Semantic search context";
-    const DESCRIPTION: &'static str = "Find entries by meaning (embeddings), filters applied first.";
+    const TITLE: &'static str = "Semantic search";
+    const DESCRIPTION: &'static str = "Search entries by meaning (embeddings).";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;
@@ -19,7 +21,10 @@ impl Tool for SemanticSearchContext {
     type Input = SemanticSearchRequest;
     type Output = SemanticSearchResponse;
 
-    fn call(ctx: &ToolContext, input: SemanticSearchRequest) -> Result<SemanticSearchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: SemanticSearchRequest,
+    ) -> Result<SemanticSearchResponse, ToolError> {
         super::with_memory(ctx, |memory| semantic_search_context(memory, &input))
     }
 }

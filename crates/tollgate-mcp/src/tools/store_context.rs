@@ -11,7 +11,7 @@ pub(crate) struct StoreContext;
 impl Tool for StoreContext {
     const NAME: &'static str = "store_context";
     const TITLE: &'static str = "Store context";
-    const DESCRIPTION: &'static str = "Store a context entry (text, tags, JSON metadata, base64 images) in a thread of the knowledge store; secrets are masked before storing.";
+    const DESCRIPTION: &'static str = "Store an entry (text, tags, metadata, base64 images) in a thread; secrets are masked first.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_WRITE;
@@ -19,7 +19,10 @@ impl Tool for StoreContext {
     type Input = StoreContextRequest;
     type Output = StoreContextResponse;
 
-    fn call(ctx: &ToolContext, input: StoreContextRequest) -> Result<StoreContextResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: StoreContextRequest,
+    ) -> Result<StoreContextResponse, ToolError> {
         super::with_memory(ctx, |memory| store_context(memory, &input))
     }
 }

@@ -10,8 +10,8 @@ pub(crate) struct StoreContextBatch;
 
 impl Tool for StoreContextBatch {
     const NAME: &'static str = "store_context_batch";
-    const TITLE: &'static str = "Store context batch";
-    const DESCRIPTION: &'static str = "Store up to 100 entries; atomic (default) stores all or none.";
+    const TITLE: &'static str = "Store batch";
+    const DESCRIPTION: &'static str = "Store up to 100 entries.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_WRITE;
@@ -19,7 +19,10 @@ impl Tool for StoreContextBatch {
     type Input = StoreContextBatchRequest;
     type Output = BatchResponse;
 
-    fn call(ctx: &ToolContext, input: StoreContextBatchRequest) -> Result<BatchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: StoreContextBatchRequest,
+    ) -> Result<BatchResponse, ToolError> {
         super::with_memory(ctx, |memory| store_context_batch(memory, &input))
     }
 }

@@ -11,7 +11,7 @@ pub(crate) struct UpdateContext;
 impl Tool for UpdateContext {
     const NAME: &'static str = "update_context";
     const TITLE: &'static str = "Update context";
-    const DESCRIPTION: &'static str = "Update an entry's text, metadata (replace or merge patch), tags or images.";
+    const DESCRIPTION: &'static str = "Update an entry's text, metadata, tags or images.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_UPDATE;
@@ -19,7 +19,10 @@ impl Tool for UpdateContext {
     type Input = UpdateContextRequest;
     type Output = UpdateContextResponse;
 
-    fn call(ctx: &ToolContext, input: UpdateContextRequest) -> Result<UpdateContextResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: UpdateContextRequest,
+    ) -> Result<UpdateContextResponse, ToolError> {
         super::with_memory(ctx, |memory| update_context(memory, &input))
     }
 }

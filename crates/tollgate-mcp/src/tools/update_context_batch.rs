@@ -10,8 +10,8 @@ pub(crate) struct UpdateContextBatch;
 
 impl Tool for UpdateContextBatch {
     const NAME: &'static str = "update_context_batch";
-    const TITLE: &'static str = "Update context batch";
-    const DESCRIPTION: &'static str = "Update up to 100 entries; atomic (default) applies all or none.";
+    const TITLE: &'static str = "Update batch";
+    const DESCRIPTION: &'static str = "Update up to 100 entries.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_UPDATE;
@@ -19,7 +19,10 @@ impl Tool for UpdateContextBatch {
     type Input = UpdateContextBatchRequest;
     type Output = BatchResponse;
 
-    fn call(ctx: &ToolContext, input: UpdateContextBatchRequest) -> Result<BatchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: UpdateContextBatchRequest,
+    ) -> Result<BatchResponse, ToolError> {
         super::with_memory(ctx, |memory| update_context_batch(memory, &input))
     }
 }

@@ -13,9 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::ApiError;
 use crate::context::request::{CodebaseRetrievalRequest, GetFileRequest, RetrievalOptions};
 use crate::context::{self, ContextError, Workspace};
-use crate::memory::{
-    Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf,
-};
+use crate::memory::{Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf};
 
 /// Results when the caller gives no limit.
 pub const DEFAULT_LIMIT: u32 = 10;
@@ -141,7 +139,9 @@ pub fn tools_search(
             _ => {
                 return Err(ApiError::invalid(
                     "source",
-                    format!("`{other}` is not a source: code, memory or memory:<thread> (GET /tools/sources lists them)"),
+                    format!(
+                        "`{other}` is not a source: code, memory or memory:<thread> (GET /tools/sources lists them)"
+                    ),
                 ));
             }
         },
@@ -162,7 +162,15 @@ pub fn tools_search(
             };
             let fts = FtsQuery::build("query", query, FtsMode::Match)?;
             memory
-                .hybrid(fts.as_ref(), query, &arms, super::memory::DEFAULT_RRF_K, &filter, page, false)?
+                .hybrid(
+                    fts.as_ref(),
+                    query,
+                    &arms,
+                    super::memory::DEFAULT_RRF_K,
+                    &filter,
+                    page,
+                    false,
+                )?
                 .hits
                 .into_iter()
                 .map(|hit| memory_hit(hit, mode))
@@ -332,7 +340,11 @@ fn title_of(text: &str) -> String {
 }
 
 /// Both lists fused by rank; `score` becomes the fused score.
-fn merge(code: Vec<ToolsSearchHit>, memory: Vec<ToolsSearchHit>, limit: usize) -> Vec<ToolsSearchHit> {
+fn merge(
+    code: Vec<ToolsSearchHit>,
+    memory: Vec<ToolsSearchHit>,
+    limit: usize,
+) -> Vec<ToolsSearchHit> {
     // Positions stand in for ids: code first, then memory, so both fit one id space.
     let code_ids: Vec<i64> = (0..code.len() as i64).collect();
     let memory_ids: Vec<i64> = (code.len() as i64..(code.len() + memory.len()) as i64).collect();

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::ApiError;
 use crate::memory::{
     ContentType, DateBound, DeleteCriteria, Entry, EntryUpdate, Filter, FtsMode, FtsQuery, Image,
-    Memory, MemoryError, MetadataChange, MetadataCondition, MetadataPath, NewEntry, Operator,
-    Page, Scored, SearchArm, Source, format_ms, parse_date,
+    Memory, MemoryError, MetadataChange, MetadataCondition, MetadataPath, NewEntry, Operator, Page,
+    Scored, SearchArm, Source, format_ms, parse_date,
 };
 
 /// Entries per batch call.
@@ -60,18 +60,13 @@ pub struct MetadataFilterInput {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreContextRequest {
-    /// Conversation or task thread.
     pub thread_id: String,
-    /// `user` or `agent`.
     pub source: String,
     pub text: String,
-    /// Base64 images with `mime_type` (png, jpeg, gif, webp).
     #[serde(default)]
     pub images: Vec<ImageInput>,
-    /// Any JSON object.
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// Normalised to lower case.
     #[serde(default)]
     pub tags: Vec<String>,
 }
@@ -83,7 +78,7 @@ struct FilterFields<'a> {
     tags: &'a [String],
     content_type: Option<&'a str>,
     metadata: Option<&'a Map<String, Value>>,
-    metadata_filters: &'a [MetadataFilterInput],
+    metadata_filters: &'a [Map<String, Value>],
     start_date: Option<&'a str>,
     end_date: Option<&'a str>,
 }
@@ -109,25 +104,19 @@ macro_rules! filter_fields {
 pub struct SearchContextRequest {
     #[serde(default)]
     pub thread_id: Option<String>,
-    /// `user` or `agent`.
     #[serde(default)]
     pub source: Option<String>,
-    /// Any of these.
     #[serde(default)]
     pub tags: Vec<String>,
-    /// `text` or `multimodal`.
     #[serde(default)]
     pub content_type: Option<String>,
-    /// Key = value equality.
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// {key, operator, value, case_sensitive}; operators: eq ne gt gte lt lte in not_in exists not_exists contains starts_with ends_with is_null is_not_null array_contains.
+    /// [{key, operator, value, case_sensitive}], operator: eq ne gt gte lt lte in not_in exists not_exists contains starts_with ends_with is_null is_not_null array_contains.
     #[serde(default)]
-    pub metadata_filters: Vec<MetadataFilterInput>,
-    /// ISO 8601, inclusive.
+    pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
     pub start_date: Option<String>,
-    /// ISO 8601, inclusive (a date covers its whole day).
     #[serde(default)]
     pub end_date: Option<String>,
     /// Default 30.
@@ -158,7 +147,6 @@ pub struct GetContextByIdsRequest {
 pub struct DeleteContextRequest {
     #[serde(default)]
     pub context_ids: Vec<i64>,
-    /// Every entry of this thread.
     #[serde(default)]
     pub thread_id: Option<String>,
 }
@@ -170,16 +158,13 @@ pub struct UpdateContextRequest {
     pub context_id: i64,
     #[serde(default)]
     pub text: Option<String>,
-    /// Replaces the metadata.
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// RFC 7396 merge patch (null deletes a key); not with `metadata`.
+    /// RFC 7396 merge patch.
     #[serde(default)]
     pub metadata_patch: Option<Map<String, Value>>,
-    /// Replaces the tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Replaces the images.
     #[serde(default)]
     pub images: Option<Vec<ImageInput>>,
 }
@@ -209,9 +194,8 @@ pub struct SemanticSearchRequest {
     pub end_date: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// As in `search_context`.
     #[serde(default)]
-    pub metadata_filters: Vec<MetadataFilterInput>,
+    pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
     pub include_images: bool,
     #[serde(default)]
@@ -223,7 +207,7 @@ pub struct SemanticSearchRequest {
 #[serde(deny_unknown_fields)]
 pub struct FtsSearchRequest {
     pub query: String,
-    /// match (default), prefix, phrase or boolean (AND, OR, NOT, parentheses).
+    /// match (default), prefix, phrase, boolean.
     #[serde(default = "default_mode")]
     pub mode: String,
     /// Default 5.
@@ -246,10 +230,8 @@ pub struct FtsSearchRequest {
     pub end_date: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// As in `search_context`.
     #[serde(default)]
-    pub metadata_filters: Vec<MetadataFilterInput>,
-    /// Matches marked with <mark>.
+    pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
     pub highlight: bool,
     #[serde(default)]
@@ -269,10 +251,8 @@ pub struct HybridSearchRequest {
     pub limit: u32,
     #[serde(default)]
     pub offset: u32,
-    /// fts, semantic (default both).
     #[serde(default)]
     pub search_modes: Option<Vec<String>>,
-    /// rrf.
     #[serde(default = "default_fusion")]
     pub fusion_method: String,
     /// Default 60.
@@ -293,9 +273,8 @@ pub struct HybridSearchRequest {
     pub end_date: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// As in `search_context`.
     #[serde(default)]
-    pub metadata_filters: Vec<MetadataFilterInput>,
+    pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
     pub include_images: bool,
     #[serde(default)]
@@ -306,9 +285,8 @@ pub struct HybridSearchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreContextBatchRequest {
-    /// At most 100.
     pub entries: Vec<StoreContextRequest>,
-    /// All or nothing. Default true.
+    /// Default true.
     #[serde(default = "yes")]
     pub atomic: bool,
 }
@@ -317,9 +295,8 @@ pub struct StoreContextBatchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateContextBatchRequest {
-    /// At most 100.
     pub updates: Vec<UpdateContextRequest>,
-    /// All or nothing. Default true.
+    /// Default true.
     #[serde(default = "yes")]
     pub atomic: bool,
 }
@@ -332,7 +309,6 @@ pub struct DeleteContextBatchRequest {
     pub context_ids: Vec<i64>,
     #[serde(default)]
     pub thread_ids: Vec<String>,
-    /// Only with another criterion.
     #[serde(default)]
     pub source: Option<String>,
     #[serde(default)]
@@ -535,7 +511,10 @@ pub fn store_context(
         success: true,
         context_id: stored.id,
         secrets_scrubbed: stored.n_secrets_scrubbed,
-        message: scrubbed_message(format!("Stored context {}", stored.id), stored.n_secrets_scrubbed),
+        message: scrubbed_message(
+            format!("Stored context {}", stored.id),
+            stored.n_secrets_scrubbed,
+        ),
     })
 }
 
@@ -613,7 +592,10 @@ pub fn get_context_by_ids(
     if request.context_ids.is_empty() || request.context_ids.len() > MAX_BATCH {
         return Err(ApiError::invalid(
             "context_ids",
-            format!("give 1 to {MAX_BATCH} ids, got {}", request.context_ids.len()),
+            format!(
+                "give 1 to {MAX_BATCH} ids, got {}",
+                request.context_ids.len()
+            ),
         ));
     }
     let entries = memory.get("context_ids", &request.context_ids, request.include_images)?;
@@ -665,7 +647,11 @@ pub fn update_context(
         success: true,
         context_id: request.context_id,
         message: scrubbed_message(
-            format!("Updated {} of context {}", fields.join(", "), request.context_id),
+            format!(
+                "Updated {} of context {}",
+                fields.join(", "),
+                request.context_id
+            ),
             n,
         ),
         updated_fields: fields,
@@ -726,8 +712,7 @@ pub fn delete_context_batch(
         criteria_used.push("thread_ids".to_string());
     }
     if let Some(days) = request.older_than_days {
-        criteria.created_before_ms =
-            Some(crate::session::now_ms() - i64::from(days) * 86_400_000);
+        criteria.created_before_ms = Some(crate::session::now_ms() - i64::from(days) * 86_400_000);
         criteria_used.push("older_than_days".to_string());
     }
     if let Some(source) = &request.source {
@@ -750,7 +735,10 @@ pub fn delete_context_batch(
     Ok(DeleteBatchResponse {
         success: true,
         deleted_count: deleted,
-        message: format!("Deleted {deleted} context entries ({})", criteria_used.join(", ")),
+        message: format!(
+            "Deleted {deleted} context entries ({})",
+            criteria_used.join(", ")
+        ),
         criteria_used,
     })
 }
@@ -840,13 +828,22 @@ pub fn fts_search_context(
     let mode = FtsMode::parse(&request.mode).ok_or_else(|| {
         ApiError::invalid(
             "mode",
-            format!("`{}` is not a mode: match, prefix, phrase or boolean", request.mode),
+            format!(
+                "`{}` is not a mode: match, prefix, phrase or boolean",
+                request.mode
+            ),
         )
     })?;
     let query = FtsQuery::build("query", text, mode)?;
     let filter = parse_filter(&filter_fields!(request))?;
     let page = parse_page(request.limit, request.offset)?;
-    let hits = memory.fts(query.as_ref(), &filter, page, request.highlight, request.include_images)?;
+    let hits = memory.fts(
+        query.as_ref(),
+        &filter,
+        page,
+        request.highlight,
+        request.include_images,
+    )?;
     let results: Vec<EntryOut> = hits
         .into_iter()
         .map(|hit| scored_out(hit, &["fts_score", "fts_rank"]))
@@ -904,7 +901,10 @@ pub fn hybrid_search_context(
                 }
             }
             if arms.is_empty() {
-                return Err(ApiError::invalid("search_modes", "give fts, semantic or both"));
+                return Err(ApiError::invalid(
+                    "search_modes",
+                    "give fts, semantic or both",
+                ));
             }
             arms
         }
@@ -927,7 +927,13 @@ pub fn hybrid_search_context(
         .map(|hit| {
             scored_out(
                 hit,
-                &["rrf", "fts_rank", "semantic_rank", "fts_score", "semantic_distance"],
+                &[
+                    "rrf",
+                    "fts_rank",
+                    "semantic_rank",
+                    "fts_score",
+                    "semantic_distance",
+                ],
             )
         })
         .collect();
@@ -1107,10 +1113,19 @@ fn parse_filter(fields: &FilterFields<'_>) -> Result<Filter, ApiError> {
                 "equality takes a string, number, boolean or null; use metadata_filters for lists",
             ));
         }
-        filter.metadata.push(MetadataCondition::equals(path, value.clone()));
+        filter
+            .metadata
+            .push(MetadataCondition::equals(path, value.clone()));
     }
     for (idx, condition) in fields.metadata_filters.iter().enumerate() {
         let field = format!("metadata_filters[{idx}]");
+        let condition: MetadataFilterInput =
+            serde_json::from_value(Value::Object(condition.clone())).map_err(|err| {
+                ApiError::invalid(
+                    field.clone(),
+                    format!("not a condition {{key, operator, value, case_sensitive}}: {err}"),
+                )
+            })?;
         let operator = Operator::parse(&condition.operator).ok_or_else(|| {
             ApiError::invalid(
                 format!("{field}.operator"),
@@ -1277,7 +1292,11 @@ mod tests {
             .unwrap();
         let entry = &got.results[0];
         assert!(!entry.text_content.contains(&token));
-        assert!(!Value::Object(entry.metadata.clone()).to_string().contains(&token));
+        assert!(
+            !Value::Object(entry.metadata.clone())
+                .to_string()
+                .contains(&token)
+        );
         assert_eq!(entry.tags, ["auth", "db"]);
         assert_eq!(entry.content_type, "multimodal");
         assert_eq!(entry.images.as_ref().unwrap()[0].data, png);
@@ -1292,25 +1311,53 @@ mod tests {
         let memory = Memory::new(&db, &HashedEmbedder);
         let big = "x".repeat(crate::memory::MAX_TEXT_BYTES + 1);
         let cases: Vec<(Value, ErrorCode, &str)> = vec![
-            (json!({"thread_id": "t", "source": "robot", "text": "x"}), ErrorCode::InvalidInput, "source"),
-            (json!({"thread_id": "t", "source": "user", "text": big}), ErrorCode::InputTooLarge, "text"),
-            (json!({"thread_id": " ", "source": "user", "text": "x"}), ErrorCode::InvalidInput, "thread_id"),
-            (json!({"thread_id": "t", "source": "user", "text": "x",
+            (
+                json!({"thread_id": "t", "source": "robot", "text": "x"}),
+                ErrorCode::InvalidInput,
+                "source",
+            ),
+            (
+                json!({"thread_id": "t", "source": "user", "text": big}),
+                ErrorCode::InputTooLarge,
+                "text",
+            ),
+            (
+                json!({"thread_id": " ", "source": "user", "text": "x"}),
+                ErrorCode::InvalidInput,
+                "thread_id",
+            ),
+            (
+                json!({"thread_id": "t", "source": "user", "text": "x",
                     "images": [{"data": "%%%not-base64", "mime_type": "image/png"}]}),
-             ErrorCode::InvalidInput, "images[0].data"),
-            (json!({"thread_id": "t", "source": "user", "text": "x",
+                ErrorCode::InvalidInput,
+                "images[0].data",
+            ),
+            (
+                json!({"thread_id": "t", "source": "user", "text": "x",
                     "images": [{"data": "aGVsbG8=", "mime_type": "text/html"}]}),
-             ErrorCode::InvalidInput, "images[0].mime_type"),
-            (json!({"thread_id": "t", "source": "user", "text": "x",
+                ErrorCode::InvalidInput,
+                "images[0].mime_type",
+            ),
+            (
+                json!({"thread_id": "t", "source": "user", "text": "x",
                     "images": [{"data": "aGVsbG8=", "mime_type": "image/png"}]}),
-             ErrorCode::InvalidInput, "images[0].data"),
-            (json!({"thread_id": "t", "source": "user", "text": "x",
+                ErrorCode::InvalidInput,
+                "images[0].data",
+            ),
+            (
+                json!({"thread_id": "t", "source": "user", "text": "x",
                     "images": [{"data": "A".repeat(6 * 1024 * 1024), "mime_type": "image/png"}]}),
-             ErrorCode::InputTooLarge, "images[0].data"),
+                ErrorCode::InputTooLarge,
+                "images[0].data",
+            ),
         ];
         for (request, code, field) in cases {
             let err = store_context(&memory, &parse(request)).unwrap_err();
-            assert_eq!((err.code, err.field.as_deref()), (code, Some(field)), "{err}");
+            assert_eq!(
+                (err.code, err.field.as_deref()),
+                (code, Some(field)),
+                "{err}"
+            );
         }
         // Unknown operator, unknown ids, bad dates, invalid JSON for the wire type.
         let err = search_context(
@@ -1320,16 +1367,20 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.field.as_deref(), Some("metadata_filters[0].operator"));
         assert!(err.message.contains("array_contains"), "{err}");
-        let err = get_context_by_ids(&memory, &parse(json!({"context_ids": [41, 42]}))).unwrap_err();
+        let err =
+            get_context_by_ids(&memory, &parse(json!({"context_ids": [41, 42]}))).unwrap_err();
         assert_eq!(err.code, ErrorCode::MemoryNotFound);
         assert!(err.message.contains("41, 42"), "{err}");
         let err = search_context(&memory, &parse(json!({"end_date": "soon"}))).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("end_date"));
-        assert!(serde_json::from_value::<StoreContextRequest>(
-            json!({"thread_id": "t", "source": "user", "text": "x", "metadata": [1]})
-        )
-        .is_err());
-        let err = update_context(&memory, &parse(json!({"context_id": 7, "text": "new"}))).unwrap_err();
+        assert!(
+            serde_json::from_value::<StoreContextRequest>(
+                json!({"thread_id": "t", "source": "user", "text": "x", "metadata": [1]})
+            )
+            .is_err()
+        );
+        let err =
+            update_context(&memory, &parse(json!({"context_id": 7, "text": "new"}))).unwrap_err();
         assert_eq!(err.code, ErrorCode::MemoryNotFound);
         assert_eq!(total(&memory), 0);
     }
@@ -1346,12 +1397,20 @@ mod tests {
         let err = store_context_batch(&memory, &parse(json!({"entries": entries}))).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("entries[1].source"));
         assert_eq!(total(&memory), 0);
-        let loose =
-            store_context_batch(&memory, &parse(json!({"entries": entries, "atomic": false})))
-                .unwrap();
+        let loose = store_context_batch(
+            &memory,
+            &parse(json!({"entries": entries, "atomic": false})),
+        )
+        .unwrap();
         assert_eq!((loose.total, loose.succeeded, loose.failed), (3, 2, 1));
         assert!(!loose.results[1].success);
-        assert!(loose.results[1].error.as_deref().unwrap().contains("entries[1].source"));
+        assert!(
+            loose.results[1]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("entries[1].source")
+        );
         assert_eq!(total(&memory), 2);
         // An update batch with an unknown id changes nothing.
         let first = loose.results[0].context_id.unwrap();
@@ -1372,24 +1431,33 @@ mod tests {
     fn filters_cover_threads_tags_dates_and_every_metadata_operator() {
         let db = Store::open_in_memory().unwrap();
         let memory = Memory::new(&db, &HashedEmbedder);
-        let a = store(&memory, json!({"thread_id": "t1", "source": "user", "text": "alpha",
+        let a = store(
+            &memory,
+            json!({"thread_id": "t1", "source": "user", "text": "alpha",
             "tags": ["x"], "metadata": {"status": "Active", "priority": 5, "done": false,
-            "owner": null, "langs": ["rust", "go"], "ref": {"issue": 19}}})).context_id;
-        let b = store(&memory, json!({"thread_id": "t2", "source": "agent", "text": "beta",
-            "tags": ["y"], "metadata": {"status": "pending", "priority": 9, "done": true}})).context_id;
+            "owner": null, "langs": ["rust", "go"], "ref": {"issue": 19}}}),
+        )
+        .context_id;
+        let b = store(
+            &memory,
+            json!({"thread_id": "t2", "source": "agent", "text": "beta",
+            "tags": ["y"], "metadata": {"status": "pending", "priority": 9, "done": true}}),
+        )
+        .context_id;
         let search = |filters: Value| -> Vec<i64> {
             let mut found = ids(&search_context(&memory, &parse(filters)).unwrap().results);
             found.sort_unstable();
             found
         };
-        let op = |operator: &str, key: &str, value: Value| {
-            json!({"metadata_filters": [{"key": key, "operator": operator, "value": value}]})
-        };
+        let op = |operator: &str, key: &str, value: Value| json!({"metadata_filters": [{"key": key, "operator": operator, "value": value}]});
         assert_eq!(search(json!({"thread_id": "t1"})), [a]);
         assert_eq!(search(json!({"source": "agent"})), [b]);
         assert_eq!(search(json!({"tags": ["Y", "z"]})), [b]);
         assert_eq!(search(json!({"metadata": {"status": "pending"}})), [b]);
-        assert_eq!(search(json!({"metadata": {"status": "active"}})), Vec::<i64>::new());
+        assert_eq!(
+            search(json!({"metadata": {"status": "active"}})),
+            Vec::<i64>::new()
+        );
         assert_eq!(search(op("eq", "status", json!("active"))), [a]);
         assert_eq!(search(op("ne", "status", json!("active"))), [b]);
         assert_eq!(search(op("gt", "priority", json!(5))), [b]);
@@ -1409,15 +1477,21 @@ mod tests {
         assert_eq!(search(op("eq", "done", json!(true))), [b]);
         assert_eq!(search(op("eq", "ref.issue", json!(19))), [a]);
         assert_eq!(
-            search(json!({"metadata_filters": [{"key": "status", "operator": "eq",
-                "value": "active", "case_sensitive": true}]})),
+            search(
+                json!({"metadata_filters": [{"key": "status", "operator": "eq",
+                "value": "active", "case_sensitive": true}]})
+            ),
             Vec::<i64>::new()
         );
         let today = format_ms(crate::session::now_ms())[..10].to_string();
-        assert_eq!(search(json!({"start_date": today, "end_date": today})), [a, b]);
+        assert_eq!(
+            search(json!({"start_date": today, "end_date": today})),
+            [a, b]
+        );
         assert_eq!(search(json!({"end_date": "2000-01-01"})), Vec::<i64>::new());
         // A key that tries to break out of its JSON path is refused, not interpreted.
-        let err = search_context(&memory, &parse(op("eq", "a\") OR 1=1 --", json!(1)))).unwrap_err();
+        let err =
+            search_context(&memory, &parse(op("eq", "a\") OR 1=1 --", json!(1)))).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("metadata_filters[0].key"));
     }
 
@@ -1428,19 +1502,30 @@ mod tests {
         // Many strong matches in one thread, one weaker match in another: the filter must
         // apply before the limit, or the other thread's match would be cut.
         for idx in 0..30 {
-            store(&memory, json!({"thread_id": "noise", "source": "agent",
-                "text": format!("authentication token rotation authentication {idx}")}));
+            store(
+                &memory,
+                json!({"thread_id": "noise", "source": "agent",
+                "text": format!("authentication token rotation authentication {idx}")}),
+            );
         }
-        let wanted = store(&memory, json!({"thread_id": "quiet", "source": "user",
-            "text": "notes on authentication for the billing service"})).context_id;
+        let wanted = store(
+            &memory,
+            json!({"thread_id": "quiet", "source": "user",
+            "text": "notes on authentication for the billing service"}),
+        )
+        .context_id;
         for tool in ["fts", "semantic", "hybrid"] {
             let request = json!({"query": "authentication", "limit": 1, "thread_id": "quiet"});
             let found = match tool {
-                "fts" => ids(&fts_search_context(&memory, &parse(request)).unwrap().results),
-                "semantic" => {
-                    ids(&semantic_search_context(&memory, &parse(request)).unwrap().results)
-                }
-                _ => ids(&hybrid_search_context(&memory, &parse(request)).unwrap().results),
+                "fts" => ids(&fts_search_context(&memory, &parse(request))
+                    .unwrap()
+                    .results),
+                "semantic" => ids(&semantic_search_context(&memory, &parse(request))
+                    .unwrap()
+                    .results),
+                _ => ids(&hybrid_search_context(&memory, &parse(request))
+                    .unwrap()
+                    .results),
             };
             assert_eq!(found, [wanted], "{tool}");
         }
@@ -1450,8 +1535,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ids(&fts.results), [wanted]);
-        assert!(fts.results[0].highlighted.as_deref().unwrap().contains("<mark>billing</mark>"));
-        assert!(fts.results[0].scores.as_ref().unwrap()["fts_score"].as_f64().unwrap() > 0.0);
+        assert!(
+            fts.results[0]
+                .highlighted
+                .as_deref()
+                .unwrap()
+                .contains("<mark>billing</mark>")
+        );
+        assert!(
+            fts.results[0].scores.as_ref().unwrap()["fts_score"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         let phrase = fts_search_context(
             &memory,
             &parse(json!({"query": "service billing", "mode": "phrase"})),
@@ -1481,7 +1577,8 @@ mod tests {
         assert!(scores["rrf"].as_f64().unwrap() > 0.0);
         assert_eq!(hybrid.search_modes_used, ["fts", "semantic"]);
         assert!(hybrid.stats.is_some());
-        let semantic = semantic_search_context(&memory, &parse(json!({"query": "billing"}))).unwrap();
+        let semantic =
+            semantic_search_context(&memory, &parse(json!({"query": "billing"}))).unwrap();
         assert_eq!(semantic.model, HashedEmbedder.id());
         assert_eq!(semantic.results[0].id, wanted);
     }
@@ -1490,9 +1587,16 @@ mod tests {
     fn updates_deletes_threads_and_statistics() {
         let db = Store::open_in_memory().unwrap();
         let memory = Memory::new(&db, &HashedEmbedder);
-        let id = store(&memory, json!({"thread_id": "t", "source": "user", "text": "old words",
-            "metadata": {"a": 1, "b": 2}})).context_id;
-        store(&memory, json!({"thread_id": "u", "source": "agent", "text": "other"}));
+        let id = store(
+            &memory,
+            json!({"thread_id": "t", "source": "user", "text": "old words",
+            "metadata": {"a": 1, "b": 2}}),
+        )
+        .context_id;
+        store(
+            &memory,
+            json!({"thread_id": "u", "source": "agent", "text": "other"}),
+        );
         let updated = update_context(
             &memory,
             &parse(json!({"context_id": id, "text": "fresh words", "metadata_patch": {"b": null, "c": 3}})),
@@ -1500,7 +1604,10 @@ mod tests {
         .unwrap();
         assert_eq!(updated.updated_fields, ["text_content", "metadata"]);
         let got = get_context_by_ids(&memory, &parse(json!({"context_ids": [id]}))).unwrap();
-        assert_eq!(Value::Object(got.results[0].metadata.clone()), json!({"a": 1, "c": 3}));
+        assert_eq!(
+            Value::Object(got.results[0].metadata.clone()),
+            json!({"a": 1, "c": 3})
+        );
         let old = fts_search_context(&memory, &parse(json!({"query": "old"}))).unwrap();
         assert_eq!(old.count, 0);
         let fresh = fts_search_context(&memory, &parse(json!({"query": "fresh"}))).unwrap();

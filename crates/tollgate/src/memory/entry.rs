@@ -95,8 +95,14 @@ impl ImageMime {
 
     pub fn parse(text: &str) -> Option<ImageMime> {
         let text = text.trim().to_ascii_lowercase();
-        let text = if text == "image/jpg" { "image/jpeg" } else { &text };
-        ImageMime::ALL.into_iter().find(|mime| mime.as_str() == text)
+        let text = if text == "image/jpg" {
+            "image/jpeg"
+        } else {
+            &text
+        };
+        ImageMime::ALL
+            .into_iter()
+            .find(|mime| mime.as_str() == text)
     }
 
     /// Whether `data` starts with this type's signature: a declared type that the bytes
@@ -245,7 +251,9 @@ pub(crate) fn check_metadata(
     if size > MAX_METADATA_BYTES {
         return Err(MemoryError::TooLarge {
             field: field.to_string(),
-            message: format!("the metadata is {size} bytes of JSON, over the limit of {MAX_METADATA_BYTES}"),
+            message: format!(
+                "the metadata is {size} bytes of JSON, over the limit of {MAX_METADATA_BYTES}"
+            ),
         });
     }
     Ok(metadata)

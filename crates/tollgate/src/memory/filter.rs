@@ -195,9 +195,9 @@ impl MetadataCondition {
             Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte => {
                 matches!(value, Value::Number(_) | Value::String(_))
             }
-            Operator::In | Operator::NotIn => value
-                .as_array()
-                .is_some_and(|items| !items.is_empty() && items.len() <= 100 && items.iter().all(scalar)),
+            Operator::In | Operator::NotIn => value.as_array().is_some_and(|items| {
+                !items.is_empty() && items.len() <= 100 && items.iter().all(scalar)
+            }),
             Operator::Contains | Operator::StartsWith | Operator::EndsWith => {
                 value.as_str().is_some_and(|text| !text.is_empty())
             }
@@ -216,7 +216,10 @@ impl MetadataCondition {
             };
             return Err(MemoryError::invalid(
                 value_field,
-                format!("operator `{}` takes {expected}, got {value}", operator.as_str()),
+                format!(
+                    "operator `{}` takes {expected}, got {value}",
+                    operator.as_str()
+                ),
             ));
         }
         Ok(MetadataCondition {
@@ -326,7 +329,9 @@ mod tests {
     #[test]
     fn operators_check_their_values() {
         let path = || MetadataPath::parse("k", "p").unwrap();
-        assert!(MetadataCondition::new("f", path(), Operator::In, Some(Value::from(3)), false).is_err());
+        assert!(
+            MetadataCondition::new("f", path(), Operator::In, Some(Value::from(3)), false).is_err()
+        );
         assert!(MetadataCondition::new("f", path(), Operator::Gt, None, false).is_err());
         assert!(MetadataCondition::new("f", path(), Operator::Exists, None, false).is_ok());
         assert_eq!(Operator::ALL.len(), 16);

@@ -52,7 +52,10 @@ impl FtsQuery {
         if text.len() > MAX_QUERY_BYTES {
             return Err(MemoryError::TooLarge {
                 field: field.to_string(),
-                message: format!("the query is {} bytes, over the limit of {MAX_QUERY_BYTES}", text.len()),
+                message: format!(
+                    "the query is {} bytes, over the limit of {MAX_QUERY_BYTES}",
+                    text.len()
+                ),
             });
         }
         let built = match mode {
@@ -101,7 +104,9 @@ fn boolean(field: &str, text: &str) -> Result<Option<String>, MemoryError> {
     let bad = |why: &str| {
         MemoryError::invalid(
             field,
-            format!("not a boolean query ({why}): use words, \"quoted phrases\", AND, OR, NOT and parentheses, e.g. `auth AND (token OR session) NOT legacy`"),
+            format!(
+                "not a boolean query ({why}): use words, \"quoted phrases\", AND, OR, NOT and parentheses, e.g. `auth AND (token OR session) NOT legacy`"
+            ),
         )
     };
     let mut tokens = Vec::new();
@@ -203,7 +208,10 @@ mod tests {
             build("auth token: NEAR(x) ^y*", FtsMode::Match).as_deref(),
             Some(r#""auth" "token" "NEAR" "x" "y""#)
         );
-        assert_eq!(build("auth", FtsMode::Prefix).as_deref(), Some(r#""auth"*"#));
+        assert_eq!(
+            build("auth", FtsMode::Prefix).as_deref(),
+            Some(r#""auth"*"#)
+        );
         assert_eq!(
             build("exact  \"phrase\" here", FtsMode::Phrase).as_deref(),
             Some(r#""exact phrase here""#)
@@ -214,10 +222,23 @@ mod tests {
     #[test]
     fn boolean_queries_are_checked_and_rebuilt() {
         assert_eq!(
-            build("auth AND (token OR \"user session\") NOT legacy", FtsMode::Boolean).as_deref(),
+            build(
+                "auth AND (token OR \"user session\") NOT legacy",
+                FtsMode::Boolean
+            )
+            .as_deref(),
             Some(r#""auth" AND ( "token" OR "user session" ) NOT "legacy""#)
         );
-        for bad in ["AND auth", "auth OR", "(auth", "auth)", "()", "text:auth", "\"open", "a NEAR/2 b"] {
+        for bad in [
+            "AND auth",
+            "auth OR",
+            "(auth",
+            "auth)",
+            "()",
+            "text:auth",
+            "\"open",
+            "a NEAR/2 b",
+        ] {
             let err = FtsQuery::build("query", bad, FtsMode::Boolean).unwrap_err();
             assert_eq!(err.field(), Some("query"), "{bad}");
         }

@@ -9,8 +9,8 @@ use tollgate_index::Embedder;
 use super::entry::{check_images, check_metadata, check_text, normalize_tags};
 use super::{Entry, Filter, FtsQuery, Image, MemoryError, NewEntry, Page, Source};
 use crate::secrets;
-use crate::store::memory::{InsertRow, UpdateRow};
 use crate::store::Store;
+use crate::store::memory::{InsertRow, UpdateRow};
 
 /// The knowledge store of one [`Store`], embedding with one [`Embedder`].
 #[derive(Debug, Clone, Copy)]
@@ -62,9 +62,10 @@ impl EntryUpdate {
             Some(MetadataChange::Replace(map)) => {
                 Some(MetadataChange::Replace(check_metadata("metadata", map)?))
             }
-            Some(MetadataChange::Patch(map)) => {
-                Some(MetadataChange::Patch(check_metadata("metadata_patch", map)?))
-            }
+            Some(MetadataChange::Patch(map)) => Some(MetadataChange::Patch(check_metadata(
+                "metadata_patch",
+                map,
+            )?)),
             None => None,
         };
         Ok(EntryUpdate {
@@ -72,7 +73,9 @@ impl EntryUpdate {
             text: text.map(|text| check_text("text", text)).transpose()?,
             metadata,
             tags: tags.map(|tags| normalize_tags("tags", tags)).transpose()?,
-            images: images.map(|images| check_images("images", images)).transpose()?,
+            images: images
+                .map(|images| check_images("images", images))
+                .transpose()?,
         })
     }
 
@@ -229,7 +232,10 @@ impl<'a> Memory<'a> {
         for entry in entries {
             prepared.push(scrub_entry(entry));
         }
-        let texts: Vec<&str> = prepared.iter().map(|(entry, _)| entry.text.as_str()).collect();
+        let texts: Vec<&str> = prepared
+            .iter()
+            .map(|(entry, _)| entry.text.as_str())
+            .collect();
         let vectors = self
             .embedder
             .embed(&texts)
@@ -254,7 +260,12 @@ impl<'a> Memory<'a> {
             return Ok(ids
                 .into_iter()
                 .zip(&prepared)
-                .map(|(id, (_, n))| Ok(Stored { id, n_secrets_scrubbed: *n }))
+                .map(|(id, (_, n))| {
+                    Ok(Stored {
+                        id,
+                        n_secrets_scrubbed: *n,
+                    })
+                })
                 .collect());
         }
         Ok(rows
@@ -272,7 +283,12 @@ impl<'a> Memory<'a> {
 
     /// The entries with `ids`, in that order; an id that does not exist is an error naming
     /// it (under `field`).
-    pub fn get(&self, field: &str, ids: &[i64], include_images: bool) -> Result<Vec<Entry>, MemoryError> {
+    pub fn get(
+        &self,
+        field: &str,
+        ids: &[i64],
+        include_images: bool,
+    ) -> Result<Vec<Entry>, MemoryError> {
         let entries = self.store.memory_get(ids, include_images)?;
         let missing: Vec<i64> = ids
             .iter()
@@ -289,7 +305,12 @@ impl<'a> Memory<'a> {
     }
 
     /// Entries matching `filter`, newest first.
-    pub fn list(&self, filter: &Filter, page: Page, include_images: bool) -> Result<Vec<Entry>, MemoryError> {
+    pub fn list(
+        &self,
+        filter: &Filter,
+        page: Page,
+        include_images: bool,
+    ) -> Result<Vec<Entry>, MemoryError> {
         Ok(self
             .store
             .memory_list(filter, page.limit, page.offset, include_images)?)
@@ -354,7 +375,10 @@ impl<'a> Memory<'a> {
     }
 
     /// Both arms over the same filter, fused by [`rrf`].
-    #[allow(clippy::too_many_arguments, reason = "the seed's parameters, each typed")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the seed's parameters, each typed"
+    )]
     pub fn hybrid(
         &self,
         query: Option<&FtsQuery>,
@@ -499,7 +523,12 @@ impl<'a> Memory<'a> {
 
     /// The `limit` entries (matching `filter`, embedded by this embedder) nearest to `text`,
     /// with their L2 distances, nearest first.
-    fn nearest(&self, text: &str, filter: &Filter, limit: usize) -> Result<Vec<(i64, f64)>, MemoryError> {
+    fn nearest(
+        &self,
+        text: &str,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, MemoryError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -516,7 +545,9 @@ impl<'a> Memory<'a> {
                 let dot: f32 = bytes
                     .chunks_exact(4)
                     .zip(&query)
-                    .map(|(chunk, q)| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) * q)
+                    .map(|(chunk, q)| {
+                        f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) * q
+                    })
                     .sum();
                 scored.push((id, dot));
             })?;

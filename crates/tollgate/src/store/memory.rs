@@ -179,12 +179,24 @@ impl Store {
             let mut conditions = Vec::new();
             let mut params = Vec::new();
             if !criteria.ids.is_empty() {
-                conditions.push(format!("id IN ({})", placeholders(&mut params, criteria.ids.iter().map(|id| SqlValue::Integer(*id)))));
+                conditions.push(format!(
+                    "id IN ({})",
+                    placeholders(
+                        &mut params,
+                        criteria.ids.iter().map(|id| SqlValue::Integer(*id))
+                    )
+                ));
             }
             if !criteria.thread_ids.is_empty() {
                 conditions.push(format!(
                     "thread_id IN ({})",
-                    placeholders(&mut params, criteria.thread_ids.iter().map(|t| SqlValue::Text(t.clone())))
+                    placeholders(
+                        &mut params,
+                        criteria
+                            .thread_ids
+                            .iter()
+                            .map(|t| SqlValue::Text(t.clone()))
+                    )
                 ));
             }
             if let Some(source) = criteria.source {
@@ -198,7 +210,10 @@ impl Store {
             if conditions.is_empty() {
                 return Ok(0);
             }
-            let sql = format!("DELETE FROM memory_entries WHERE {}", conditions.join(" AND "));
+            let sql = format!(
+                "DELETE FROM memory_entries WHERE {}",
+                conditions.join(" AND ")
+            );
             Ok(tx.execute(&sql, params_from_iter(params.iter()))?)
         })
     }
@@ -240,13 +255,26 @@ impl Store {
                             count(DISTINCT thread_id)
                      FROM memory_entries",
                     [],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)),
+                    |row| {
+                        Ok((
+                            row.get(0)?,
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                        ))
+                    },
                 )?;
-            let images: i64 = tx.query_row("SELECT count(*) FROM memory_images", [], |row| row.get(0))?;
+            let images: i64 =
+                tx.query_row("SELECT count(*) FROM memory_images", [], |row| row.get(0))?;
             let tags: i64 =
-                tx.query_row("SELECT count(DISTINCT tag) FROM memory_tags", [], |row| row.get(0))?;
+                tx.query_row("SELECT count(DISTINCT tag) FROM memory_tags", [], |row| {
+                    row.get(0)
+                })?;
             let embedded: i64 =
-                tx.query_row("SELECT count(*) FROM memory_embeddings", [], |row| row.get(0))?;
+                tx.query_row("SELECT count(*) FROM memory_embeddings", [], |row| {
+                    row.get(0)
+                })?;
             let bytes: i64 = tx.query_row(
                 "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
                 [],
@@ -313,8 +341,14 @@ fn insert(tx: &Transaction<'_>, row: &InsertRow<'_>) -> Result<i64, StoreError> 
 
 fn update(tx: &Transaction<'_>, row: &UpdateRow<'_>) -> Result<(), StoreError> {
     if let Some(text) = row.text {
-        tx.execute("UPDATE memory_entries SET text = ?2 WHERE id = ?1", (row.id, text))?;
-        tx.execute("DELETE FROM memory_embeddings WHERE entry_id = ?1", [row.id])?;
+        tx.execute(
+            "UPDATE memory_entries SET text = ?2 WHERE id = ?1",
+            (row.id, text),
+        )?;
+        tx.execute(
+            "DELETE FROM memory_embeddings WHERE entry_id = ?1",
+            [row.id],
+        )?;
         if let Some((model, vector)) = row.embedding {
             write_embedding(tx, row.id, model, vector)?;
         }
@@ -360,7 +394,8 @@ fn update(tx: &Transaction<'_>, row: &UpdateRow<'_>) -> Result<(), StoreError> {
 }
 
 fn write_tags(tx: &Transaction<'_>, id: i64, tags: &[String]) -> Result<(), StoreError> {
-    let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO memory_tags (entry_id, tag) VALUES (?1, ?2)")?;
+    let mut stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO memory_tags (entry_id, tag) VALUES (?1, ?2)")?;
     for tag in tags {
         stmt.execute((id, tag))?;
     }
@@ -451,7 +486,8 @@ fn hydrate(
                 .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?
                 .collect::<Result<_, _>>()?;
             for (mime, data) in images {
-                let mime = ImageMime::parse(&mime).ok_or_else(|| corrupt("image type", mime.clone()))?;
+                let mime =
+                    ImageMime::parse(&mime).ok_or_else(|| corrupt("image type", mime.clone()))?;
                 entry.images.push(Image::stored(mime, data));
             }
         }
@@ -491,7 +527,10 @@ fn where_clause(filter: &Filter, params: &mut Vec<SqlValue>) -> String {
         conditions.push(format!("e.content_type = {p}"));
     }
     if !filter.tags.is_empty() {
-        let list = placeholders(params, filter.tags.iter().map(|t| SqlValue::Text(t.clone())));
+        let list = placeholders(
+            params,
+            filter.tags.iter().map(|t| SqlValue::Text(t.clone())),
+        );
         conditions.push(format!(
             "EXISTS (SELECT 1 FROM memory_tags t WHERE t.entry_id = e.id AND t.tag IN ({list}))"
         ));
@@ -533,7 +572,10 @@ fn metadata_condition(condition: &MetadataCondition, params: &mut Vec<SqlValue>)
     };
     match condition.operator() {
         Operator::Eq => equals(params, value, &x, &t),
-        Operator::Ne => format!("({t} IS NOT NULL AND NOT {})", equals(params, value, &x, &t)),
+        Operator::Ne => format!(
+            "({t} IS NOT NULL AND NOT {})",
+            equals(params, value, &x, &t)
+        ),
         Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte => {
             let op = match condition.operator() {
                 Operator::Gt => ">",
@@ -571,7 +613,9 @@ fn metadata_condition(condition: &MetadataCondition, params: &mut Vec<SqlValue>)
         Operator::IsNull => format!("{t} = 'null'"),
         Operator::IsNotNull => format!("({t} IS NOT NULL AND {t} != 'null')"),
         Operator::Contains => text_op(params, &|x, p| format!("instr({x}, {p}) > 0")),
-        Operator::StartsWith => text_op(params, &|x, p| format!("substr({x}, 1, length({p})) = {p}")),
+        Operator::StartsWith => {
+            text_op(params, &|x, p| format!("substr({x}, 1, length({p})) = {p}"))
+        }
         Operator::EndsWith => text_op(params, &|x, p| {
             format!("length({x}) >= length({p}) AND substr({x}, -length({p})) = {p}")
         }),

@@ -74,16 +74,6 @@ fn property_names(schema: &Value) -> Vec<String> {
     names
 }
 
-/// The properties of the items of array `field`, following a `$ref`.
-fn item_properties(schema: &Value, field: &str) -> Vec<String> {
-    let items = &schema["properties"][field]["items"];
-    let items = match items["$ref"].as_str() {
-        Some(reference) => &schema["$defs"][reference.trim_start_matches("#/$defs/")],
-        None => items,
-    };
-    property_names(items)
-}
-
 #[test]
 fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
     let text = seed_text();

@@ -112,7 +112,7 @@ pub struct SearchContextRequest {
     pub content_type: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// [{key, operator, value, case_sensitive}], operator: eq ne gt gte lt lte in not_in exists not_exists contains starts_with ends_with is_null is_not_null array_contains.
+    /// [{key, operator, value, case_sensitive}]; operators: eq ne gt gte lt lte in not_in exists not_exists contains starts_with ends_with is_null is_not_null array_contains.
     #[serde(default)]
     pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
@@ -285,8 +285,8 @@ pub struct HybridSearchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreContextBatchRequest {
-    pub entries: Vec<StoreContextRequest>,
-    /// Default true.
+    /// store_context's arguments each.
+    pub entries: Vec<Map<String, Value>>,
     #[serde(default = "yes")]
     pub atomic: bool,
 }
@@ -295,8 +295,8 @@ pub struct StoreContextBatchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateContextBatchRequest {
-    pub updates: Vec<UpdateContextRequest>,
-    /// Default true.
+    /// update_context's arguments each.
+    pub updates: Vec<Map<String, Value>>,
     #[serde(default = "yes")]
     pub atomic: bool,
 }
@@ -427,7 +427,6 @@ pub struct StatisticsResponse {
     pub total_images: u64,
     pub unique_tags: u64,
     pub total_threads: u64,
-    pub embedded_entries: u64,
     pub database_size_mb: f64,
 }
 
@@ -528,7 +527,10 @@ pub fn store_context_batch(
     let mut entries = Vec::new();
     let mut positions = Vec::new();
     for (index, entry) in request.entries.iter().enumerate() {
-        match parse_entry(entry, &format!("entries[{index}].")) {
+        let prefix = format!("entries[{index}].");
+        match batch_item::<StoreContextRequest>(entry, &prefix)
+            .and_then(|entry| parse_entry(&entry, &prefix))
+        {
             Ok(entry) => {
                 entries.push(entry);
                 positions.push(index);
@@ -669,7 +671,10 @@ pub fn update_context_batch(
     let mut updates = Vec::new();
     let mut positions = Vec::new();
     for (index, update) in request.updates.iter().enumerate() {
-        match parse_update(update, &format!("updates[{index}].")) {
+        let prefix = format!("updates[{index}].");
+        match batch_item::<UpdateContextRequest>(update, &prefix)
+            .and_then(|update| parse_update(&update, &prefix))
+        {
             Ok(update) => {
                 updates.push(update);
                 positions.push(index);
@@ -787,7 +792,6 @@ pub fn get_statistics(memory: &Memory<'_>) -> Result<StatisticsResponse, ApiErro
         total_images: stats.total_images,
         unique_tags: stats.unique_tags,
         total_threads: stats.total_threads,
-        embedded_entries: stats.embedded_entries,
         database_size_mb: (stats.database_bytes as f64 / 1_048_576.0 * 100.0).round() / 100.0,
     })
 }
@@ -953,6 +957,16 @@ pub fn hybrid_search_context(
         fts_count: outcome.n_fts,
         semantic_count: outcome.n_semantic,
         stats,
+    })
+}
+
+/// One item of a batch as its single-entry request; errors name the item.
+fn batch_item<T: serde::de::DeserializeOwned>(
+    item: &Map<String, Value>,
+    prefix: &str,
+) -> Result<T, ApiError> {
+    serde_json::from_value(Value::Object(item.clone())).map_err(|err| {
+        ApiError::invalid(prefix.trim_end_matches('.'), format!("invalid item: {err}"))
     })
 }
 
@@ -1622,7 +1636,7 @@ mod tests {
         assert_eq!(threads.total_threads, 2);
         let stats = get_statistics(&memory).unwrap();
         assert_eq!(stats.total_entries, 2);
-        assert_eq!(stats.embedded_entries, 2);
+        assert_eq!(memory.statistics().unwrap().embedded_entries, 2);
         let err = delete_context_batch(&memory, &parse(json!({"source": "user"}))).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("source"));
         let deleted = delete_context_batch(

@@ -115,15 +115,16 @@ fn every_context_tool_has_the_seeds_parameters_defaults_and_result_fields() {
             ));
         }
         if !nested.is_empty() {
-            let field = if tool.starts_with("store") {
-                "entries"
+            // A batch item is its single tool's arguments: those must hold every nested name.
+            let single = if tool.starts_with("store") {
+                "store_context"
             } else {
-                "updates"
+                "update_context"
             };
-            let items = item_properties(&schema, field);
+            let items = property_names(&input_schema(single));
             for name in &nested {
                 if !items.contains(name) {
-                    problems.push(format!("{tool}: {field}[] lacks `{name}` ({items:?})"));
+                    problems.push(format!("{tool}: an item lacks `{name}` ({items:?})"));
                 }
             }
         }

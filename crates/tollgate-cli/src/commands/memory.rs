@@ -250,7 +250,12 @@ fn conditions(filter: &MemoryFilterArgs) -> anyhow::Result<Vec<serde_json::Map<S
 
 /// An API error with its code first, as the other front ends show it.
 fn coded(err: ApiError) -> anyhow::Error {
-    anyhow!("[{}] {}", err.code, err.message)
+    match &err.field {
+        Some(field) if !err.message.starts_with(field.as_str()) => {
+            anyhow!("[{}] {field}: {}", err.code, err.message)
+        }
+        _ => anyhow!("[{}] {}", err.code, err.message),
+    }
 }
 
 fn print<T: Serialize>(json: bool, value: &T, text: impl FnOnce()) -> anyhow::Result<ExitStatus> {

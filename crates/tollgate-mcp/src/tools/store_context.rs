@@ -11,7 +11,7 @@ pub(crate) struct StoreContext;
 impl Tool for StoreContext {
     const NAME: &'static str = "store_context";
     const TITLE: &'static str = "Store context";
-    const DESCRIPTION: &'static str = "Store an entry (text, tags, metadata, base64 images) in a thread; secrets are masked first.";
+    const DESCRIPTION: &'static str = "Store an entry in a thread; secrets are masked first.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_WRITE;

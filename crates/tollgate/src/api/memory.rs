@@ -112,7 +112,7 @@ pub struct SearchContextRequest {
     pub content_type: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// [{key, operator, value, case_sensitive}]; operators: eq ne gt gte lt lte in not_in exists not_exists contains starts_with ends_with is_null is_not_null array_contains.
+    /// {key, operator (eq, ne, gt, in, contains, exists, array_contains, …), value, case_sensitive}.
     #[serde(default)]
     pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
@@ -285,7 +285,6 @@ pub struct HybridSearchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StoreContextBatchRequest {
-    /// store_context's arguments each.
     pub entries: Vec<Map<String, Value>>,
     #[serde(default = "yes")]
     pub atomic: bool,
@@ -295,7 +294,6 @@ pub struct StoreContextBatchRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateContextBatchRequest {
-    /// update_context's arguments each.
     pub updates: Vec<Map<String, Value>>,
     #[serde(default = "yes")]
     pub atomic: bool,

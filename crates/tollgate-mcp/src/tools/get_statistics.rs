@@ -11,7 +11,7 @@ pub(crate) struct GetStatistics;
 
 impl Tool for GetStatistics {
     const NAME: &'static str = "get_statistics";
-    const TITLE: &'static str = "Memory statistics";
+    const TITLE: &'static str = "Statistics";
     const DESCRIPTION: &'static str = "Counts and store size.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";

@@ -255,7 +255,6 @@ pub struct HybridSearchRequest {
     pub search_modes: Option<Vec<String>>,
     #[serde(default = "default_fusion")]
     pub fusion_method: String,
-    /// Default 60.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub rrf_k: Option<u32>,

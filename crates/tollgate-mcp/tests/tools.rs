@@ -300,8 +300,10 @@ async fn profiles_choose_the_served_tools_and_utilities_are_always_there() {
             "validate_content"
         ]
     );
+    let memory = connect("memory", legacy()).await;
     let all = connect("all", legacy()).await;
     let mut expected = review.names();
+    expected.extend(memory.names());
     expected.extend(session.names());
     expected.extend(plan.names());
     expected.extend(context.names());
@@ -342,7 +344,7 @@ const PLAN_WRITES: [&str; 9] = [
 /// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
 /// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
 /// and answer differently each time.
-const HINTS: [(&str, bool, bool, bool, bool); 45] = [
+const HINTS: [(&str, bool, bool, bool, bool); 58] = [
     ("cancel_review", false, true, false, false),
     ("check_invariants", true, false, true, false),
     ("codebase_retrieval", true, false, true, false),
@@ -388,6 +390,19 @@ const HINTS: [(&str, bool, bool, bool, bool); 45] = [
     ("view_history", true, false, true, false),
     ("view_progress", true, false, true, false),
     ("visualize_plan", true, false, true, false),
+    ("store_context", false, false, false, false),
+    ("search_context", true, false, true, false),
+    ("get_context_by_ids", true, false, true, false),
+    ("delete_context", false, true, true, false),
+    ("update_context", false, true, true, false),
+    ("list_threads", true, false, true, false),
+    ("get_statistics", true, false, true, false),
+    ("semantic_search_context", true, false, true, false),
+    ("fts_search_context", true, false, true, false),
+    ("hybrid_search_context", true, false, true, false),
+    ("store_context_batch", false, false, false, false),
+    ("update_context_batch", false, true, true, false),
+    ("delete_context_batch", false, true, true, false),
 ];
 
 #[tokio::test]
@@ -822,7 +837,7 @@ async fn tool_manifest_matches_tools_list() {
     assert_eq!(manifest["tools"], json!(session.names()));
     assert_eq!(
         manifest["profiles"],
-        json!(["review", "plan", "context", "session"])
+        json!(["review", "plan", "context", "session", "memory"])
     );
     for (described, listed) in manifest["definitions"]
         .as_array()

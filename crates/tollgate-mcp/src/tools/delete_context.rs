@@ -11,7 +11,7 @@ pub(crate) struct DeleteContext;
 impl Tool for DeleteContext {
     const NAME: &'static str = "delete_context";
     const TITLE: &'static str = "Delete context";
-    const DESCRIPTION: &'static str = "Delete by ids or thread.";
+    const DESCRIPTION: &'static str = "Delete knowledge-store entries by id or thread.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_DELETE;

@@ -11,7 +11,7 @@ pub(crate) struct FtsSearchContext;
 impl Tool for FtsSearchContext {
     const NAME: &'static str = "fts_search_context";
     const TITLE: &'static str = "Full-text search";
-    const DESCRIPTION: &'static str = "Full-text search (BM25).";
+    const DESCRIPTION: &'static str = "Full-text search (BM25) of knowledge entries.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

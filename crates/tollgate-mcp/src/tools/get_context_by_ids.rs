@@ -11,7 +11,7 @@ pub(crate) struct GetContextByIds;
 impl Tool for GetContextByIds {
     const NAME: &'static str = "get_context_by_ids";
     const TITLE: &'static str = "Get context";
-    const DESCRIPTION: &'static str = "Entries by id.";
+    const DESCRIPTION: &'static str = "Fetch knowledge-store entries by their ids.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -12,7 +12,7 @@ pub(crate) struct GetStatistics;
 impl Tool for GetStatistics {
     const NAME: &'static str = "get_statistics";
     const TITLE: &'static str = "Statistics";
-    const DESCRIPTION: &'static str = "Counts and store size.";
+    const DESCRIPTION: &'static str = "Knowledge-store entry counts and its size.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

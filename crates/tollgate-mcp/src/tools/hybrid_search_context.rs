@@ -11,7 +11,7 @@ pub(crate) struct HybridSearchContext;
 impl Tool for HybridSearchContext {
     const NAME: &'static str = "hybrid_search_context";
     const TITLE: &'static str = "Hybrid search";
-    const DESCRIPTION: &'static str = "FTS + semantic, fused by RRF.";
+    const DESCRIPTION: &'static str = "Full-text and semantic search, fused by RRF.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

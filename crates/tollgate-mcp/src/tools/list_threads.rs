@@ -12,7 +12,7 @@ pub(crate) struct ListThreads;
 impl Tool for ListThreads {
     const NAME: &'static str = "list_threads";
     const TITLE: &'static str = "List threads";
-    const DESCRIPTION: &'static str = "Threads with entry counts.";
+    const DESCRIPTION: &'static str = "Knowledge-store threads with entry counts.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

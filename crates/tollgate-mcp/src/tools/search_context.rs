@@ -11,7 +11,7 @@ pub(crate) struct SearchContext;
 impl Tool for SearchContext {
     const NAME: &'static str = "search_context";
     const TITLE: &'static str = "Search context";
-    const DESCRIPTION: &'static str = "List entries by filters, newest first.";
+    const DESCRIPTION: &'static str = "List knowledge entries by filters, newest first.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

@@ -13,7 +13,7 @@ pub(crate) struct SemanticSearchContext;
 impl Tool for SemanticSearchContext {
     const NAME: &'static str = "semantic_search_context";
     const TITLE: &'static str = "Semantic search";
-    const DESCRIPTION: &'static str = "Search by meaning.";
+    const DESCRIPTION: &'static str = "Search knowledge-store entries by meaning.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

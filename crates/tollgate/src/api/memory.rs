@@ -112,7 +112,7 @@ pub struct SearchContextRequest {
     pub content_type: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// {key, operator (eq, ne, gt, in, contains, exists, array_contains, …), value, case_sensitive}.
+    /// {key, operator, value, case_sensitive} conditions.
     #[serde(default)]
     pub metadata_filters: Vec<Map<String, Value>>,
     #[serde(default)]
@@ -160,7 +160,6 @@ pub struct UpdateContextRequest {
     pub text: Option<String>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// RFC 7396 merge patch.
     #[serde(default)]
     pub metadata_patch: Option<Map<String, Value>>,
     #[serde(default)]
@@ -174,7 +173,6 @@ pub struct UpdateContextRequest {
 #[serde(deny_unknown_fields)]
 pub struct SemanticSearchRequest {
     pub query: String,
-    /// Default 5.
     #[serde(default = "default_search_limit")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: u32,
@@ -210,7 +208,6 @@ pub struct FtsSearchRequest {
     /// match (default), prefix, phrase, boolean.
     #[serde(default = "default_mode")]
     pub mode: String,
-    /// Default 5.
     #[serde(default = "default_search_limit")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: u32,
@@ -245,7 +242,6 @@ pub struct FtsSearchRequest {
 #[serde(deny_unknown_fields)]
 pub struct HybridSearchRequest {
     pub query: String,
-    /// Default 5.
     #[serde(default = "default_search_limit")]
     #[schemars(range(min = 1, max = 100))]
     pub limit: u32,

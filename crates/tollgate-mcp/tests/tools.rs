@@ -912,6 +912,8 @@ async fn tool_manifest_matches_tools_list() {
         .contains(&name)
         {
             "context"
+        } else if name.contains("context") || ["list_threads", "get_statistics"].contains(&name) {
+            "memory"
         } else {
             "utility"
         };

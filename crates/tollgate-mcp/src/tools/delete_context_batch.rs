@@ -11,7 +11,7 @@ pub(crate) struct DeleteContextBatch;
 impl Tool for DeleteContextBatch {
     const NAME: &'static str = "delete_context_batch";
     const TITLE: &'static str = "Delete batch";
-    const DESCRIPTION: &'static str = "Delete entries by ids, threads, age, source.";
+    const DESCRIPTION: &'static str = "Delete knowledge entries by ids, threads, age, source.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_DELETE;

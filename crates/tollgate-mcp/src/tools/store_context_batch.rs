@@ -11,7 +11,7 @@ pub(crate) struct StoreContextBatch;
 impl Tool for StoreContextBatch {
     const NAME: &'static str = "store_context_batch";
     const TITLE: &'static str = "Store batch";
-    const DESCRIPTION: &'static str = "Store up to 100 entries.";
+    const DESCRIPTION: &'static str = "Store up to 100 knowledge-store entries at once.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_WRITE;

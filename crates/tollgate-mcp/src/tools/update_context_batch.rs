@@ -11,7 +11,7 @@ pub(crate) struct UpdateContextBatch;
 impl Tool for UpdateContextBatch {
     const NAME: &'static str = "update_context_batch";
     const TITLE: &'static str = "Update batch";
-    const DESCRIPTION: &'static str = "Update up to 100 entries.";
+    const DESCRIPTION: &'static str = "Update up to 100 knowledge-store entries at once.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = super::MEMORY_UPDATE;

@@ -62,6 +62,120 @@ pub enum Command {
         #[command(subcommand)]
         command: LearnCommand,
     },
+    /// The knowledge store beside the code index: store, find, search, get, delete entries;
+    /// threads and statistics (the same operations as the MCP `memory` tools).
+    Memory(MemoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// Workspace root (the store is <repo>/.tollgate/tollgate.db).
+    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    pub repo: PathBuf,
+    /// Print the result as JSON (the MCP tool's result).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// An OpenAI-compatible embeddings endpoint instead of the built-in hashed embedder.
+    #[arg(long, value_name = "URL", requires = "embed_model", global = true)]
+    pub embed_url: Option<String>,
+    /// The model the embeddings endpoint serves.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub embed_model: Option<String>,
+    /// Bearer token for the embeddings endpoint.
+    #[arg(
+        long,
+        env = "TOLLGATE_EMBED_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY",
+        global = true
+    )]
+    pub embed_api_key: Option<String>,
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+/// Filters shared by `memory find` and `memory search`.
+#[derive(Debug, Args)]
+pub struct MemoryFilterArgs {
+    /// Only this thread.
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
+    /// Only entries from `user` or `agent`.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// Entries with any of these tags (repeatable).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Metadata condition as JSON, e.g. '{"key":"priority","operator":"gte","value":5}'
+    /// (repeatable; all must hold).
+    #[arg(long = "where", value_name = "JSON")]
+    pub conditions: Vec<String>,
+    /// Created on or after this ISO 8601 date.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Created on or before this ISO 8601 date (a date covers its whole day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Results at most (1-100).
+    #[arg(long, short = 'n')]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Store an entry (TEXT, or `-` for stdin); secrets are masked before it is written.
+    Store {
+        /// The entry's text, or `-` to read it from stdin.
+        text: String,
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// `user` or `agent`.
+        #[arg(long, default_value = "user")]
+        source: String,
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// A JSON object of metadata.
+        #[arg(long, value_name = "JSON")]
+        metadata: Option<String>,
+    },
+    /// List entries by filters, newest first.
+    Find {
+        #[command(flatten)]
+        filter: MemoryFilterArgs,
+    },
+    /// Search entries: hybrid (default), fts or semantic.
+    Search {
+        query: String,
+        /// hybrid, fts or semantic.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// How fts reads the query: match, prefix, phrase or boolean.
+        #[arg(long, default_value = "match")]
+        fts_mode: String,
+        #[command(flatten)]
+        filter: MemoryFilterArgs,
+    },
+    /// Show entries by id.
+    Get {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Delete entries; every criterion given must hold.
+    Delete {
+        #[arg(long = "id", value_name = "ID")]
+        ids: Vec<i64>,
+        #[arg(long = "thread", value_name = "ID")]
+        threads: Vec<String>,
+        /// Only with another criterion.
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long, value_name = "DAYS")]
+        older_than_days: Option<u32>,
+    },
+    /// Threads with their entry counts.
+    Threads,
+    /// Totals and the store's size.
+    Stats,
 }
 
 #[derive(Debug, Subcommand)]
@@ -610,7 +724,7 @@ pub struct McpArgs {
     /// directory, which are served only when named here].
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Tool profiles to serve, comma-separated: review, plan, context, session, or all. The
+    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, or all. The
     /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
     #[arg(long = "tools", value_name = "LIST", default_value = "review")]
     pub tools: tollgate_mcp::Profiles,

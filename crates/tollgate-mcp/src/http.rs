@@ -1,5 +1,8 @@
 //! Streamable HTTP: the MCP endpoint on `/mcp`, a plain JSON API for scripts and agents that do
-//! not speak MCP (`GET /tools/list`, `POST /tools/{name}`), and a health check on `/health`.
+//! not speak MCP (`GET /tools/list`, `POST /tools/{name}`, and seed 004's built-ins
+//! `POST /tools/search`, `POST /tools/get`, `GET /tools/sources` over the code index and the
+//! knowledge store, which take precedence over tools of those names), and a health check on
+//! `/health`.
 //!
 //! Safe by default for a server on a developer's machine: it binds loopback only (another
 //! address needs both [`HttpOptions::allow_remote`] and a bearer token), checks `Host` against
@@ -235,6 +238,15 @@ impl HttpServer {
         let api = Router::new()
             .route("/tools/list", get(list_tools))
             .route(
+                "/tools/search",
+                post(move |server, body| builtin(server, body, max_body_bytes, search)),
+            )
+            .route(
+                "/tools/get",
+                post(move |server, body| builtin(server, body, max_body_bytes, get_document)),
+            )
+            .route("/tools/sources", get(list_sources))
+            .route(
                 "/tools/{name}",
                 post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
             )
@@ -344,6 +356,135 @@ async fn list_tools(State(server): State<Server>) -> Response {
     json_response(StatusCode::OK, &json!({ "tools": tools }))
 }
 
+/// A seed-004 built-in over the workspace's code index and knowledge store.
+type Builtin = fn(
+    &tollgate::context::Workspace,
+    &tollgate::memory::Memory<'_>,
+    Value,
+) -> Result<Value, ToolError>;
+
+fn search(
+    workspace: &tollgate::context::Workspace,
+    memory: &tollgate::memory::Memory<'_>,
+    body: Value,
+) -> Result<Value, ToolError> {
+    let request = parse_body(body)?;
+    to_json(tollgate::api::knowledge::tools_search(
+        workspace, memory, &request,
+    )?)
+}
+
+fn get_document(
+    workspace: &tollgate::context::Workspace,
+    memory: &tollgate::memory::Memory<'_>,
+    body: Value,
+) -> Result<Value, ToolError> {
+    let request = parse_body(body)?;
+    to_json(tollgate::api::knowledge::tools_get(
+        workspace, memory, &request,
+    )?)
+}
+
+fn sources(
+    workspace: &tollgate::context::Workspace,
+    memory: &tollgate::memory::Memory<'_>,
+    _body: Value,
+) -> Result<Value, ToolError> {
+    to_json(tollgate::api::knowledge::tools_sources(workspace, memory)?)
+}
+
+fn parse_body<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolError> {
+    serde_json::from_value(body)
+        .map_err(|err| ToolError::new(INVALID_INPUT, format!("Invalid request body: {err}")))
+}
+
+fn to_json(value: impl serde::Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(value).map_err(|err| {
+        ToolError::new(
+            ErrorCode::InternalError,
+            format!("the result cannot be serialised: {err}"),
+        )
+    })
+}
+
+/// `GET /tools/sources`.
+async fn list_sources(State(server): State<Server>) -> Response {
+    run_builtin(&server, Value::Null, sources).await
+}
+
+/// `POST /tools/search` and `POST /tools/get`: seed 004's answers are the bare result (no
+/// `{"result": …}` wrapper), errors the usual shape.
+async fn builtin(
+    State(server): State<Server>,
+    body: Result<Bytes, BytesRejection>,
+    max_body_bytes: usize,
+    operation: Builtin,
+) -> Response {
+    let arguments = match read_arguments(body, max_body_bytes) {
+        Ok(arguments) => arguments,
+        Err(err) => return error_response(&err),
+    };
+    run_builtin(&server, Value::Object(arguments), operation).await
+}
+
+async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
+    let root = server.workspace().to_path_buf();
+    let outcome = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
+        let workspace = tollgate::context::Workspace::open(&root)?;
+        let store = tollgate::store::Store::open_in_workspace(&root)?;
+        let embedder = tollgate::context::HashedEmbedder;
+        let memory = tollgate::memory::Memory::new(&store, &embedder);
+        operation(&workspace, &memory, body)
+    })
+    .await
+    .unwrap_or_else(|err| {
+        Err(ToolError::new(
+            ErrorCode::InternalError,
+            format!("the request failed: {err}"),
+        ))
+    });
+    match outcome {
+        Ok(value) => json_response(StatusCode::OK, &value),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// A JSON API body: a JSON object (an empty body is `{}`).
+fn read_arguments(
+    body: Result<Bytes, BytesRejection>,
+    max_body_bytes: usize,
+) -> Result<JsonObject, ToolError> {
+    let body = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ToolError::new(
+                PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body is over this server's limit of {max_body_bytes} bytes; send less (a smaller diff, fewer files)"
+                ),
+            )
+        } else {
+            ToolError::new(
+                INVALID_INPUT,
+                format!("the request body could not be read: {rejection}"),
+            )
+        }
+    })?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(JsonObject::new());
+    }
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(arguments)) => Ok(arguments),
+        Ok(_) => Err(ToolError::new(
+            INVALID_INPUT,
+            "the body must be a JSON object of the tool's arguments",
+        )),
+        Err(err) => Err(ToolError::new(
+            INVALID_INPUT,
+            format!("the body is not JSON: {err}"),
+        )),
+    }
+}
+
 /// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}`, or the
 /// error shape with the status [`status_for`] gives its code.
 async fn call_tool(
@@ -352,43 +493,9 @@ async fn call_tool(
     body: Result<Bytes, BytesRejection>,
     max_body_bytes: usize,
 ) -> Response {
-    let body = match body {
-        Ok(body) => body,
-        Err(rejection) => {
-            let err = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ToolError::new(
-                    PAYLOAD_TOO_LARGE,
-                    format!(
-                        "the request body is over this server's limit of {max_body_bytes} bytes; send less (a smaller diff, fewer files)"
-                    ),
-                )
-            } else {
-                ToolError::new(
-                    INVALID_INPUT,
-                    format!("the request body could not be read: {rejection}"),
-                )
-            };
-            return error_response(&err);
-        }
-    };
-    let arguments = if body.iter().all(u8::is_ascii_whitespace) {
-        JsonObject::new()
-    } else {
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Object(arguments)) => arguments,
-            Ok(_) => {
-                return error_response(&ToolError::new(
-                    INVALID_INPUT,
-                    "the body must be a JSON object of the tool's arguments",
-                ));
-            }
-            Err(err) => {
-                return error_response(&ToolError::new(
-                    INVALID_INPUT,
-                    format!("the body is not JSON: {err}"),
-                ));
-            }
-        }
+    let arguments = match read_arguments(body, max_body_bytes) {
+        Ok(arguments) => arguments,
+        Err(err) => return error_response(&err),
     };
     match server.call_plain(&name, arguments).await {
         Some(Ok(result)) => json_response(StatusCode::OK, &json!({ "result": result })),
@@ -425,9 +532,8 @@ fn status_for(code: ErrorCode) -> StatusCode {
         }
         LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
         Cancelled => StatusCode::SERVICE_UNAVAILABLE,
-        FileNotFound | PlanNotFound | SessionNotFound | IndexNotFound | ToolNotFound => {
-            StatusCode::NOT_FOUND
-        }
+        FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
+        | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
         | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
         | InternalError => StatusCode::INTERNAL_SERVER_ERROR,

@@ -16,7 +16,8 @@ pub enum Profile {
     Context,
     /// Reactive pull-request review sessions.
     Session,
-    /// What agents and reviewers remember: review learnings (and the knowledge store).
+    /// The knowledge store and review learnings: context entries and their searches, the
+    /// team's decisions on findings.
     Memory,
 }
 
@@ -45,7 +46,7 @@ impl Profile {
                 "review a whole pull request in the background and steer it: start, poll, pause, resume, cancel, telemetry"
             }
             Profile::Memory => {
-                "remember what the team decided: dismiss or accept review findings so they stay decided, list the decisions"
+                "keep and find knowledge beside the code: store, search (full-text, semantic, hybrid), update and delete context entries in threads; remember what the team decided on review findings (dismiss, accept, list) so they stay decided"
             }
         }
     }

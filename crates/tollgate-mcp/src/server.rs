@@ -146,6 +146,7 @@ impl Server {
                 definition: entry.definition().map_err(ServerError::Definition)?,
                 group: entry.group,
                 version: entry.version,
+                hints: entry.hints,
             });
         }
         let instructions = instructions(registry, &options.profiles).into();

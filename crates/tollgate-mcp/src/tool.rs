@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
-use rmcp::model::{JsonObject, MetaObject, ToolAnnotations};
+use rmcp::model::{JsonObject, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -20,9 +20,6 @@ use serde_json::Value;
 use crate::error::{INTERNAL_ERROR, INVALID_INPUT, ToolError};
 use crate::profile::{Profile, Profiles};
 use crate::schema;
-
-/// The `_meta` key under which a tool definition carries its contract version.
-pub(crate) const VERSION_META_KEY: &str = "dev.tollgate/version";
 
 /// One MCP tool: a thin adapter from JSON arguments to one core call.
 pub(crate) trait Tool: 'static {
@@ -97,6 +94,22 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+
+    /// The hints as MCP annotations, each only where it differs from the protocol's default
+    /// (not read-only, destructive, not idempotent, open world) and means something: a
+    /// read-only tool's destructive and idempotent hints are ignored by the protocol. The
+    /// title is the tool's own, not repeated here. Every byte is paid in every agent session.
+    pub(crate) fn annotations(self) -> ToolAnnotations {
+        let mut annotations = ToolAnnotations::default();
+        if self.read_only {
+            annotations.read_only_hint = Some(true);
+        } else {
+            annotations.destructive_hint = (!self.destructive).then_some(false);
+            annotations.idempotent_hint = self.idempotent.then_some(true);
+        }
+        annotations.open_world_hint = (!self.open_world).then_some(false);
+        annotations
+    }
 }
 
 /// What a tool call can reach besides its arguments.
@@ -182,6 +195,8 @@ pub(crate) struct Served {
     pub(crate) definition: rmcp::model::Tool,
     pub(crate) group: Group,
     pub(crate) version: &'static str,
+    /// Every hint, also those the definition leaves to the protocol's defaults.
+    pub(crate) hints: Hints,
 }
 
 /// A tool with its type erased: what the registry lists.
@@ -190,6 +205,7 @@ pub(crate) struct Entry {
     pub(crate) name: &'static str,
     pub(crate) group: Group,
     pub(crate) version: &'static str,
+    pub(crate) hints: Hints,
     pub(crate) long_running: bool,
     definition: fn() -> Result<rmcp::model::Tool, String>,
     call: fn(&ToolContext, JsonObject) -> Result<Value, ToolError>,
@@ -201,6 +217,7 @@ impl Entry {
             name: T::NAME,
             group: T::GROUP,
             version: T::VERSION,
+            hints: T::HINTS,
             long_running: T::LONG_RUNNING,
             definition: definition::<T>,
             call: call::<T>,
@@ -226,8 +243,6 @@ fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
     let input_schema = schema_for_input::<T::Input>()
         .map_err(|err| format!("input schema of `{}`: {err}", T::NAME))?;
     let hints = T::HINTS;
-    let mut meta = JsonObject::new();
-    meta.insert(VERSION_META_KEY.to_string(), Value::from(T::VERSION));
     Ok(rmcp::model::Tool::new(
         T::NAME,
         T::DESCRIPTION,
@@ -237,14 +252,7 @@ fn definition<T: Tool>() -> Result<rmcp::model::Tool, String> {
     .with_raw_output_schema(Arc::new(schema::lean_output(
         schema_for_output::<T::Output>().as_ref().clone(),
     )))
-    .with_annotations(
-        ToolAnnotations::with_title(T::TITLE)
-            .read_only(hints.read_only)
-            .destructive(hints.destructive)
-            .idempotent(hints.idempotent)
-            .open_world(hints.open_world),
-    )
-    .with_meta(MetaObject(meta)))
+    .with_annotations(hints.annotations()))
 }
 
 fn call<T: Tool>(ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError> {

@@ -350,7 +350,7 @@ const PLAN_WRITES: [&str; 9] = [
 /// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
 /// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
 /// and answer differently each time.
-const HINTS: [(&str, bool, bool, bool, bool); 48] = [
+const HINTS: [(&str, bool, bool, bool, bool); 61] = [
     ("cancel_review", false, true, false, false),
     ("check_invariants", true, false, true, false),
     ("codebase_retrieval", true, false, true, false),
@@ -399,6 +399,19 @@ const HINTS: [(&str, bool, bool, bool, bool); 48] = [
     ("view_history", true, false, true, false),
     ("view_progress", true, false, true, false),
     ("visualize_plan", true, false, true, false),
+    ("store_context", false, false, false, false),
+    ("search_context", true, false, true, false),
+    ("get_context_by_ids", true, false, true, false),
+    ("delete_context", false, true, true, false),
+    ("update_context", false, true, true, false),
+    ("list_threads", true, false, true, false),
+    ("get_statistics", true, false, true, false),
+    ("semantic_search_context", true, false, true, false),
+    ("fts_search_context", true, false, true, false),
+    ("hybrid_search_context", true, false, true, false),
+    ("store_context_batch", false, false, false, false),
+    ("update_context_batch", false, true, true, false),
+    ("delete_context_batch", false, true, true, false),
 ];
 
 #[tokio::test]
@@ -433,22 +446,24 @@ async fn every_tool_declares_schemas_with_descriptions_and_annotations() {
         else {
             panic!("{name}: not in HINTS");
         };
-        let declared = (
-            hints.read_only_hint,
-            hints.destructive_hint,
-            hints.idempotent_hint,
-            hints.open_world_hint,
-        );
+        // Absent hints take the protocol's defaults; destructive and idempotent mean
+        // something only for a tool that is not read-only.
+        let declared_read_only = hints.read_only_hint.unwrap_or(false);
         assert_eq!(
-            declared,
-            (
-                Some(*read_only),
-                Some(*destructive),
-                Some(*idempotent),
-                Some(*open_world)
-            ),
-            "{name}: (readOnly, destructive, idempotent, openWorld)"
+            (declared_read_only, hints.open_world_hint.unwrap_or(true)),
+            (*read_only, *open_world),
+            "{name}: (readOnly, openWorld)"
         );
+        if !declared_read_only {
+            assert_eq!(
+                (
+                    hints.destructive_hint.unwrap_or(true),
+                    hints.idempotent_hint.unwrap_or(false)
+                ),
+                (*destructive, *idempotent),
+                "{name}: (destructive, idempotent)"
+            );
+        }
     }
     assert_eq!(
         session.tools.len(),
@@ -908,7 +923,10 @@ async fn tool_manifest_matches_tools_list() {
         .contains(&name)
         {
             "context"
-        } else if name.starts_with("learn_") {
+        } else if name.starts_with("learn_")
+            || name.contains("context")
+            || ["list_threads", "get_statistics"].contains(&name)
+        {
             "memory"
         } else {
             "utility"

@@ -54,6 +54,8 @@ error_codes! {
     PlanNotFound = "PLAN_NOT_FOUND",
     /// No session has this id.
     SessionNotFound = "SESSION_NOT_FOUND",
+    /// No knowledge-store entry has this id.
+    MemoryNotFound = "MEMORY_NOT_FOUND",
     /// Another process holds the session.
     SessionBusy = "SESSION_BUSY",
     /// The operation needs a model and none is configured.

@@ -25,6 +25,8 @@ pub mod input;
 pub mod invariants;
 pub mod learnings;
 pub mod llm;
+#[cfg(feature = "index")]
+pub mod memory;
 pub mod plan;
 pub(crate) mod process;
 pub mod publish;

@@ -19,6 +19,7 @@ mod input_limits;
 mod leaks;
 mod learn;
 mod mcp;
+mod memory;
 mod model_setup;
 mod plan_cli;
 mod plan_execute;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::util::{TestRepo, tollgate_bin};
 
 /// How long any one answer may take; generous for a loaded CI machine, finite so a hang fails.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
 const INVARIANTS: &str = r#"security:
   - id: no-eval
@@ -48,8 +48,8 @@ fn repo_with_change() -> (TestRepo, String) {
 }
 
 /// A `tollgate mcp` child, killed when dropped so a failing test leaves nothing running.
-struct McpProcess {
-    child: Child,
+pub(crate) struct McpProcess {
+    pub(crate) child: Child,
 }
 
 impl Drop for McpProcess {
@@ -59,7 +59,7 @@ impl Drop for McpProcess {
     }
 }
 
-fn spawn_mcp(repo: &TestRepo, extra: &[&str]) -> McpProcess {
+pub(crate) fn spawn_mcp(repo: &TestRepo, extra: &[&str]) -> McpProcess {
     let mut command = Command::new(tollgate_bin());
     command
         .arg("mcp")
@@ -81,7 +81,7 @@ fn spawn_mcp(repo: &TestRepo, extra: &[&str]) -> McpProcess {
 }
 
 /// Lines a child writes, read on a thread so a silent child times out instead of hanging.
-fn lines_of(stream: impl Read + Send + 'static) -> Receiver<String> {
+pub(crate) fn lines_of(stream: impl Read + Send + 'static) -> Receiver<String> {
     let (send, receive) = channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines().map_while(Result::ok) {
@@ -93,19 +93,19 @@ fn lines_of(stream: impl Read + Send + 'static) -> Receiver<String> {
     receive
 }
 
-struct StdioClient {
-    stdin: ChildStdin,
-    stdout: Receiver<String>,
+pub(crate) struct StdioClient {
+    pub(crate) stdin: ChildStdin,
+    pub(crate) stdout: Receiver<String>,
 }
 
 impl StdioClient {
-    fn send(&mut self, message: Value) {
+    pub(crate) fn send(&mut self, message: Value) {
         writeln!(self.stdin, "{message}").unwrap();
         self.stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its response; every line on stdout must be JSON-RPC.
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
             let line = self
@@ -217,7 +217,12 @@ fn unknown_profiles_are_a_usage_error() {
 }
 
 /// One HTTP/1.1 exchange; returns the status and the JSON body.
-fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+pub(crate) fn post(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
     let method = if body.is_empty() { "GET" } else { "POST" };

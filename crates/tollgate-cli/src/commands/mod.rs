@@ -16,6 +16,7 @@ mod init;
 mod invariants;
 mod learn;
 mod mcp;
+mod memory;
 mod plan;
 mod plan_authoring;
 mod plan_execute;
@@ -115,5 +116,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Search(args) => search::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Learn { command } => learn::run(command),
+        Command::Memory(args) => memory::run(args),
     }
 }

@@ -7,21 +7,28 @@ mod codebase_retrieval;
 mod compare_plan_versions;
 mod complete_step;
 mod create_plan;
+mod delete_context;
+mod delete_context_batch;
 mod delete_plan;
 mod execute_plan;
 mod fail_step;
+mod fts_search_context;
+mod get_context_by_ids;
 mod get_context_for_prompt;
 mod get_file;
 mod get_review_status;
 mod get_review_telemetry;
+mod get_statistics;
 mod get_workspace_info;
 mod git_commit_retrieval;
+mod hybrid_search_context;
 mod index_status;
 mod index_workspace;
 mod learn_accept;
 mod learn_dismiss;
 mod learn_list;
 mod list_plans;
+mod list_threads;
 mod load_plan;
 mod pause_review;
 mod reactive_review_pr;
@@ -39,13 +46,19 @@ mod run_static_analysis;
 mod save_plan;
 mod scrub_secrets;
 mod search_callers_for;
+mod search_context;
 mod search_tests_for;
 mod semantic_search;
+mod semantic_search_context;
 mod session_common;
 mod start_step;
+mod store_context;
+mod store_context_batch;
 mod symbol_graph;
 mod tool_manifest;
 mod undo_step;
+mod update_context;
+mod update_context_batch;
 mod validate_content;
 mod view_history;
 mod view_progress;
@@ -108,6 +121,19 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<view_progress::ViewProgress>(),
     Entry::of::<execute_plan::ExecutePlan>(),
     Entry::of::<undo_step::UndoStep>(),
+    Entry::of::<store_context::StoreContext>(),
+    Entry::of::<search_context::SearchContext>(),
+    Entry::of::<get_context_by_ids::GetContextByIds>(),
+    Entry::of::<delete_context::DeleteContext>(),
+    Entry::of::<update_context::UpdateContext>(),
+    Entry::of::<list_threads::ListThreads>(),
+    Entry::of::<get_statistics::GetStatistics>(),
+    Entry::of::<semantic_search_context::SemanticSearchContext>(),
+    Entry::of::<fts_search_context::FtsSearchContext>(),
+    Entry::of::<hybrid_search_context::HybridSearchContext>(),
+    Entry::of::<store_context_batch::StoreContextBatch>(),
+    Entry::of::<update_context_batch::UpdateContextBatch>(),
+    Entry::of::<delete_context_batch::DeleteContextBatch>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
@@ -151,6 +177,43 @@ const PLAN_DESTRUCTIVE: Hints = Hints {
     open_world: false,
 };
 
+/// A knowledge-store tool that adds entries; it overwrites nothing.
+const MEMORY_WRITE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: false,
+};
+
+/// A knowledge-store tool that replaces an entry's fields.
+const MEMORY_UPDATE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+
+/// A knowledge-store tool that deletes entries for good.
+const MEMORY_DELETE: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: true,
+    open_world: false,
+};
+
+/// Runs `operation` on the workspace's knowledge store (`.tollgate/tollgate.db`, opened per
+/// call like the plan store) with the built-in hashed embedder.
+fn with_memory<T>(
+    ctx: &ToolContext,
+    operation: impl FnOnce(&tollgate::memory::Memory<'_>) -> Result<T, tollgate::api::ApiError>,
+) -> Result<T, ToolError> {
+    let store = Store::open_in_workspace(ctx.workspace())?;
+    let embedder = tollgate::context::HashedEmbedder;
+    Ok(operation(&tollgate::memory::Memory::new(
+        &store, &embedder,
+    ))?)
+}
+
 /// The workspace's plan store (`.tollgate/tollgate.db`), opened per call: another process (the
 /// CLI) may be using it too, and SQLite serialises the writers. A step run a killed process left
 /// half done is rolled back first, so no plan tool sees its step stuck in progress.
@@ -170,6 +233,9 @@ fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
     }
     Ok(store)
 }
+
+#[cfg(test)]
+mod seed_002;
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::server::protocol_versions;
-use crate::tool::{Group, Hints, NoInput, Tool, ToolContext, VERSION_META_KEY};
+use crate::tool::{Group, Hints, NoInput, Tool, ToolContext};
 
 pub(crate) struct ToolManifest;
 
@@ -32,7 +32,7 @@ pub(crate) struct ToolDescription {
     name: String,
     title: String,
     description: String,
-    /// The profile that serves it: review, plan, context, session, or utility (always served).
+    /// The profile that serves it: review, plan, context, session, memory, or utility (always served).
     profile: String,
     /// The version of its input/output contract.
     version: String,
@@ -65,23 +65,16 @@ annotations and schemas, plus server and protocol versions.";
             .iter()
             .map(|served| {
                 let tool = &served.definition;
-                let annotations = tool.annotations.clone().unwrap_or_default();
                 ToolDescription {
                     name: tool.name.to_string(),
                     title: tool.title.clone().unwrap_or_default(),
                     description: tool.description.as_deref().unwrap_or_default().to_string(),
                     profile: served.group.as_str().to_string(),
-                    version: tool
-                        .meta
-                        .as_ref()
-                        .and_then(|meta| meta.0.get(VERSION_META_KEY))
-                        .and_then(Value::as_str)
-                        .unwrap_or(served.version)
-                        .to_string(),
-                    read_only: annotations.read_only_hint.unwrap_or(false),
-                    destructive: annotations.destructive_hint.unwrap_or(true),
-                    idempotent: annotations.idempotent_hint.unwrap_or(false),
-                    open_world: annotations.open_world_hint.unwrap_or(true),
+                    version: served.version.to_string(),
+                    read_only: served.hints.read_only,
+                    destructive: served.hints.destructive,
+                    idempotent: served.hints.idempotent,
+                    open_world: served.hints.open_world,
                     input_schema: Value::Object(tool.input_schema.as_ref().clone()),
                     output_schema: tool
                         .output_schema

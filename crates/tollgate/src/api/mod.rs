@@ -7,7 +7,11 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+#[cfg(feature = "index")]
+pub mod knowledge;
 pub mod learn;
+#[cfg(feature = "index")]
+pub mod memory;
 pub mod plan;
 pub mod secrets;
 pub mod session;

@@ -38,6 +38,10 @@ const MIGRATIONS: &[Migration] = &[
         id: "0400_session_gate",
         sql: include_str!("migrations/0400_session_gate.sql"),
     },
+    Migration {
+        id: "0500_memory",
+        sql: include_str!("migrations/0500_memory.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

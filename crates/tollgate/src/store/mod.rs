@@ -11,6 +11,8 @@
 
 pub(crate) mod apply_journal;
 mod llm_cache;
+#[cfg(feature = "index")]
+pub(crate) mod memory;
 mod migrate;
 pub(crate) mod plans;
 mod sessions;

@@ -1,0 +1,284 @@
+//! `tollgate memory store|find|search|get|delete|threads|stats`: the knowledge store through
+//! the same `api::memory` functions as the MCP tools; `--json` prints the tool's result.
+
+use std::io::Read;
+
+use anyhow::{Context, anyhow};
+use serde::Serialize;
+use serde_json::Value;
+use tollgate::api::ApiError;
+use tollgate::api::memory::{
+    self as api, DeleteContextBatchRequest, EntryOut, FtsSearchRequest, GetContextByIdsRequest,
+    HybridSearchRequest, SearchContextRequest, SemanticSearchRequest, StoreContextRequest,
+};
+use tollgate::context::{Embedder, HashedEmbedder, HttpEmbedder};
+use tollgate::memory::Memory;
+use tollgate::store::Store;
+
+use super::ExitStatus;
+use crate::args::{MemoryArgs, MemoryCommand, MemoryFilterArgs};
+
+pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
+    let store = Store::open_in_workspace(&args.repo)
+        .with_context(|| format!("cannot open the store of {}", args.repo.display()))?;
+    let embedder: Box<dyn Embedder> = match (&args.embed_url, &args.embed_model) {
+        (Some(url), Some(model)) => Box::new(HttpEmbedder::connect(
+            url,
+            model,
+            args.embed_api_key.clone(),
+        )?),
+        _ => Box::new(HashedEmbedder),
+    };
+    let memory = Memory::new(&store, embedder.as_ref());
+    let json = args.json;
+    match args.command {
+        MemoryCommand::Store {
+            text,
+            thread,
+            source,
+            tags,
+            metadata,
+        } => {
+            let text = if text == "-" {
+                let mut buffer = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut buffer)
+                    .context("reading the entry's text from stdin")?;
+                buffer
+            } else {
+                text
+            };
+            let metadata = metadata
+                .map(|text| match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Object(map)) => Ok(map),
+                    _ => Err(anyhow!("--metadata: not a JSON object: {text}")),
+                })
+                .transpose()?;
+            let request = StoreContextRequest {
+                thread_id: thread,
+                source,
+                text,
+                images: Vec::new(),
+                metadata,
+                tags,
+            };
+            let response = api::store_context(&memory, &request).map_err(coded)?;
+            print(json, &response, || {
+                outln!("stored {}", response.context_id);
+                if response.secrets_scrubbed > 0 {
+                    eprintln!(
+                        "note: {} secret(s) were masked before storing",
+                        response.secrets_scrubbed
+                    );
+                }
+            })
+        }
+        MemoryCommand::Find { filter } => {
+            let request = SearchContextRequest {
+                thread_id: filter.thread.clone(),
+                source: filter.source.clone(),
+                tags: filter.tags.clone(),
+                metadata_filters: conditions(&filter)?,
+                start_date: filter.since.clone(),
+                end_date: filter.until.clone(),
+                limit: filter.limit.unwrap_or(30),
+                ..SearchContextRequest::default()
+            };
+            let response = api::search_context(&memory, &request).map_err(coded)?;
+            print(json, &response, || print_entries(&response.results))
+        }
+        MemoryCommand::Search {
+            query,
+            mode,
+            fts_mode,
+            filter,
+        } => search(&memory, json, query, &mode, fts_mode, &filter),
+        MemoryCommand::Get { ids } => {
+            let request = GetContextByIdsRequest {
+                context_ids: ids,
+                include_images: false,
+            };
+            let response = api::get_context_by_ids(&memory, &request).map_err(coded)?;
+            print(json, &response, || {
+                for entry in &response.results {
+                    outln!(
+                        "#{} [{}] {} {}",
+                        entry.id,
+                        entry.thread_id,
+                        entry.source,
+                        entry.created_at
+                    );
+                    outln!("{}", entry.text_content);
+                    outln!();
+                }
+            })
+        }
+        MemoryCommand::Delete {
+            ids,
+            threads,
+            source,
+            older_than_days,
+        } => {
+            let request = DeleteContextBatchRequest {
+                context_ids: ids,
+                thread_ids: threads,
+                source,
+                older_than_days,
+            };
+            let response = api::delete_context_batch(&memory, &request).map_err(coded)?;
+            print(json, &response, || {
+                outln!("deleted {}", response.deleted_count);
+            })
+        }
+        MemoryCommand::Threads => {
+            let response = api::list_threads(&memory).map_err(coded)?;
+            print(json, &response, || {
+                for thread in &response.threads {
+                    outln!(
+                        "{}\t{} entries\t{} .. {}",
+                        thread.thread_id,
+                        thread.entry_count,
+                        thread.first_entry,
+                        thread.last_entry
+                    );
+                }
+            })
+        }
+        MemoryCommand::Stats => {
+            let response = api::get_statistics(&memory).map_err(coded)?;
+            print(json, &response, || {
+                outln!("entries: {}", response.total_entries);
+                outln!("threads: {}", response.total_threads);
+                outln!("images: {}", response.total_images);
+                outln!("tags: {}", response.unique_tags);
+                outln!("size: {} MB", response.database_size_mb);
+            })
+        }
+    }
+}
+
+fn search(
+    memory: &Memory<'_>,
+    json: bool,
+    query: String,
+    mode: &str,
+    fts_mode: String,
+    filter: &MemoryFilterArgs,
+) -> anyhow::Result<ExitStatus> {
+    let limit = filter.limit.unwrap_or(10);
+    let metadata_filters = conditions(filter)?;
+    match mode {
+        "fts" => {
+            let request = FtsSearchRequest {
+                query,
+                mode: fts_mode,
+                limit,
+                offset: 0,
+                thread_id: filter.thread.clone(),
+                source: filter.source.clone(),
+                tags: filter.tags.clone(),
+                content_type: None,
+                start_date: filter.since.clone(),
+                end_date: filter.until.clone(),
+                metadata: None,
+                metadata_filters,
+                highlight: false,
+                include_images: false,
+                explain_query: false,
+            };
+            let response = api::fts_search_context(memory, &request).map_err(coded)?;
+            print(json, &response, || print_entries(&response.results))
+        }
+        "semantic" => {
+            let request = SemanticSearchRequest {
+                query,
+                limit,
+                offset: 0,
+                thread_id: filter.thread.clone(),
+                source: filter.source.clone(),
+                tags: filter.tags.clone(),
+                content_type: None,
+                start_date: filter.since.clone(),
+                end_date: filter.until.clone(),
+                metadata: None,
+                metadata_filters,
+                include_images: false,
+                explain_query: false,
+            };
+            let response = api::semantic_search_context(memory, &request).map_err(coded)?;
+            print(json, &response, || print_entries(&response.results))
+        }
+        "hybrid" => {
+            let request = HybridSearchRequest {
+                query,
+                limit,
+                offset: 0,
+                search_modes: None,
+                fusion_method: "rrf".to_string(),
+                rrf_k: None,
+                thread_id: filter.thread.clone(),
+                source: filter.source.clone(),
+                tags: filter.tags.clone(),
+                content_type: None,
+                start_date: filter.since.clone(),
+                end_date: filter.until.clone(),
+                metadata: None,
+                metadata_filters,
+                include_images: false,
+                explain_query: false,
+            };
+            let response = api::hybrid_search_context(memory, &request).map_err(coded)?;
+            print(json, &response, || print_entries(&response.results))
+        }
+        other => Err(anyhow!(
+            "--mode: `{other}` is not a search mode: hybrid, fts or semantic"
+        )),
+    }
+}
+
+/// The `--where` conditions, each a JSON object of `metadata_filters`.
+fn conditions(filter: &MemoryFilterArgs) -> anyhow::Result<Vec<serde_json::Map<String, Value>>> {
+    filter
+        .conditions
+        .iter()
+        .map(|text| match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(condition)) => Ok(condition),
+            _ => Err(anyhow!("--where: not a JSON object: {text}")),
+        })
+        .collect()
+}
+
+/// An API error with its code first, as the other front ends show it.
+fn coded(err: ApiError) -> anyhow::Error {
+    match &err.field {
+        Some(field) if !err.message.starts_with(field.as_str()) => {
+            anyhow!("[{}] {field}: {}", err.code, err.message)
+        }
+        _ => anyhow!("[{}] {}", err.code, err.message),
+    }
+}
+
+fn print<T: Serialize>(json: bool, value: &T, text: impl FnOnce()) -> anyhow::Result<ExitStatus> {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        text();
+    }
+    Ok(ExitStatus::Pass)
+}
+
+fn print_entries(entries: &[EntryOut]) {
+    if entries.is_empty() {
+        eprintln!("no entries");
+    }
+    for entry in entries {
+        let first_line = entry.text_content.lines().next().unwrap_or_default();
+        outln!(
+            "#{}\t{}\t{}\t{}",
+            entry.id,
+            entry.thread_id,
+            entry.created_at,
+            first_line
+        );
+    }
+}

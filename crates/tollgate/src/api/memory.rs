@@ -104,47 +104,62 @@ macro_rules! filter_fields {
     };
 }
 
-/// `search_context`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchContextRequest {
-    /// The thread.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// `user` or `agent`.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Tags (any of them matches, in searches).
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// `text` or `multimodal`.
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// Free-form JSON object (key=value filter in searches).
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// {key, operator, value, case_sensitive} conditions.
-    #[serde(default)]
-    pub metadata_filters: Vec<Map<String, Value>>,
-    /// ISO 8601, inclusive.
-    #[serde(default)]
-    pub start_date: Option<String>,
-    /// ISO 8601, inclusive (a date is the whole day).
-    #[serde(default)]
-    pub end_date: Option<String>,
-    /// Default 30.
-    #[serde(default = "default_list_limit")]
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    /// Results to skip.
-    #[serde(default)]
-    pub offset: u32,
-    /// Return image data.
-    #[serde(default)]
-    pub include_images: bool,
-    /// Add query statistics.
-    #[serde(default)]
-    pub explain_query: bool,
+/// Declares a listing or search request: its own fields, then the filters every listing and
+/// search takes (declared here once; [`filter_fields!`] borrows them).
+macro_rules! filtered_request {
+    ($(#[$attr:meta])* pub struct $name:ident {
+        $($(#[$field_attr:meta])* pub $field:ident: $ty:ty,)*
+    }) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($(#[$field_attr])* pub $field: $ty,)*
+            /// The thread.
+            #[serde(default)]
+            pub thread_id: Option<String>,
+            /// `user` or `agent`.
+            #[serde(default)]
+            pub source: Option<String>,
+            /// Tags (any of them matches, in searches).
+            #[serde(default)]
+            pub tags: Vec<String>,
+            /// `text` or `multimodal`.
+            #[serde(default)]
+            pub content_type: Option<String>,
+            /// Free-form JSON object (key=value filter in searches).
+            #[serde(default)]
+            pub metadata: Option<Map<String, Value>>,
+            /// {key, operator, value, case_sensitive} conditions.
+            #[serde(default)]
+            pub metadata_filters: Vec<Map<String, Value>>,
+            /// ISO 8601, inclusive.
+            #[serde(default)]
+            pub start_date: Option<String>,
+            /// ISO 8601, inclusive (a date is the whole day).
+            #[serde(default)]
+            pub end_date: Option<String>,
+        }
+    };
+}
+
+filtered_request! {
+    /// `search_context`.
+    #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct SearchContextRequest {
+        /// Default 30.
+        #[serde(default = "default_list_limit")]
+        #[schemars(range(min = 1, max = 100))]
+        pub limit: u32,
+        /// Results to skip.
+        #[serde(default)]
+        pub offset: u32,
+        /// Return image data.
+        #[serde(default)]
+        pub include_images: bool,
+        /// Add query statistics.
+        #[serde(default)]
+        pub explain_query: bool,
+    }
 }
 
 /// `get_context_by_ids`.
@@ -193,155 +208,89 @@ pub struct UpdateContextRequest {
     pub images: Option<Vec<ImageInput>>,
 }
 
-/// `semantic_search_context`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SemanticSearchRequest {
-    /// What to search for.
-    pub query: String,
-    /// 1–100, default 5.
-    #[serde(default = "default_search_limit")]
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    /// Results to skip.
-    #[serde(default)]
-    pub offset: u32,
-    /// The thread.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// `user` or `agent`.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Tags (any of them matches, in searches).
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// `text` or `multimodal`.
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// ISO 8601, inclusive.
-    #[serde(default)]
-    pub start_date: Option<String>,
-    /// ISO 8601, inclusive (a date is the whole day).
-    #[serde(default)]
-    pub end_date: Option<String>,
-    /// Free-form JSON object (key=value filter in searches).
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// {key, operator, value, case_sensitive} conditions.
-    #[serde(default)]
-    pub metadata_filters: Vec<Map<String, Value>>,
-    /// Return image data.
-    #[serde(default)]
-    pub include_images: bool,
-    /// Add query statistics.
-    #[serde(default)]
-    pub explain_query: bool,
+filtered_request! {
+    /// `semantic_search_context`.
+    #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct SemanticSearchRequest {
+        /// What to search for.
+        pub query: String,
+        /// 1–100, default 5.
+        #[serde(default = "default_search_limit")]
+        #[schemars(range(min = 1, max = 100))]
+        pub limit: u32,
+        /// Results to skip.
+        #[serde(default)]
+        pub offset: u32,
+        /// Return image data.
+        #[serde(default)]
+        pub include_images: bool,
+        /// Add query statistics.
+        #[serde(default)]
+        pub explain_query: bool,
+    }
 }
 
-/// `fts_search_context`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FtsSearchRequest {
-    /// What to search for.
-    pub query: String,
-    /// match (default), prefix, phrase, boolean.
-    #[serde(default = "default_mode")]
-    pub mode: String,
-    /// 1–100, default 5.
-    #[serde(default = "default_search_limit")]
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    /// Results to skip.
-    #[serde(default)]
-    pub offset: u32,
-    /// The thread.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// `user` or `agent`.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Tags (any of them matches, in searches).
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// `text` or `multimodal`.
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// ISO 8601, inclusive.
-    #[serde(default)]
-    pub start_date: Option<String>,
-    /// ISO 8601, inclusive (a date is the whole day).
-    #[serde(default)]
-    pub end_date: Option<String>,
-    /// Free-form JSON object (key=value filter in searches).
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// {key, operator, value, case_sensitive} conditions.
-    #[serde(default)]
-    pub metadata_filters: Vec<Map<String, Value>>,
-    /// Add highlighted snippets.
-    #[serde(default)]
-    pub highlight: bool,
-    /// Return image data.
-    #[serde(default)]
-    pub include_images: bool,
-    /// Add query statistics.
-    #[serde(default)]
-    pub explain_query: bool,
+filtered_request! {
+    /// `fts_search_context`.
+    #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct FtsSearchRequest {
+        /// What to search for.
+        pub query: String,
+        /// match (default), prefix, phrase, boolean.
+        #[serde(default = "default_mode")]
+        pub mode: String,
+        /// 1–100, default 5.
+        #[serde(default = "default_search_limit")]
+        #[schemars(range(min = 1, max = 100))]
+        pub limit: u32,
+        /// Results to skip.
+        #[serde(default)]
+        pub offset: u32,
+        /// Add highlighted snippets.
+        #[serde(default)]
+        pub highlight: bool,
+        /// Return image data.
+        #[serde(default)]
+        pub include_images: bool,
+        /// Add query statistics.
+        #[serde(default)]
+        pub explain_query: bool,
+    }
 }
 
-/// `hybrid_search_context`.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HybridSearchRequest {
-    /// What to search for.
-    pub query: String,
-    /// 1–100, default 5.
-    #[serde(default = "default_search_limit")]
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: u32,
-    /// Results to skip.
-    #[serde(default)]
-    pub offset: u32,
-    /// `fts`, `semantic` (default both).
-    #[serde(default)]
-    pub search_modes: Option<Vec<String>>,
-    /// `rrf`.
-    #[serde(default = "default_fusion")]
-    pub fusion_method: String,
-    /// RRF constant, 1–1000.
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1000))]
-    pub rrf_k: Option<u32>,
-    /// The thread.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// `user` or `agent`.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Tags (any of them matches, in searches).
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// `text` or `multimodal`.
-    #[serde(default)]
-    pub content_type: Option<String>,
-    /// ISO 8601, inclusive.
-    #[serde(default)]
-    pub start_date: Option<String>,
-    /// ISO 8601, inclusive (a date is the whole day).
-    #[serde(default)]
-    pub end_date: Option<String>,
-    /// Free-form JSON object (key=value filter in searches).
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// {key, operator, value, case_sensitive} conditions.
-    #[serde(default)]
-    pub metadata_filters: Vec<Map<String, Value>>,
-    /// Return image data.
-    #[serde(default)]
-    pub include_images: bool,
-    /// Add query statistics.
-    #[serde(default)]
-    pub explain_query: bool,
+filtered_request! {
+    /// `hybrid_search_context`.
+    #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct HybridSearchRequest {
+        /// What to search for.
+        pub query: String,
+        /// 1–100, default 5.
+        #[serde(default = "default_search_limit")]
+        #[schemars(range(min = 1, max = 100))]
+        pub limit: u32,
+        /// Results to skip.
+        #[serde(default)]
+        pub offset: u32,
+        /// `fts`, `semantic` (default both).
+        #[serde(default)]
+        pub search_modes: Option<Vec<String>>,
+        /// `rrf`.
+        #[serde(default = "default_fusion")]
+        pub fusion_method: String,
+        /// RRF constant, 1–1000.
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 1000))]
+        pub rrf_k: Option<u32>,
+        /// Return image data.
+        #[serde(default)]
+        pub include_images: bool,
+        /// Add query statistics.
+        #[serde(default)]
+        pub explain_query: bool,
+    }
 }
 
 /// `store_context_batch`.

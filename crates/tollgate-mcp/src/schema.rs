@@ -6,7 +6,7 @@
 //! first sentence plus any sentence giving the default; prose deeper down, formats and titles go
 //! (the names and bounds say enough there), and so do `default`s (an argument left out takes
 //! its default; the descriptions state the ones worth knowing). Output schemas lose all prose and annotations, and
-//! describe the result [`OUTPUT_DEPTH`] levels deep: below that a value is given by its type
+//! describe the result [`OUTPUT_DEPTH`] levels deep (without the `minimum: 0` of unsigned counts): below that a value is given by its type
 //! alone (`{"type": "object"}`), which every result still matches. String unions become one
 //! `enum`, and a subschema that occurs more than once is written once under `$defs`. Results
 //! stay JSON Schema 2020-12 (MCP's default dialect, so `$schema` is left out).
@@ -145,9 +145,25 @@ pub(crate) fn lean_output(schema: JsonObject) -> JsonObject {
         .unwrap_or_default();
     let mut root = expand(&Value::Object(schema), &defs, &mut Vec::new());
     strip(&mut root, Keep::Nothing);
+    drop_unsigned_minimum(&mut root);
     collapse_string_unions(&mut root);
     cap(&mut root, 0);
     into_object(share_repeats(root))
+}
+
+/// A result's counts and ids come from unsigned Rust types, which schemars bounds with
+/// `minimum: 0`: true of every value the server sends, and of no use to a caller reading it,
+/// so outputs (not inputs, where the bound refuses bad arguments) leave it out.
+fn drop_unsigned_minimum(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if object.get("minimum") == Some(&Value::from(0))
+        && object.get("type") == Some(&Value::from("integer"))
+    {
+        object.remove("minimum");
+    }
+    for_each_subschema(object, |_, subschema| drop_unsigned_minimum(subschema));
 }
 
 /// Which descriptions [`strip`] keeps.
@@ -570,7 +586,7 @@ mod tests {
                 "properties": {
                     "description": {"type": "string"},
                     "severity": {"type": "string", "enum": ["LOW", "HIGH"]},
-                    "count": {"type": "integer", "minimum": 0},
+                    "count": {"type": "integer"},
                     "finding": {"type": "object"},
                     "first": {"type": ["null", "object"]},
                     "tags": {"type": "array", "items": {"type": "string"}}

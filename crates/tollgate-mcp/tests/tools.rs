@@ -350,7 +350,7 @@ const PLAN_WRITES: [&str; 9] = [
 /// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
 /// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
 /// and answer differently each time.
-const HINTS: [(&str, bool, bool, bool, bool); 61] = [
+const HINTS: [(&str, bool, bool, bool, bool); 63] = [
     ("cancel_review", false, true, false, false),
     ("check_invariants", true, false, true, false),
     ("codebase_retrieval", true, false, true, false),
@@ -412,6 +412,8 @@ const HINTS: [(&str, bool, bool, bool, bool); 61] = [
     ("store_context_batch", false, false, false, false),
     ("update_context_batch", false, true, true, false),
     ("delete_context_batch", false, true, true, false),
+    ("memory_store", false, false, false, false),
+    ("memory_find", true, false, true, false),
 ];
 
 #[tokio::test]
@@ -924,6 +926,7 @@ async fn tool_manifest_matches_tools_list() {
         {
             "context"
         } else if name.starts_with("learn_")
+            || name.starts_with("memory_")
             || name.contains("context")
             || ["list_threads", "get_statistics"].contains(&name)
         {

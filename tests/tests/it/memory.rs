@@ -92,6 +92,8 @@ fn every_context_tool_answers_over_mcp_stdio() {
         "store_context_batch",
         "update_context_batch",
         "delete_context_batch",
+        "memory_store",
+        "memory_find",
     ] {
         assert!(names.contains(&tool), "{tool} not served: {names:?}");
     }
@@ -188,6 +190,50 @@ fn every_context_tool_answers_over_mcp_stdio() {
     assert_eq!(deleted["deleted_count"], 2);
     let stats = session.ok("get_statistics", json!({}));
     assert_eq!(stats["total_entries"], 0, "{stats}");
+
+    // Seed 000's memory tools, on the same store.
+    let note = session.ok(
+        "memory_store",
+        json!({"information": format!("Pool database connections; the admin key is {token}"),
+               "metadata": {"kind": "pattern", "language": "python", "path": "db/pool.py",
+                            "tags": ["db"], "priority": 8, "topic": "performance"}}),
+    );
+    assert_eq!(
+        (note["ok"].clone(), note["secrets_scrubbed"].clone()),
+        (json!(true), json!(1)),
+        "{note}"
+    );
+    session.ok(
+        "memory_store",
+        json!({"information": "Database migrations run at deploy time",
+               "metadata": {"kind": "explanation", "language": "python", "priority": 2}}),
+    );
+    let found = session.ok(
+        "memory_find",
+        json!({"query": "database connections", "language": "python", "priority_min": 5}),
+    );
+    assert_eq!(found["total"], 1, "{found}");
+    let hit = &found["results"][0];
+    assert_eq!(hit["id"], note["id"]);
+    assert_eq!(hit["metadata"]["path"], "db/pool.py");
+    assert_eq!(hit["metadata"]["tags"], json!(["db"]));
+    assert!(
+        !hit["information"].as_str().unwrap().contains(&token),
+        "{hit}"
+    );
+    assert!(
+        hit["highlights"][0]
+            .as_str()
+            .unwrap()
+            .contains("<<database>>"),
+        "{hit}"
+    );
+    let bad = session
+        .call("memory_find", json!({"query": "x", "kind": "recipe"}))
+        .unwrap_err();
+    assert!(bad.contains("kind") && bad.contains("snippet"), "{bad}");
+    let threads = session.ok("list_threads", json!({}));
+    assert_eq!(threads["threads"][0]["thread_id"], "memory", "{threads}");
 }
 
 #[test]

@@ -30,6 +30,8 @@ mod learn_list;
 mod list_plans;
 mod list_threads;
 mod load_plan;
+mod memory_find;
+mod memory_store;
 mod pause_review;
 mod reactive_review_pr;
 mod refine_plan;
@@ -134,6 +136,8 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<store_context_batch::StoreContextBatch>(),
     Entry::of::<update_context_batch::UpdateContextBatch>(),
     Entry::of::<delete_context_batch::DeleteContextBatch>(),
+    Entry::of::<memory_store::MemoryStore>(),
+    Entry::of::<memory_find::MemoryFind>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
@@ -234,6 +238,8 @@ fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
     Ok(store)
 }
 
+#[cfg(test)]
+mod seed_000;
 #[cfg(test)]
 mod seed_002;
 

@@ -19,24 +19,24 @@ pub const MAX_LIST_LIMIT: usize = 1000;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LearnRecordRequest {
-    /// The finding's `fingerprint` from a review result.
+    /// From a review result.
     pub fingerprint: String,
     /// The finding's `rule_id`.
     pub rule_id: String,
-    /// The finding's `location.file`.
+    /// `location.file`.
     pub path: String,
-    /// The finding's `location.start_line`: with `end_line`, the code the evidence hashes.
+    /// `location.start_line`.
     pub start_line: u32,
-    /// The finding's `location.end_line` (default: `start_line`).
+    /// Default: `start_line`.
     #[serde(default)]
     pub end_line: Option<u32>,
-    /// Why (required to dismiss; at most 1000 characters).
+    /// Why (required to dismiss).
     #[serde(default)]
     pub reason: String,
     /// Who decided.
     #[serde(default)]
     pub by: String,
-    /// A path glob: cover every finding of `rule_id` under it, not only this one.
+    /// A path glob: every finding of `rule_id` under it.
     #[serde(default)]
     pub scope: Option<String>,
 }

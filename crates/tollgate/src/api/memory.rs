@@ -69,10 +69,10 @@ pub struct StoreContextRequest {
     /// Base64 `data` with `mime_type`.
     #[serde(default)]
     pub images: Vec<ImageInput>,
-    /// Free-form JSON object (key=value filter in searches).
+    /// Free-form JSON object.
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    /// Tags (any of them matches, in searches).
+    /// Labels.
     #[serde(default)]
     pub tags: Vec<String>,
 }
@@ -119,22 +119,22 @@ macro_rules! filtered_request {
             /// `user` or `agent`.
             #[serde(default)]
             pub source: Option<String>,
-            /// Tags (any of them matches, in searches).
+            /// Any of these.
             #[serde(default)]
             pub tags: Vec<String>,
             /// `text` or `multimodal`.
             #[serde(default)]
             pub content_type: Option<String>,
-            /// Free-form JSON object (key=value filter in searches).
+            /// key=value, all must hold.
             #[serde(default)]
             pub metadata: Option<Map<String, Value>>,
-            /// {key, operator, value, case_sensitive} conditions.
+            /// {key, operator, value, case_sensitive}.
             #[serde(default)]
             pub metadata_filters: Vec<Map<String, Value>>,
             /// ISO 8601, inclusive.
             #[serde(default)]
             pub start_date: Option<String>,
-            /// ISO 8601, inclusive (a date is the whole day).
+            /// ISO 8601, inclusive.
             #[serde(default)]
             pub end_date: Option<String>,
         }
@@ -191,16 +191,16 @@ pub struct DeleteContextRequest {
 pub struct UpdateContextRequest {
     /// The entry.
     pub context_id: i64,
-    /// The text.
+    /// New text.
     #[serde(default)]
     pub text: Option<String>,
-    /// Free-form JSON object (key=value filter in searches).
+    /// Replaces the whole object.
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
     /// RFC 7396 merge patch (instead of `metadata`).
     #[serde(default)]
     pub metadata_patch: Option<Map<String, Value>>,
-    /// Tags (any of them matches, in searches).
+    /// New tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Base64 `data` with `mime_type`.
@@ -213,7 +213,7 @@ filtered_request! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct SemanticSearchRequest {
-        /// What to search for.
+        /// Search text.
         pub query: String,
         /// 1–100, default 5.
         #[serde(default = "default_search_limit")]
@@ -236,7 +236,7 @@ filtered_request! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct FtsSearchRequest {
-        /// What to search for.
+        /// Search text.
         pub query: String,
         /// match (default), prefix, phrase, boolean.
         #[serde(default = "default_mode")]
@@ -265,7 +265,7 @@ filtered_request! {
     #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
     #[serde(deny_unknown_fields)]
     pub struct HybridSearchRequest {
-        /// What to search for.
+        /// Search text.
         pub query: String,
         /// 1–100, default 5.
         #[serde(default = "default_search_limit")]

@@ -12,6 +12,8 @@ pub mod knowledge;
 pub mod learn;
 #[cfg(feature = "index")]
 pub mod memory;
+#[cfg(feature = "index")]
+pub mod notes;
 pub mod plan;
 pub mod secrets;
 pub mod session;

@@ -13,6 +13,7 @@
 mod entry;
 mod filter;
 mod fts;
+mod note;
 mod ops;
 mod patch;
 
@@ -25,6 +26,10 @@ pub use entry::{
 };
 pub use filter::{DateBound, Filter, MetadataCondition, MetadataPath, Operator, Page, parse_date};
 pub use fts::{FtsMode, FtsQuery};
+pub use note::{
+    KIND_KEY, LANGUAGE_KEY, NOTES_THREAD, NoteKind, PATH_KEY, PRIORITY_KEY, Priority, TOPIC_KEY,
+    highlights,
+};
 pub use ops::{
     DeleteCriteria, EntryUpdate, HybridOutcome, HybridScores, Memory, MetadataChange, Scored,
     SearchArm, Statistics, Stored, ThreadSummary, rrf,

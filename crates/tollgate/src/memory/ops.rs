@@ -181,6 +181,8 @@ pub struct HybridOutcome {
     pub hits: Vec<Scored>,
     pub n_fts: usize,
     pub n_semantic: usize,
+    /// Distinct entries the arms found together (before the page).
+    pub n_fused: usize,
     pub arms_used: Vec<SearchArm>,
 }
 
@@ -407,6 +409,7 @@ impl<'a> Memory<'a> {
         let fts_ids: Vec<i64> = fts.iter().map(|(id, _)| *id).collect();
         let semantic_ids: Vec<i64> = semantic.iter().map(|(id, _)| *id).collect();
         let fused = rrf(&[&fts_ids, &semantic_ids], rrf_k);
+        let n_fused = fused.len();
         let page_hits: Vec<(i64, f64)> = fused
             .into_iter()
             .skip(page.offset)
@@ -437,6 +440,7 @@ impl<'a> Memory<'a> {
             hits,
             n_fts: fts_ids.len(),
             n_semantic: semantic_ids.len(),
+            n_fused,
             arms_used: arms.to_vec(),
         })
     }

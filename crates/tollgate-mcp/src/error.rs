@@ -113,8 +113,8 @@ impl From<tollgate::store::StoreError> for ToolError {
     }
 }
 
-impl From<tollgate::context::ContextError> for ToolError {
-    fn from(err: tollgate::context::ContextError) -> ToolError {
+impl From<tollgate::api::context::ContextError> for ToolError {
+    fn from(err: tollgate::api::context::ContextError) -> ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(err.field())
     }
 }

@@ -8,6 +8,8 @@
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
 #[cfg(feature = "index")]
+pub mod context;
+#[cfg(feature = "index")]
 pub mod knowledge;
 pub mod learn;
 #[cfg(feature = "index")]

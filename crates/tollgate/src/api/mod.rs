@@ -7,6 +7,7 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+pub mod analysis;
 #[cfg(feature = "index")]
 pub mod context;
 #[cfg(feature = "index")]
@@ -15,6 +16,7 @@ pub mod learn;
 #[cfg(feature = "index")]
 pub mod memory;
 pub mod plan;
+pub mod review;
 pub mod secrets;
 pub mod session;
 

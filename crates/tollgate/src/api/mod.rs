@@ -7,6 +7,9 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+pub mod analysis;
+#[cfg(feature = "index")]
+pub mod context;
 #[cfg(feature = "index")]
 pub mod knowledge;
 pub mod learn;
@@ -15,6 +18,7 @@ pub mod memory;
 #[cfg(feature = "index")]
 pub mod notes;
 pub mod plan;
+pub mod review;
 pub mod secrets;
 pub mod session;
 

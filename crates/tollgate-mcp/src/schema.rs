@@ -153,11 +153,15 @@ pub(crate) fn lean_output(schema: JsonObject) -> JsonObject {
 
 /// A result's counts and ids come from unsigned Rust types, which schemars bounds with
 /// `minimum: 0`: true of every value the server sends, and of no use to a caller reading it,
-/// so outputs (not inputs, where the bound refuses bad arguments) leave it out.
+/// so outputs (not inputs, where the bound refuses bad arguments) leave it out; and
+/// `additionalProperties: true`, JSON Schema's default, says nothing.
 fn drop_unsigned_minimum(schema: &mut Value) {
     let Value::Object(object) = schema else {
         return;
     };
+    if object.get("additionalProperties") == Some(&Value::Bool(true)) {
+        object.remove("additionalProperties");
+    }
     if object.get("minimum") == Some(&Value::from(0))
         && object.get("type") == Some(&Value::from("integer"))
     {

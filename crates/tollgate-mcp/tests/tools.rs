@@ -350,7 +350,7 @@ const PLAN_WRITES: [&str; 9] = [
 /// a session, indexing and the plan writes change state; cancelling, deleting, rolling back,
 /// undoing and executing (which may overwrite files) are destructive. Model calls are open-world
 /// and answer differently each time.
-const HINTS: [(&str, bool, bool, bool, bool); 63] = [
+const HINTS: [(&str, bool, bool, bool, bool); 64] = [
     ("cancel_review", false, true, false, false),
     ("check_invariants", true, false, true, false),
     ("codebase_retrieval", true, false, true, false),
@@ -414,6 +414,7 @@ const HINTS: [(&str, bool, bool, bool, bool); 63] = [
     ("delete_context_batch", false, true, true, false),
     ("memory_store", false, false, false, false),
     ("memory_find", true, false, true, false),
+    ("context_answer", true, false, false, true),
 ];
 
 #[tokio::test]

@@ -94,6 +94,7 @@ fn every_context_tool_answers_over_mcp_stdio() {
         "delete_context_batch",
         "memory_store",
         "memory_find",
+        "context_answer",
     ] {
         assert!(names.contains(&tool), "{tool} not served: {names:?}");
     }
@@ -234,6 +235,14 @@ fn every_context_tool_answers_over_mcp_stdio() {
     assert!(bad.contains("kind") && bad.contains("snippet"), "{bad}");
     let threads = session.ok("list_threads", json!({}));
     assert_eq!(threads["threads"][0]["thread_id"], "memory", "{threads}");
+    // No model is configured for this server.
+    let no_model = session
+        .call(
+            "context_answer",
+            json!({"query": "How are connections pooled?"}),
+        )
+        .unwrap_err();
+    assert!(no_model.contains("LLM_NOT_CONFIGURED"), "{no_model}");
 }
 
 #[test]

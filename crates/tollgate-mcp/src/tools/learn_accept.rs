@@ -12,8 +12,8 @@ pub(crate) struct LearnAccept;
 impl Tool for LearnAccept {
     const NAME: &'static str = "learn_accept";
     const TITLE: &'static str = "Accept a finding";
-    const DESCRIPTION: &'static str = "Accept a review finding (fields from review_diff) as a real \
-problem the team wants flagged.";
+    const DESCRIPTION: &'static str =
+        "Accept a finding (fields from review_diff): the team wants it flagged.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

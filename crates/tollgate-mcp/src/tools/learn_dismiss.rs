@@ -12,8 +12,8 @@ pub(crate) struct LearnDismiss;
 impl Tool for LearnDismiss {
     const NAME: &'static str = "learn_dismiss";
     const TITLE: &'static str = "Dismiss a finding";
-    const DESCRIPTION: &'static str = "Dismiss a review finding (fields from review_diff) with a \
-reason: the gate leaves it out while its code is unchanged.";
+    const DESCRIPTION: &'static str =
+        "Dismiss a finding (fields from review_diff): out of the gate while its code is unchanged.";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints {

@@ -12,7 +12,7 @@ impl Tool for LearnList {
     const NAME: &'static str = "learn_list";
     const TITLE: &'static str = "List learnings";
     const DESCRIPTION: &'static str =
-        "List the team's recorded finding decisions (dismissed, accepted, fixed), newest first.";
+        "List the team's finding decisions (dismissed, accepted, fixed).";
     const GROUP: Group = Group::In(Profile::Memory);
     const VERSION: &'static str = "1.0.0";
     const HINTS: Hints = Hints::READ_ONLY;

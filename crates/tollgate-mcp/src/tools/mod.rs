@@ -6,6 +6,7 @@ mod check_invariants;
 mod codebase_retrieval;
 mod compare_plan_versions;
 mod complete_step;
+mod context_answer;
 mod create_plan;
 mod delete_context;
 mod delete_context_batch;
@@ -138,6 +139,7 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<delete_context_batch::DeleteContextBatch>(),
     Entry::of::<memory_store::MemoryStore>(),
     Entry::of::<memory_find::MemoryFind>(),
+    Entry::of::<context_answer::ContextAnswer>(),
 ];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when

@@ -37,6 +37,7 @@ impl From<MemoryError> for ApiError {
 
 /// An image as it travels: base64 bytes and their MIME type.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[schemars(inline)]
 #[serde(deny_unknown_fields)]
 pub struct ImageInput {
     pub data: String,
@@ -125,13 +126,13 @@ macro_rules! filtered_request {
             /// `text` or `multimodal`.
             #[serde(default)]
             pub content_type: Option<String>,
-            /// key=value, all must hold.
+            /// key=value.
             #[serde(default)]
             pub metadata: Option<Map<String, Value>>,
-            /// {key, operator, value, case_sensitive}.
+            /// {key, operator, value}.
             #[serde(default)]
             pub metadata_filters: Vec<Map<String, Value>>,
-            /// ISO 8601, inclusive.
+            /// ISO 8601.
             #[serde(default)]
             pub start_date: Option<String>,
             /// ISO 8601, inclusive.
@@ -153,10 +154,10 @@ filtered_request! {
         /// Results to skip.
         #[serde(default)]
         pub offset: u32,
-        /// Return image data.
+        /// Add images.
         #[serde(default)]
         pub include_images: bool,
-        /// Add query statistics.
+        /// Add stats.
         #[serde(default)]
         pub explain_query: bool,
     }
@@ -222,10 +223,10 @@ filtered_request! {
         /// Results to skip.
         #[serde(default)]
         pub offset: u32,
-        /// Return image data.
+        /// Add images.
         #[serde(default)]
         pub include_images: bool,
-        /// Add query statistics.
+        /// Add stats.
         #[serde(default)]
         pub explain_query: bool,
     }
@@ -251,10 +252,10 @@ filtered_request! {
         /// Add highlighted snippets.
         #[serde(default)]
         pub highlight: bool,
-        /// Return image data.
+        /// Add images.
         #[serde(default)]
         pub include_images: bool,
-        /// Add query statistics.
+        /// Add stats.
         #[serde(default)]
         pub explain_query: bool,
     }
@@ -284,10 +285,10 @@ filtered_request! {
         #[serde(default)]
         #[schemars(range(min = 1, max = 1000))]
         pub rrf_k: Option<u32>,
-        /// Return image data.
+        /// Add images.
         #[serde(default)]
         pub include_images: bool,
-        /// Add query statistics.
+        /// Add stats.
         #[serde(default)]
         pub explain_query: bool,
     }

@@ -9,6 +9,8 @@
 
 pub mod analysis;
 #[cfg(feature = "index")]
+pub mod answer;
+#[cfg(feature = "index")]
 pub mod context;
 #[cfg(feature = "index")]
 pub mod knowledge;

@@ -63,7 +63,7 @@ pub struct NoteMetadata {
 pub struct MemoryStoreRequest {
     /// What to remember.
     pub information: String,
-    /// kind: snippet, explanation, pattern, example or reference; priority: 1–10.
+    /// kind: snippet, explanation, pattern, example or reference.
     #[serde(default)]
     pub metadata: Option<NoteMetadata>,
 }

@@ -10,6 +10,7 @@
 //! store's one transaction. Filters always apply before a search's cut. The SQL lives in
 //! `store::memory`.
 
+mod answer;
 mod entry;
 mod filter;
 mod fts;
@@ -20,6 +21,9 @@ mod patch;
 use crate::ErrorCode;
 use crate::store::StoreError;
 
+pub use answer::{
+    ANSWER_SYSTEM, ContextItem, PackMode, Packed, answer_prompt, answer_schema, pack,
+};
 pub use entry::{
     ContentType, Entry, Image, ImageMime, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TAG_CHARS, MAX_TAGS,
     MAX_TEXT_BYTES, NewEntry, Source, format_ms, normalize_filter_tags,

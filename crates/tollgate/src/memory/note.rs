@@ -123,7 +123,9 @@ pub fn highlights(text: &str, query: &str) -> Vec<String> {
         }
         idx = end;
     }
-    let mut fragments: Vec<(usize, usize, Vec<(usize, usize)>)> = Vec::new();
+    // (from, to, marks) of each fragment, in chars.
+    type Fragment = (usize, usize, Vec<(usize, usize)>);
+    let mut fragments: Vec<Fragment> = Vec::new();
     for (start, end) in matches {
         // Fragments start and end on whole words.
         let mut from = start.saturating_sub(HIGHLIGHT_CONTEXT_CHARS);

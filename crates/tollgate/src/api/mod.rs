@@ -13,6 +13,7 @@ pub mod context;
 #[cfg(feature = "index")]
 pub mod knowledge;
 pub mod learn;
+pub mod lifecycle;
 #[cfg(feature = "index")]
 pub mod memory;
 pub mod plan;

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::io;
 
 use super::{Format, ReportConfig, ReportError, encode_relative_path};
-use crate::findings::{Finding, ReviewResult, Severity};
+use crate::findings::{Finding, LearningStatus, ReviewResult, Severity};
 
 /// The first line of every Tollgate summary comment.
 pub const SUMMARY_MARKER: &str = "<!-- tollgate:summary:v1 -->";
@@ -265,6 +265,18 @@ fn finding_block(
     if !finding.on_changed_line {
         md.push_str(" · _not on a changed line_");
     }
+    if let Some(note) = finding
+        .learning
+        .as_ref()
+        .filter(|note| note.status == LearningStatus::Returning)
+    {
+        let _ = write!(
+            md,
+            " · _returning: set aside before by {} ({}), its code has changed_",
+            escape_inline(&truncate(&note.by, MAX_TITLE_CHARS)),
+            escape_inline(&truncate(&note.reason, MAX_LINE_CHARS)),
+        );
+    }
     if finding.confidence < 1.0 {
         let _ = write!(
             md,
@@ -460,6 +472,45 @@ fn render_footer(result: &ReviewResult) -> String {
     } else {
         format!("Tollgate {}", escape_inline(version))
     });
+    if !result.dismissed.is_empty() {
+        // Listed briefly, like the JSON `dismissed`: out of the gate, but never out of sight.
+        let _ = writeln!(
+            md,
+            "<details><summary>{} finding{} dismissed by the team's learnings (code unchanged)</summary>\n",
+            result.dismissed.len(),
+            if result.dismissed.len() == 1 { "" } else { "s" }
+        );
+        for finding in result.dismissed.iter().take(MAX_LISTED_REASONS) {
+            let why = finding
+                .learning
+                .as_ref()
+                .map(|note| {
+                    format!(
+                        " — {}: {}",
+                        escape_inline(&truncate(&note.by, MAX_TITLE_CHARS)),
+                        escape_inline(&truncate(&note.reason, MAX_LINE_CHARS))
+                    )
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "- {} · {}{why}",
+                code_span(&finding.rule_id, false),
+                escape_inline(&format!(
+                    "{}:{}",
+                    finding.location.file, finding.location.start_line
+                )),
+            );
+        }
+        if result.dismissed.len() > MAX_LISTED_REASONS {
+            let _ = writeln!(
+                md,
+                "- … and {} more",
+                result.dismissed.len() - MAX_LISTED_REASONS
+            );
+        }
+        md.push_str("\n</details>\n\n");
+    }
     let _ = writeln!(md, "<sub>{}</sub>", parts.join(" · "));
 
     let warnings: Vec<&String> = result
@@ -681,6 +732,42 @@ mod tests {
         config.link_base = Some("https://github.com/o/r/blob/2222222/".into());
         config.markdown_max_findings = 4;
         insta::assert_snapshot!(render_with(Format::Markdown, &sample_result(), &config));
+    }
+
+    #[test]
+    fn marks_returning_findings_and_lists_dismissed_ones() {
+        use crate::findings::{LearningNote, LearningStatus};
+        let note = |status| {
+            Some(LearningNote {
+                status,
+                reason: "false positive <b>".into(),
+                by: "alice".into(),
+                at: "2026-11-27T00:00:00Z".into(),
+            })
+        };
+        let mut result = sample_result();
+        let mut dismissed = result.findings.remove(0);
+        dismissed.learning = note(LearningStatus::Dismissed);
+        let dismissed_rule = dismissed.rule_id.clone();
+        result.dismissed.push(dismissed);
+        result.findings[0].learning = note(LearningStatus::Returning);
+        let md = render_to_string(Format::Markdown, &result);
+        assert_eq!(
+            md.matches("_returning: set aside before by alice").count(),
+            1,
+            "{md}"
+        );
+        assert!(
+            md.contains("1 finding dismissed by the team's learnings"),
+            "{md}"
+        );
+        let listed = md
+            .lines()
+            .find(|line| line.starts_with("- `") && line.contains("— alice"))
+            .unwrap_or_else(|| panic!("{md}"));
+        assert!(listed.contains(&dismissed_rule), "{listed}");
+        // The reason is untrusted text: escaped, never raw HTML.
+        assert!(!md.contains("<b>"), "{md}");
     }
 
     #[test]

@@ -435,3 +435,47 @@ fn a_hostile_file_name_stays_inside_the_fence() {
         result.findings
     );
 }
+
+#[test]
+fn the_teams_conventions_reach_the_model_prompt_fenced_and_scrubbed() {
+    let server = FakeLlm::start();
+    server.respond_with(|_| Reply::json(json!({"findings": []})));
+    let dir = tempfile::tempdir().unwrap();
+    let reason = format!("we compare tokens in constant time elsewhere; key {TOKEN}");
+    let record = crate::learnings::Record {
+        fingerprint: "f".repeat(16),
+        rule_id: "llm/security".into(),
+        path: "src/auth/session.rs".into(),
+        scope: None,
+        disposition: crate::learnings::Disposition::Dismissed,
+        reason,
+        by: "alice".into(),
+        at: "2026-11-27T00:00:00Z".into(),
+        evidence: None,
+    };
+    std::fs::write(
+        dir.path().join(crate::learnings::LEDGER_FILE),
+        record.to_line() + "\n",
+    )
+    .unwrap();
+    review(
+        dir.path(),
+        &risky_diff(),
+        &config(&server, "cache = false\n"),
+    );
+    let sent = server.requests();
+    assert!(!sent.is_empty());
+    for request in &sent {
+        let system = request.system_text();
+        assert!(
+            system.contains("we compare tokens in constant time elsewhere"),
+            "{system}"
+        );
+        assert!(system.contains("dismissed llm/security"), "{system}");
+        assert!(
+            !crate::llm::outside_fences(&system).contains("constant time elsewhere"),
+            "{system}"
+        );
+        assert!(!request.body.to_string().contains(TOKEN));
+    }
+}

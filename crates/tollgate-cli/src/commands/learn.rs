@@ -75,8 +75,24 @@ fn record(disposition: Disposition, args: LearnRecordArgs) -> anyhow::Result<Exi
         done.ledger,
         done.n_records
     );
+    mirror(&args.repo);
     outln!("{}", done.record.to_line());
     Ok(ExitStatus::Pass)
+}
+
+/// Keeps the store's `learnings` thread in step with the ledger, so memory searches find the
+/// decisions. The ledger is already written: a failure here is a warning, not an error.
+fn mirror(repo: &std::path::Path) {
+    let synced = tollgate::store::Store::open_in_workspace(repo)
+        .map_err(|err| err.to_string())
+        .and_then(|store| {
+            let embedder = tollgate::workspace::HashedEmbedder;
+            let memory = tollgate::memory::Memory::new(&store, &embedder);
+            tollgate::api::learn_mirror::learn_sync(repo, &memory).map_err(|err| err.to_string())
+        });
+    if let Err(err) = synced {
+        eprintln!("warning: the learnings were not mirrored into the knowledge store: {err}");
+    }
 }
 
 fn list(args: LearnListArgs) -> anyhow::Result<ExitStatus> {

@@ -30,11 +30,13 @@ impl Tool for LearnDismiss {
         ctx: &ToolContext,
         input: LearnRecordRequest,
     ) -> Result<LearnRecordResponse, ToolError> {
-        Ok(learn_record(
+        let recorded = learn_record(
             ctx.workspace(),
             Disposition::Dismissed,
             input,
             &now_rfc3339(),
-        )?)
+        )?;
+        super::mirror_learnings(ctx);
+        Ok(recorded)
     }
 }

@@ -220,6 +220,17 @@ fn with_memory<T>(
     ))?)
 }
 
+/// Mirrors the learnings ledger into the store's `learnings` thread after a decision; the
+/// ledger is written already, so a failure is logged, not returned.
+fn mirror_learnings(ctx: &ToolContext) {
+    let workspace = ctx.workspace().to_path_buf();
+    if let Err(err) = with_memory(ctx, |memory| {
+        tollgate::api::learn_mirror::learn_sync(&workspace, memory)
+    }) {
+        tracing::warn!("the learnings were not mirrored into the knowledge store: {err:?}");
+    }
+}
+
 /// The workspace's plan store (`.tollgate/tollgate.db`), opened per call: another process (the
 /// CLI) may be using it too, and SQLite serialises the writers. A step run a killed process left
 /// half done is rolled back first, so no plan tool sees its step stuck in progress.

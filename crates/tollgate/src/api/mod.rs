@@ -15,6 +15,8 @@ pub mod context;
 #[cfg(feature = "index")]
 pub mod knowledge;
 pub mod learn;
+#[cfg(feature = "index")]
+pub mod learn_mirror;
 pub mod lifecycle;
 #[cfg(feature = "index")]
 pub mod memory;

@@ -1,0 +1,236 @@
+//! The learnings ledger mirrored into the knowledge store, so an agent's searches find the
+//! team's decisions: one entry per record in the `learnings` thread, its text the decision in
+//! words, its metadata the record's fields and a key (a hash of the record's line). A sync adds
+//! the records the thread lacks and deletes the entries whose record left the ledger, so
+//! syncing twice changes nothing and no record is mirrored twice. The ledger stays the source
+//! of truth (reviewed and merged like code); the thread is a search index of it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::ApiError;
+use crate::learnings::{self, Disposition, Record};
+use crate::memory::{DeleteCriteria, Filter, Memory, NewEntry, Page, Source};
+
+/// The thread the ledger is mirrored into.
+pub const LEARNINGS_THREAD: &str = "learnings";
+/// The metadata key holding a record's hash.
+const KEY: &str = "ledger_key";
+/// More entries than a ledger within its size bound can hold.
+const MAX_MIRRORED: usize = 1_000_000;
+
+/// What a sync changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LearnSyncReport {
+    pub added: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+}
+
+/// Brings the `learnings` thread in line with the workspace's ledger (one transaction for the
+/// additions; secrets in reasons are masked like in every entry).
+pub fn learn_sync(workspace: &Path, memory: &Memory<'_>) -> Result<LearnSyncReport, ApiError> {
+    let ledger =
+        learnings::load(workspace).map_err(|err| ApiError::new(err.code(), err.to_string()))?;
+    let mut wanted: Vec<(String, &Record)> = Vec::new();
+    let mut seen = HashSet::new();
+    for record in ledger.records() {
+        let key = key_of(record);
+        if seen.insert(key.clone()) {
+            wanted.push((key, record));
+        }
+    }
+    let filter = Filter {
+        thread_id: Some(LEARNINGS_THREAD.to_string()),
+        ..Filter::default()
+    };
+    let page = Page {
+        limit: MAX_MIRRORED,
+        offset: 0,
+    };
+    let mut present: HashMap<String, i64> = HashMap::new();
+    let mut stale = Vec::new();
+    for entry in memory.list(&filter, page, false)? {
+        match entry.metadata.get(KEY).and_then(Value::as_str) {
+            Some(key) if seen.contains(key) && !present.contains_key(key) => {
+                present.insert(key.to_string(), entry.id);
+            }
+            _ => stale.push(entry.id),
+        }
+    }
+    let mut new_entries = Vec::new();
+    for (key, record) in &wanted {
+        if !present.contains_key(key) {
+            new_entries.push(entry_of(key, record)?);
+        }
+    }
+    if !new_entries.is_empty() {
+        for outcome in memory.store_entries(&new_entries, true)? {
+            outcome?;
+        }
+    }
+    let removed = if stale.is_empty() {
+        0
+    } else {
+        memory.delete(&DeleteCriteria {
+            ids: stale,
+            ..DeleteCriteria::default()
+        })?
+    };
+    Ok(LearnSyncReport {
+        added: new_entries.len(),
+        removed,
+        unchanged: present.len(),
+    })
+}
+
+fn key_of(record: &Record) -> String {
+    let digest = Sha256::digest(record.to_line().as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn entry_of(key: &str, record: &Record) -> Result<NewEntry, ApiError> {
+    let verb = match record.disposition {
+        Disposition::Dismissed => "dismissed",
+        Disposition::Accepted => "accepted",
+        Disposition::Fixed => "fixed",
+    };
+    let place = record.scope.as_deref().unwrap_or(&record.path);
+    let mut text = format!("{verb} {} in {place}", record.rule_id);
+    if !record.reason.trim().is_empty() {
+        text.push_str(&format!(": {}", record.reason.trim()));
+    }
+    if !record.by.trim().is_empty() {
+        text.push_str(&format!(" (by {})", record.by.trim()));
+    }
+    let mut metadata = Map::new();
+    metadata.insert(KEY.to_string(), Value::from(key));
+    metadata.insert("disposition".to_string(), Value::from(verb));
+    metadata.insert("rule_id".to_string(), Value::from(record.rule_id.as_str()));
+    metadata.insert("path".to_string(), Value::from(record.path.as_str()));
+    metadata.insert(
+        "fingerprint".to_string(),
+        Value::from(record.fingerprint.as_str()),
+    );
+    metadata.insert("by".to_string(), Value::from(record.by.as_str()));
+    metadata.insert("at".to_string(), Value::from(record.at.as_str()));
+    if let Some(scope) = &record.scope {
+        metadata.insert("scope".to_string(), Value::from(scope.as_str()));
+    }
+    Ok(NewEntry::new(
+        LEARNINGS_THREAD,
+        Source::User,
+        &text,
+        metadata,
+        &[verb.to_string()],
+        Vec::new(),
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use tollgate_index::HashedEmbedder;
+
+    use super::*;
+    use crate::learnings::LEDGER_FILE;
+    use crate::store::Store;
+
+    fn record(fingerprint: &str, reason: &str) -> Record {
+        Record {
+            fingerprint: fingerprint.to_string(),
+            rule_id: "TG003".into(),
+            path: "src/a.rs".into(),
+            scope: None,
+            disposition: Disposition::Dismissed,
+            reason: reason.to_string(),
+            by: "alice".into(),
+            at: "2026-11-27T00:00:00Z".into(),
+            evidence: None,
+        }
+    }
+
+    fn write(dir: &Path, records: &[Record]) {
+        let text: String = records.iter().map(|r| r.to_line() + "\n").collect();
+        std::fs::write(dir.join(LEDGER_FILE), text).unwrap();
+    }
+
+    #[test]
+    fn the_ledger_is_mirrored_once_and_kept_in_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let a = record("a".repeat(16).as_str(), "generated code, not ours");
+        let b = record(
+            "b".repeat(16).as_str(),
+            &format!("test fixture key {token}"),
+        );
+        write(dir.path(), &[a.clone(), b.clone(), a.clone()]);
+        let first = learn_sync(dir.path(), &memory).unwrap();
+        assert_eq!(
+            first,
+            LearnSyncReport {
+                added: 2,
+                removed: 0,
+                unchanged: 0
+            }
+        );
+        // Again: nothing to do, no duplicates.
+        let again = learn_sync(dir.path(), &memory).unwrap();
+        assert_eq!(
+            again,
+            LearnSyncReport {
+                added: 0,
+                removed: 0,
+                unchanged: 2
+            }
+        );
+        let all = |memory: &Memory<'_>| {
+            memory
+                .list(
+                    &Filter {
+                        thread_id: Some(LEARNINGS_THREAD.to_string()),
+                        ..Filter::default()
+                    },
+                    Page {
+                        limit: 100,
+                        offset: 0,
+                    },
+                    false,
+                )
+                .unwrap()
+        };
+        let entries = all(&memory);
+        assert_eq!(entries.len(), 2);
+        assert!(entries.iter().all(|e| !e.text.contains(&token)));
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.text
+                    == "dismissed TG003 in src/a.rs: generated code, not ours (by alice)")
+        );
+        // A record leaves the ledger (a merge dropped it): its entry goes; a new one comes.
+        let c = record("c".repeat(16).as_str(), "vendored");
+        write(dir.path(), &[b, c]);
+        let changed = learn_sync(dir.path(), &memory).unwrap();
+        assert_eq!(
+            changed,
+            LearnSyncReport {
+                added: 1,
+                removed: 1,
+                unchanged: 1
+            }
+        );
+        let texts: Vec<String> = all(&memory).into_iter().map(|e| e.text).collect();
+        assert!(texts.iter().any(|t| t.contains("vendored")), "{texts:?}");
+        assert!(
+            !texts.iter().any(|t| t.contains("generated code")),
+            "{texts:?}"
+        );
+    }
+}

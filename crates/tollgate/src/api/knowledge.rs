@@ -5,13 +5,16 @@
 //! Sources are named `code` and `memory:<thread>`; the `source` filter takes either, or
 //! `memory` for every thread. Ids say their kind: `code:<path>:<start>-<end>` and
 //! `memory:<id>`. With both sources, their lists are merged by reciprocal rank fusion (their
-//! scores are on different scales), and `score` is the fused score.
+//! scores are on different scales), and `score` is the fused score. The `mode` applies to both
+//! sources: the store's full-text and semantic arms, the index's lexical and vector channels.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use tollgate_index::Channel;
+
 use super::ApiError;
-use crate::api::context::request::{CodebaseRetrievalRequest, GetFileRequest, RetrievalOptions};
+use crate::api::context::request::GetFileRequest;
 use crate::api::context::{self, ContextError};
 use crate::memory::{Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf};
 use crate::workspace::IndexedWorkspace;
@@ -180,7 +183,7 @@ pub fn tools_search(
     };
     let code_hits = match scope {
         Scope::Memory(_) => Vec::new(),
-        Scope::All | Scope::Code => code_search(workspace, query, limit as usize)?,
+        Scope::All | Scope::Code => code_search(workspace, query, limit as usize, &arms)?,
     };
     let results = if memory_hits.is_empty() {
         code_hits
@@ -283,18 +286,16 @@ fn code_search(
     workspace: &IndexedWorkspace,
     query: &str,
     limit: usize,
+    arms: &[SearchArm],
 ) -> Result<Vec<ToolsSearchHit>, ApiError> {
-    let response = context::codebase_retrieval(
-        workspace,
-        &CodebaseRetrievalRequest {
-            query: query.to_string(),
-            options: RetrievalOptions {
-                top_k: Some(limit.min(50)),
-                include_tests: true,
-                ..RetrievalOptions::default()
-            },
-        },
-    )?;
+    // The mode picks the index's channels as it picks the store's arms: keyword is the lexical
+    // (BM25) channel, semantic the vector channel, hybrid every channel fused.
+    let channels = match arms {
+        [SearchArm::Fts] => vec![Channel::Lexical],
+        [SearchArm::Semantic] => vec![Channel::Vector],
+        _ => Vec::new(),
+    };
+    let response = context::search_channels(workspace, query, limit.min(50), channels)?;
     Ok(response
         .results
         .into_iter()
@@ -359,4 +360,43 @@ fn merge(
             Some(hit)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use tollgate_index::HashedEmbedder;
+
+    use super::*;
+    use crate::store::Store;
+
+    #[test]
+    fn the_mode_picks_the_code_indexs_channels_too() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join("billing.rs"),
+            "/// Sums an invoice.\npub fn invoice_total(lines: &[u64]) -> u64 {\n    lines.iter().sum()\n}\n",
+        )
+        .unwrap();
+        let workspace = IndexedWorkspace::open(dir.path()).unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let search = |mode: &str, query: &str| {
+            let request = ToolsSearchRequest {
+                query: query.to_string(),
+                mode: Some(mode.to_string()),
+                limit: None,
+                source: Some(CODE_SOURCE.to_string()),
+            };
+            tools_search(&workspace, &memory, &request).unwrap().results
+        };
+        assert_eq!(search("keyword", "invoice_total").len(), 1);
+        assert_eq!(search("semantic", "invoice_total").len(), 1);
+        // A misspelling no file holds: BM25 finds nothing, the vectors still find the function
+        // by its shared sub-word pieces, and hybrid has both.
+        let query = "invoise totals";
+        assert!(search("keyword", query).is_empty());
+        assert_eq!(search("semantic", query).len(), 1);
+        assert_eq!(search("hybrid", query).len(), 1);
+    }
 }

@@ -19,7 +19,7 @@ pub use files::get_file;
 pub use ops::{
     build_index_if_missing, codebase_retrieval, get_context_for_prompt, git_commit_retrieval,
     index_progress, index_status, index_workspace, regex_search, search_callers_for,
-    search_tests_for, semantic_search, symbol_graph,
+    search_channels, search_tests_for, semantic_search, symbol_graph,
 };
 
 /// A context operation failed.

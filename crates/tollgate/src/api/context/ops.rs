@@ -293,6 +293,23 @@ pub fn codebase_retrieval(
     })
 }
 
+/// The hybrid search over some of its channels only (empty: all), tests included: the code
+/// side of `/tools/search`, whose `mode` picks the lexical channel, the vector channel or both.
+pub fn search_channels(
+    ws: &IndexedWorkspace,
+    text: &str,
+    top_k: usize,
+    channels: Vec<tollgate_index::Channel>,
+) -> Result<SearchResponse, ContextError> {
+    require_text("query", text)?;
+    in_range("top_k", top_k, 1, 100)?;
+    let mut query = SearchQuery::new(text, top_k);
+    query.filter.tests = Tests::Include;
+    query.chunks_per_file = 2;
+    query.channels = channels;
+    run_search(ws, query)
+}
+
 /// `search_tests_for`: the hybrid search restricted to test files.
 pub fn search_tests_for(
     ws: &IndexedWorkspace,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Knowledge-store benchmark: python memory_bench.py TOLLGATE_BIN [N_ENTRIES] [N_QUERIES]
+"""Knowledge-store benchmark: python memory_bench.py TOLLGATE_BIN [N_ENTRIES] [N_QUERIES] [N_PROCESSES]
 
 Stores N_ENTRIES (default 100000) realistic entries (engineering notes over 8 threads, 0-3 tags,
 metadata with priority/status/component) through the real code path: `tollgate mcp --tools
@@ -17,7 +17,7 @@ import json, os, random, statistics, subprocess, sys, tempfile, time
 BIN = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
 N_QUERIES = int(sys.argv[3]) if len(sys.argv) > 3 else 40
-N_PROCESS = 15
+N_PROCESS = int(sys.argv[4]) if len(sys.argv) > 4 else 15
 BATCH = 100
 
 rnd = random.Random(19)

@@ -17,6 +17,7 @@ mod fts;
 mod note;
 mod ops;
 mod patch;
+pub(crate) mod vector;
 
 use crate::ErrorCode;
 use crate::store::StoreError;

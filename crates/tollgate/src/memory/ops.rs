@@ -536,24 +536,20 @@ impl<'a> Memory<'a> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let query = self
-            .embedder
-            .embed(&[text])
-            .map_err(|err| MemoryError::Embedder(err.to_string()))?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
+        let query = super::vector::Query::new(
+            self.embedder
+                .embed(&[text])
+                .map_err(|err| MemoryError::Embedder(err.to_string()))?
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+        );
         let mut scored: Vec<(i64, f32)> = Vec::new();
         self.store
             .memory_vectors(&self.embedder.id(), filter, |id, bytes| {
-                let dot: f32 = bytes
-                    .chunks_exact(4)
-                    .zip(&query)
-                    .map(|(chunk, q)| {
-                        f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) * q
-                    })
-                    .sum();
-                scored.push((id, dot));
+                if let Some(dot) = query.similarity(bytes) {
+                    scored.push((id, dot));
+                }
             })?;
         // Highest similarity first; ties by id, so the order never varies.
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

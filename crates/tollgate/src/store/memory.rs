@@ -418,7 +418,7 @@ fn write_embedding(
     model: &str,
     vector: &[f32],
 ) -> Result<(), StoreError> {
-    let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let bytes = crate::memory::vector::encode(vector);
     tx.prepare_cached(
         "INSERT OR REPLACE INTO memory_embeddings (entry_id, model, vector) VALUES (?1, ?2, ?3)",
     )?

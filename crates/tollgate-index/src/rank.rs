@@ -83,13 +83,21 @@ pub enum Signal {
     FileAggregation,
     /// Tests, docs, changelogs, generated and vendored files rank lower unless asked for.
     FileClassPenalty,
+    /// History: every matching commit votes for its files, by match and recency (off: a file
+    /// scores its best commit).
+    CommitVote,
+    /// A query asks for tests only when it names them as what it wants ("tests for X"), not
+    /// when "test" is part of what it asks about ("when the test passes").
+    TestIntent,
 }
 
 impl Signal {
-    const ALL: [Signal; 3] = [
+    const ALL: [Signal; 5] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
+        Signal::CommitVote,
+        Signal::TestIntent,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -97,6 +105,8 @@ impl Signal {
             Signal::Definitions => "definitions",
             Signal::FileAggregation => "file-aggregation",
             Signal::FileClassPenalty => "file-class-penalty",
+            Signal::CommitVote => "commit-vote",
+            Signal::TestIntent => "test-intent",
         }
     }
 }
@@ -142,7 +152,7 @@ pub(crate) struct QueryTerms {
 }
 
 impl QueryTerms {
-    pub fn new(text: &str) -> QueryTerms {
+    pub fn new(text: &str, signals: &Signals) -> QueryTerms {
         let class = classify(text);
         let words: HashSet<String> = tokens(text).into_iter().collect();
         let (name, qualifiers) = match class {
@@ -166,7 +176,7 @@ impl QueryTerms {
         };
         let asks_for = FileClass::ALL
             .into_iter()
-            .filter(|class| class.asked_by(&words))
+            .filter(|class| class.asked_by(text, &words, signals.on(Signal::TestIntent)))
             .collect();
         QueryTerms {
             class,
@@ -326,14 +336,17 @@ impl FileClass {
 
     /// Whether `query` asks for files of this class (`tests for …`, `the docs of …`).
     pub fn asked_for(self, query: &str) -> bool {
-        self.asked_by(&tokens(query).into_iter().collect())
+        self.asked_by(query, &tokens(query).into_iter().collect(), true)
     }
 
-    fn asked_by(self, words: &HashSet<String>) -> bool {
+    /// `words` are `query`'s tokens; `test_intent`: tests are asked for only by name
+    /// ([`names_tests`]), otherwise by any test word.
+    fn asked_by(self, query: &str, words: &HashSet<String>, test_intent: bool) -> bool {
         let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
         match self {
             FileClass::Code => false,
-            FileClass::Test => any(&["test", "tests", "testing", "spec", "specs", "fixture"]),
+            FileClass::Test if test_intent => names_tests(query),
+            FileClass::Test => any(TEST_WORDS),
             FileClass::Docs => any(&["doc", "docs", "documentation", "readme", "guide"]),
             FileClass::Changelog => any(&["changelog", "changes", "release", "news"]),
             FileClass::Generated => any(&["generated", "codegen", "generate"]),
@@ -388,6 +401,56 @@ impl FileClass {
     }
 }
 
+/// Words that can name tests.
+const TEST_WORDS: &[&str] = &["test", "tests", "testing", "spec", "specs", "fixture"];
+
+/// Whether `query` names tests as what it wants: a test word that opens it, is followed by
+/// what the tests are of (`tests for parsing`, `test of X`, `specs in foo`) or follows a verb
+/// or qualifier that makes it the object (`add regression test`, `fix flaky tests`). A test
+/// word that is only part of the subject (`when the test passes`, `during tests`, `test
+/// functions` in pytest, where everything is about tests) does not.
+pub(crate) fn names_tests(query: &str) -> bool {
+    let words: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, word)| {
+        if !TEST_WORDS.contains(&word.as_str()) {
+            return false;
+        }
+        let next = words.get(i + 1).map(String::as_str);
+        let previous = i.checked_sub(1).map(|p| words[p].as_str());
+        i == 0
+            || matches!(next, Some("for" | "of" | "in" | "covering" | "that" | "which"))
+            || matches!(
+                previous,
+                Some(
+                    "add"
+                        | "adds"
+                        | "added"
+                        | "adding"
+                        | "fix"
+                        | "fixes"
+                        | "fixed"
+                        | "more"
+                        | "missing"
+                        | "new"
+                        | "regression"
+                        | "unit"
+                        | "integration"
+                        | "e2e"
+                        | "flaky"
+                        | "failing"
+                        | "broken"
+                        | "our"
+                        | "its"
+                        | "their"
+                )
+            )
+    })
+}
+
 /// A chunk of an in-file test module (Rust's `mod tests`, a `tests::…` function): test code
 /// in a file of code.
 pub(crate) fn is_test_chunk(symbol: Option<&str>) -> bool {
@@ -428,7 +491,7 @@ mod tests {
 
     #[test]
     fn definitions_beat_impls_and_uses() {
-        let terms = QueryTerms::new("hir::Semantics");
+        let terms = QueryTerms::new("hir::Semantics", &Signals::default());
         let def = definition_boost(
             &terms,
             Some("Semantics"),
@@ -474,8 +537,37 @@ mod tests {
             FileClass::Generated
         );
         assert_eq!(FileClass::of("src/lints.rs", true), FileClass::Generated);
-        let asks = QueryTerms::new("where are the tests for parsing").asks_for;
+        let asks = QueryTerms::new("where are the tests for parsing", &Signals::default()).asks_for;
         assert!(asks.contains(&FileClass::Test) && !asks.contains(&FileClass::Docs));
+    }
+
+    #[test]
+    fn tests_are_asked_for_by_name_not_by_subject() {
+        for asks in [
+            "where are the tests for parsing",
+            "tests of the config loader",
+            "Add regression test for the lexer",
+            "fix flaky tests",
+            "test the parser",
+        ] {
+            assert!(names_tests(asks), "{asks}");
+        }
+        for about in [
+            "how is a strict xfail turned into a failure when the test passes",
+            "how is output captured at the file descriptor level during tests",
+            "how are test functions collected from a python module",
+            "how are fixture scopes ordered from function to session",
+            "how are unittest TestCase classes collected and run",
+        ] {
+            assert!(!names_tests(about), "{about}");
+        }
+        let query = "how is a strict xfail turned into a failure when the test passes";
+        let on = QueryTerms::new(query, &Signals::default());
+        assert!(!on.asks_for.contains(&FileClass::Test));
+        let off = Signals {
+            off: HashSet::from([Signal::TestIntent.as_str()]),
+        };
+        assert!(QueryTerms::new(query, &off).asks_for.contains(&FileClass::Test));
     }
 
     #[test]

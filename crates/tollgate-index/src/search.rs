@@ -316,7 +316,7 @@ pub fn search(
     let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
     let allowed = allowed_keys(dir, &query.filter)?;
-    let terms = QueryTerms::new(&query.text);
+    let terms = QueryTerms::new(&query.text, &query.signals);
 
     // Chunk candidates from the lexical and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
@@ -467,15 +467,30 @@ fn history_evidence(
     if !history_dir.join("meta.json").exists() {
         return Ok(None);
     }
+    let dev = DevHistory::from_env();
     let commits = match query.mode {
-        Mode::Fast => 100,
-        Mode::Deep => 400,
+        Mode::Fast => dev.n,
+        Mode::Deep => dev.n * 4,
+    };
+    let vote = if query.signals.on(Signal::CommitVote) {
+        history::FileVote::Sum {
+            sharpness: dev.p,
+            half_life: dev.half_life_days * 86_400.0,
+            spread: dev.a,
+        }
+    } else {
+        history::FileVote::Best
+    };
+    let min = if query.signals.on(Signal::CommitVote) {
+        dev.min
+    } else {
+        HISTORY_MIN_SCORE
     };
     let is_allowed = |path: &str| allowed.is_none_or(|keys| keys.contains(&file_key(path)));
-    let ranked = history::rank_files(&history_dir, &query.text, commits)?;
+    let ranked = history::rank_files(&history_dir, &query.text, commits, vote)?;
     let files = ranked
         .into_iter()
-        .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
+        .filter(|(_, score)| *score >= min)
         .filter(|(path, _)| is_allowed(path))
         .take(fetch);
     let mut evidence = HashMap::new();
@@ -490,6 +505,35 @@ fn history_evidence(
         );
     }
     Ok(Some(evidence))
+}
+
+/// Exploration knobs (temporary).
+struct DevHistory {
+    p: f32,
+    half_life_days: f32,
+    a: f32,
+    w: f32,
+    min: f32,
+    n: usize,
+}
+
+impl DevHistory {
+    fn from_env() -> DevHistory {
+        let v: Vec<f32> = std::env::var("TOLLGATE_DEV_HISTORY")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|x| x.trim().parse().ok())
+            .collect();
+        let g = |i: usize, d: f32| v.get(i).copied().unwrap_or(d);
+        DevHistory {
+            p: g(0, 1.0),
+            half_life_days: g(1, 180.0),
+            a: g(2, 0.5),
+            w: g(3, 1.0),
+            min: g(4, 0.5),
+            n: g(5, 100.0) as usize,
+        }
+    }
 }
 
 /// Chunks scored (scaled arm scores, definition boost, in-file test penalty) and gathered per
@@ -556,7 +600,7 @@ fn rank_files(
             chunk_scores.first().copied().unwrap_or(0.0)
         };
         if let Some(evidence) = history.get(path) {
-            file.score += scale.of(evidence);
+            file.score += DevHistory::from_env().w * scale.of(evidence);
             file.history = Some(evidence.clone());
         }
         file.class = FileClass::of(path, file.generated);

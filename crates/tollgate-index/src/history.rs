@@ -529,89 +529,26 @@ pub(crate) fn search(
     Ok(out)
 }
 
-/// How the commits matching a query speak for the files they changed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum FileVote {
-    /// A file scores its best commit's score.
-    Best,
-    /// Every matching commit votes for its files: its score to the power `sharpness`, halved
-    /// for each `half_life` seconds it is older than the newest commit indexed, and split over
-    /// its files (divided by their number to the power `spread`). A file changed by several
-    /// commits that match, recent ones most, outranks one a single old commit touched.
-    Sum {
-        sharpness: f32,
-        half_life: f32,
-        spread: f32,
-    },
-}
-
-/// Files ranked by the commits matching `query` (the top `commits` of them), best first, with
-/// scores relative to the best file (0..=1].
+/// Files ranked by their best commit for `query` (max aggregation), best first.
 pub(crate) fn rank_files(
     dir: &Path,
     query: &str,
     commits: usize,
-    vote: FileVote,
 ) -> Result<Vec<(String, f32)>, IndexError> {
     let hits = search(dir, query, commits, &CommitFilter::default())?;
-    let newest = match vote {
-        FileVote::Best => 0,
-        FileVote::Sum { .. } => newest_time(dir)?.unwrap_or(0),
-    };
-    let mut scores: HashMap<String, f32> = HashMap::new();
+    let mut best: HashMap<String, f32> = HashMap::new();
     for hit in hits {
         if hit.files.len() > MAX_FILES_FOR_RANKING {
             continue;
         }
-        let n_files = hit.files.len().max(1) as f32;
         for file in hit.files {
-            let entry = scores.entry(file).or_insert(0.0);
-            match vote {
-                FileVote::Best => *entry = entry.max(hit.score),
-                FileVote::Sum {
-                    sharpness,
-                    half_life,
-                    spread,
-                } => {
-                    let age = (newest - hit.time).max(0) as f32;
-                    let recency = if half_life > 0.0 {
-                        0.5f32.powf(age / half_life)
-                    } else {
-                        1.0
-                    };
-                    *entry += hit.score.powf(sharpness) * recency / n_files.powf(spread);
-                }
-            }
+            let entry = best.entry(file).or_insert(0.0);
+            *entry = entry.max(hit.score);
         }
     }
-    let best = scores.values().copied().fold(0.0f32, f32::max);
-    let mut ranked: Vec<(String, f32)> = scores
-        .into_iter()
-        .map(|(path, score)| (path, if best > 0.0 { score / best } else { 0.0 }))
-        .collect();
+    let mut ranked: Vec<(String, f32)> = best.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Ok(ranked)
-}
-
-/// The time of the newest commit indexed (seconds since the epoch), from the time column.
-fn newest_time(dir: &Path) -> Result<Option<i64>, IndexError> {
-    let Some((index, _)) = open(dir, false)? else {
-        return Ok(None);
-    };
-    let reader: tantivy::IndexReader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .try_into()?;
-    let searcher = reader.searcher();
-    let mut newest = None;
-    for segment in searcher.segment_readers() {
-        if segment.num_docs() == 0 {
-            continue;
-        }
-        let column = segment.fast_fields().i64("time")?;
-        newest = newest.max(Some(column.max_value()));
-    }
-    Ok(newest)
 }
 
 #[cfg(test)]
@@ -665,106 +602,6 @@ mod tests {
                     .map(str::to_string)
             })
             .collect()
-    }
-
-    /// Commits `files` (path, text) with `message` at `time` (seconds since the epoch).
-    fn commit_at(repo: &Repository, files: &[(&str, &str)], message: &str, time: i64) {
-        let root = repo.workdir().unwrap().to_path_buf();
-        for (path, text) in files {
-            put(&root, path, text);
-        }
-        let mut index = repo.index().unwrap();
-        index
-            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-            .unwrap();
-        index.write().unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let signature =
-            git2::Signature::new("T", "t@example.com", &git2::Time::new(time, 0)).unwrap();
-        let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit> = parent.iter().collect();
-        repo.commit(
-            Some("HEAD"),
-            &signature,
-            &signature,
-            message,
-            &tree,
-            &parents,
-        )
-        .unwrap();
-    }
-
-    /// Indexes the history of the repository at `root` into `dir`.
-    fn index_history(root: &Path, dir: &Path) {
-        let pending = plan(root, dir, 1000).unwrap().unwrap();
-        let records = pending
-            .read(1, &AtomicUsize::new(0), &AtomicBool::new(false))
-            .unwrap()
-            .unwrap();
-        pending.stage(dir, records).unwrap().unwrap().commit().unwrap();
-    }
-
-    fn ranked_paths(dir: &Path, query: &str, vote: FileVote) -> Vec<String> {
-        rank_files(dir, query, 100, vote)
-            .unwrap()
-            .into_iter()
-            .map(|(path, _)| path)
-            .collect()
-    }
-
-    const VOTE: FileVote = FileVote::Sum {
-        sharpness: 1.0,
-        half_life: 180.0 * 86_400.0,
-        spread: 0.5,
-    };
-
-    #[test]
-    fn every_matching_commit_votes_for_its_files() {
-        let repo_dir = tempfile::tempdir().unwrap();
-        let index_dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(repo_dir.path()).unwrap();
-        let day = 86_400;
-        let t0 = 1_700_000_000;
-        // `parser.rs` is what parse-error fixes keep changing; `lexer.rs` matched once, best.
-        commit_at(&repo, &[("parser.rs", "1"), ("lexer.rs", "1"), ("other.rs", "1")], "initial import", t0);
-        commit_at(&repo, &[("parser.rs", "2")], "recover from parse errors in match arms", t0 + day);
-        commit_at(&repo, &[("parser.rs", "3")], "better parse errors after a missing brace", t0 + 2 * day);
-        commit_at(&repo, &[("lexer.rs", "2")], "parse errors: report recover position of parse errors", t0 + 3 * day);
-        commit_at(&repo, &[("other.rs", "2")], "unrelated cleanup", t0 + 4 * day);
-        index_history(repo_dir.path(), index_dir.path());
-        let query = "recover from parse errors";
-        let best = ranked_paths(index_dir.path(), query, FileVote::Best);
-        let vote = ranked_paths(index_dir.path(), query, VOTE);
-        assert_eq!(best.first().map(String::as_str), Some("lexer.rs"), "{best:?}");
-        assert_eq!(vote.first().map(String::as_str), Some("parser.rs"), "{vote:?}");
-        assert!(!vote.contains(&"other.rs".to_string()), "{vote:?}");
-    }
-
-    #[test]
-    fn recent_commits_vote_louder() {
-        let repo_dir = tempfile::tempdir().unwrap();
-        let index_dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(repo_dir.path()).unwrap();
-        let year = 365 * 86_400;
-        let t0 = 1_600_000_000;
-        commit_at(&repo, &[("old.rs", "1"), ("new.rs", "1")], "initial import", t0);
-        commit_at(&repo, &[("old.rs", "2")], "speed up the config reload", t0 + 1);
-        commit_at(&repo, &[("new.rs", "2")], "speed up the config reload", t0 + 2 * year);
-        index_history(repo_dir.path(), index_dir.path());
-        let query = "config reload speed";
-        let vote = ranked_paths(index_dir.path(), query, VOTE);
-        assert_eq!(vote, ["new.rs", "old.rs"]);
-        let scores = rank_files(index_dir.path(), query, 100, VOTE).unwrap();
-        assert!(scores[1].1 < 0.2, "two half-lives older: {scores:?}");
-        // Without a half-life the two are equal and the order is by name.
-        let flat = FileVote::Sum {
-            sharpness: 1.0,
-            half_life: 0.0,
-            spread: 0.5,
-        };
-        assert_eq!(ranked_paths(index_dir.path(), query, flat), ["new.rs", "old.rs"]);
-        let flat_scores = rank_files(index_dir.path(), query, 100, flat).unwrap();
-        assert_eq!(flat_scores[0].1, flat_scores[1].1);
     }
 
     #[test]

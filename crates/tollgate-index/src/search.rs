@@ -467,30 +467,15 @@ fn history_evidence(
     if !history_dir.join("meta.json").exists() {
         return Ok(None);
     }
-    let dev = DevHistory::from_env();
     let commits = match query.mode {
-        Mode::Fast => dev.n,
-        Mode::Deep => dev.n * 4,
-    };
-    let vote = if query.signals.on(Signal::CommitVote) {
-        history::FileVote::Sum {
-            sharpness: dev.p,
-            half_life: dev.half_life_days * 86_400.0,
-            spread: dev.a,
-        }
-    } else {
-        history::FileVote::Best
-    };
-    let min = if query.signals.on(Signal::CommitVote) {
-        dev.min
-    } else {
-        HISTORY_MIN_SCORE
+        Mode::Fast => 100,
+        Mode::Deep => 400,
     };
     let is_allowed = |path: &str| allowed.is_none_or(|keys| keys.contains(&file_key(path)));
-    let ranked = history::rank_files(&history_dir, &query.text, commits, vote)?;
+    let ranked = history::rank_files(&history_dir, &query.text, commits)?;
     let files = ranked
         .into_iter()
-        .filter(|(_, score)| *score >= min)
+        .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
         .filter(|(path, _)| is_allowed(path))
         .take(fetch);
     let mut evidence = HashMap::new();
@@ -505,35 +490,6 @@ fn history_evidence(
         );
     }
     Ok(Some(evidence))
-}
-
-/// Exploration knobs (temporary).
-struct DevHistory {
-    p: f32,
-    half_life_days: f32,
-    a: f32,
-    w: f32,
-    min: f32,
-    n: usize,
-}
-
-impl DevHistory {
-    fn from_env() -> DevHistory {
-        let v: Vec<f32> = std::env::var("TOLLGATE_DEV_HISTORY")
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|x| x.trim().parse().ok())
-            .collect();
-        let g = |i: usize, d: f32| v.get(i).copied().unwrap_or(d);
-        DevHistory {
-            p: g(0, 1.0),
-            half_life_days: g(1, 180.0),
-            a: g(2, 0.5),
-            w: g(3, 1.0),
-            min: g(4, 0.5),
-            n: g(5, 100.0) as usize,
-        }
-    }
 }
 
 /// Chunks scored (scaled arm scores, definition boost, in-file test penalty) and gathered per
@@ -567,7 +523,7 @@ fn rank_files(
             && rank::is_test_chunk(candidate.chunk.symbol.as_deref())
             && !terms.asks_for.contains(&FileClass::Test)
         {
-            let factor = FileClass::Test.penalty();
+            let factor = FileClass::Test.penalty(terms.question);
             score *= factor;
             boosts.push(("test module", factor));
         }
@@ -600,12 +556,12 @@ fn rank_files(
             chunk_scores.first().copied().unwrap_or(0.0)
         };
         if let Some(evidence) = history.get(path) {
-            file.score += DevHistory::from_env().w * scale.of(evidence);
+            file.score += scale.of(evidence);
             file.history = Some(evidence.clone());
         }
         file.class = FileClass::of(path, file.generated);
         if signals.on(Signal::FileClassPenalty) && !terms.asks_for.contains(&file.class) {
-            let factor = file.class.penalty();
+            let factor = file.class.penalty(terms.question);
             if factor < 1.0 {
                 file.score *= factor;
                 file.boosts.push((file.class.as_str(), factor));

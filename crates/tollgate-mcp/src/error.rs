@@ -67,8 +67,8 @@ impl From<tollgate::api::ApiError> for ToolError {
     }
 }
 
-impl From<tollgate::review::RequestError> for ToolError {
-    fn from(err: tollgate::review::RequestError) -> ToolError {
+impl From<tollgate::api::review::RequestError> for ToolError {
+    fn from(err: tollgate::api::review::RequestError) -> ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(err.field())
     }
 }
@@ -113,8 +113,8 @@ impl From<tollgate::store::StoreError> for ToolError {
     }
 }
 
-impl From<tollgate::context::ContextError> for ToolError {
-    fn from(err: tollgate::context::ContextError) -> ToolError {
+impl From<tollgate::api::context::ContextError> for ToolError {
+    fn from(err: tollgate::api::context::ContextError) -> ToolError {
         ToolError::new(err.code(), err.to_string()).with_field(err.field())
     }
 }

@@ -358,13 +358,13 @@ async fn list_tools(State(server): State<Server>) -> Response {
 
 /// A seed-004 built-in over the workspace's code index and knowledge store.
 type Builtin = fn(
-    &tollgate::context::Workspace,
+    &tollgate::workspace::IndexedWorkspace,
     &tollgate::memory::Memory<'_>,
     Value,
 ) -> Result<Value, ToolError>;
 
 fn search(
-    workspace: &tollgate::context::Workspace,
+    workspace: &tollgate::workspace::IndexedWorkspace,
     memory: &tollgate::memory::Memory<'_>,
     body: Value,
 ) -> Result<Value, ToolError> {
@@ -375,7 +375,7 @@ fn search(
 }
 
 fn get_document(
-    workspace: &tollgate::context::Workspace,
+    workspace: &tollgate::workspace::IndexedWorkspace,
     memory: &tollgate::memory::Memory<'_>,
     body: Value,
 ) -> Result<Value, ToolError> {
@@ -386,7 +386,7 @@ fn get_document(
 }
 
 fn sources(
-    workspace: &tollgate::context::Workspace,
+    workspace: &tollgate::workspace::IndexedWorkspace,
     memory: &tollgate::memory::Memory<'_>,
     _body: Value,
 ) -> Result<Value, ToolError> {
@@ -430,9 +430,10 @@ async fn builtin(
 async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
     let root = server.workspace().to_path_buf();
     let outcome = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
-        let workspace = tollgate::context::Workspace::open(&root)?;
+        let workspace = tollgate::workspace::IndexedWorkspace::open(&root)
+            .map_err(tollgate::api::context::ContextError::unreadable)?;
         let store = tollgate::store::Store::open_in_workspace(&root)?;
-        let embedder = tollgate::context::HashedEmbedder;
+        let embedder = tollgate::workspace::HashedEmbedder;
         let memory = tollgate::memory::Memory::new(&store, &embedder);
         operation(&workspace, &memory, body)
     })

@@ -174,9 +174,12 @@ impl ToolContext {
 
     /// The workspace for the context operations, with this call's control: the index build a
     /// search starts when there is no index reports progress and stops when the call does.
-    pub(crate) fn open_workspace(&self) -> Result<tollgate::context::Workspace, ToolError> {
+    pub(crate) fn open_workspace(
+        &self,
+    ) -> Result<tollgate::workspace::IndexedWorkspace, ToolError> {
         Ok(
-            tollgate::context::Workspace::open(self.workspace())?
+            tollgate::workspace::IndexedWorkspace::open(self.workspace())
+                .map_err(tollgate::api::context::ContextError::unreadable)?
                 .with_control(self.control.clone()),
         )
     }

@@ -15,8 +15,6 @@ pub mod analyzers;
 pub mod api;
 pub mod ci_log;
 pub mod config;
-#[cfg(feature = "index")]
-pub mod context;
 pub mod control;
 pub mod diff;
 pub mod error_code;

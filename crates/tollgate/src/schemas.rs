@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
 
-use crate::{analyzers, api, plan, report, review};
+use crate::{api, plan, report};
 
 /// The schema of what a caller sends (`T` as it deserialises).
 pub fn request_schema<T: JsonSchema>() -> Value {
@@ -32,19 +32,19 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("review-result.schema.json", report::review_result_schema()),
         (
             "review-diff-request.schema.json",
-            request_schema::<review::ReviewDiffRequest>(),
+            request_schema::<api::review::ReviewDiffRequest>(),
         ),
         (
             "review-diff-response.schema.json",
-            response_schema::<review::ReviewDiffResponse>(),
+            response_schema::<api::review::ReviewDiffResponse>(),
         ),
         (
             "check-invariants-request.schema.json",
-            request_schema::<review::CheckInvariantsRequest>(),
+            request_schema::<api::review::CheckInvariantsRequest>(),
         ),
         (
             "check-invariants-result.schema.json",
-            response_schema::<review::CheckInvariantsResult>(),
+            response_schema::<api::review::CheckInvariantsResult>(),
         ),
         (
             "scrub-secrets-request.schema.json",
@@ -56,27 +56,27 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "review-changes-request.schema.json",
-            request_schema::<review::ReviewChangesRequest>(),
+            request_schema::<api::review::ReviewChangesRequest>(),
         ),
         (
             "review-changes-result.schema.json",
-            response_schema::<review::ChangesReview>(),
+            response_schema::<api::review::ChangesReview>(),
         ),
         (
             "review-git-diff-request.schema.json",
-            request_schema::<review::ReviewGitDiffRequest>(),
+            request_schema::<api::review::ReviewGitDiffRequest>(),
         ),
         (
             "review-git-diff-response.schema.json",
-            response_schema::<review::ReviewGitDiffResponse>(),
+            response_schema::<api::review::ReviewGitDiffResponse>(),
         ),
         (
             "review-auto-request.schema.json",
-            request_schema::<review::ReviewAutoRequest>(),
+            request_schema::<api::review::ReviewAutoRequest>(),
         ),
         (
             "review-auto-response.schema.json",
-            response_schema::<review::ReviewAutoResponse>(),
+            response_schema::<api::review::ReviewAutoResponse>(),
         ),
         ("plan.schema.json", plan::plan_schema()),
         (
@@ -109,11 +109,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "static-analysis-request.schema.json",
-            analyzers::static_analysis_request_schema(),
+            request_schema::<api::analysis::StaticAnalysisRequest>(),
         ),
         (
             "static-analysis-response.schema.json",
-            analyzers::static_analysis_response_schema(),
+            response_schema::<api::analysis::StaticAnalysisResponse>(),
         ),
     ]
 }

@@ -4,8 +4,9 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use tollgate::context::request::IndexWorkspaceRequest;
-use tollgate::context::{self, HttpEmbedder, Progress, Workspace};
+use tollgate::api::context;
+use tollgate::api::context::request::IndexWorkspaceRequest;
+use tollgate::workspace::{HttpEmbedder, IndexedWorkspace, Progress};
 
 use std::io::Write;
 
@@ -13,8 +14,8 @@ use super::ExitStatus;
 use crate::args::{IndexArgs, IndexLocationArgs};
 
 /// The workspace with the index location and embedder the flags ask for.
-pub(super) fn workspace(location: &IndexLocationArgs) -> anyhow::Result<Workspace> {
-    let mut ws = Workspace::open(&location.repo)
+pub(super) fn workspace(location: &IndexLocationArgs) -> anyhow::Result<IndexedWorkspace> {
+    let mut ws = IndexedWorkspace::open(&location.repo)
         .with_context(|| format!("cannot open the workspace {}", location.repo.display()))?;
     if let Some(dir) = &location.index_dir {
         ws = ws.with_index_dir(dir.clone());

@@ -11,9 +11,9 @@ use tollgate::api::memory::{
     self as api, DeleteContextBatchRequest, EntryOut, FtsSearchRequest, GetContextByIdsRequest,
     HybridSearchRequest, SearchContextRequest, SemanticSearchRequest, StoreContextRequest,
 };
-use tollgate::context::{Embedder, HashedEmbedder, HttpEmbedder};
 use tollgate::memory::Memory;
 use tollgate::store::Store;
+use tollgate::workspace::{Embedder, HashedEmbedder, HttpEmbedder};
 
 use super::ExitStatus;
 use crate::args::{MemoryArgs, MemoryCommand, MemoryFilterArgs};

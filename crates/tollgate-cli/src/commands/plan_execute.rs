@@ -11,7 +11,7 @@ use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
 use tollgate::control::Control;
 use tollgate::plan::execute::{ExecuteMode, StepRunStatus};
 use tollgate::plan::journal::recover_interrupted;
-use tollgate::plan::undo::{UndoStepRequest, undo_step};
+use tollgate::plan::undo::{UndoStep, undo_step};
 use tollgate::store::{DEFAULT_STORE_PATH, Store};
 
 use super::ExitStatus;
@@ -114,7 +114,7 @@ pub fn undo(
 ) -> anyhow::Result<ExitStatus> {
     let store = Store::open_in_workspace(repo)
         .with_context(|| format!("opening the plan store of {}", repo.display()))?;
-    let request = UndoStepRequest {
+    let request = UndoStep {
         plan_id,
         step_number,
         force,

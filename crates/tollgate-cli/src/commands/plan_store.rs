@@ -11,17 +11,17 @@ use tollgate::api::plan::{
     list_plans, load_plan, plan_store_error, save_plan,
 };
 use tollgate::plan::approval::{
-    ApprovalAction, RequestApprovalRequest, RespondApprovalRequest, list_approvals,
-    request_approval, respond_approval,
+    ApprovalAction, RequestApproval, RespondApproval, list_approvals, request_approval,
+    respond_approval,
 };
 use tollgate::plan::history::{
-    ComparePlanVersionsRequest, PlanComparison, RollbackPlanRequest, ViewHistoryRequest,
-    ViewHistoryResponse, compare_plan_versions, rollback_plan, view_history,
+    ComparePlanVersions, PlanComparison, RollbackPlan, ViewHistory, ViewHistoryResponse,
+    compare_plan_versions, rollback_plan, view_history,
 };
 use tollgate::plan::library::{ListPlansResponse, PlanStoreError};
 use tollgate::plan::progress::{
-    CompleteStepRequest, FailStepRequest, ProgressReport, StartStepRequest, StepUpdate,
-    ViewProgressRequest, complete_step, fail_step, start_step, view_progress,
+    CompleteStep, FailStep, ProgressReport, StartStep, StepUpdate, ViewProgress, complete_step,
+    fail_step, start_step, view_progress,
 };
 use tollgate::store::Store;
 
@@ -267,7 +267,7 @@ fn dispatch(
         } => {
             let response = view_history(
                 store,
-                &ViewHistoryRequest {
+                &ViewHistory {
                     plan_id,
                     limit,
                     include_plans,
@@ -282,7 +282,7 @@ fn dispatch(
         } => {
             let cmp = compare_plan_versions(
                 store,
-                &ComparePlanVersionsRequest {
+                &ComparePlanVersions {
                     plan_id,
                     from_version,
                     to_version,
@@ -297,7 +297,7 @@ fn dispatch(
         } => {
             let response = rollback_plan(
                 store,
-                &RollbackPlanRequest {
+                &RollbackPlan {
                     plan_id,
                     target_version,
                     reason,
@@ -308,7 +308,7 @@ fn dispatch(
         }
         PlanCommand::Approve { command } => approve(store, command, author, json),
         PlanCommand::Progress { plan_id } => {
-            let report = view_progress(store, &ViewProgressRequest { plan_id })?;
+            let report = view_progress(store, &ViewProgress { plan_id })?;
             show(json, &report, print_progress)
         }
         PlanCommand::Step { command } => {
@@ -333,7 +333,7 @@ fn step(
             step_number,
         } => start_step(
             store,
-            &StartStepRequest {
+            &StartStep {
                 plan_id,
                 step_number,
                 author,
@@ -346,7 +346,7 @@ fn step(
             files,
         } => complete_step(
             store,
-            &CompleteStepRequest {
+            &CompleteStep {
                 plan_id,
                 step_number,
                 notes,
@@ -363,7 +363,7 @@ fn step(
             skip_dependents,
         } => fail_step(
             store,
-            &FailStepRequest {
+            &FailStep {
                 plan_id,
                 step_number,
                 error,
@@ -389,7 +389,7 @@ fn approve(
             note,
         } => request_approval(
             store,
-            &RequestApprovalRequest {
+            &RequestApproval {
                 plan_id,
                 step_numbers: steps,
                 note,
@@ -413,7 +413,7 @@ fn approve(
                 .context("--modifications is not JSON")?;
             respond_approval(
                 store,
-                &RespondApprovalRequest {
+                &RespondApproval {
                     request_id,
                     action,
                     comment,

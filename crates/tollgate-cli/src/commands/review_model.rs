@@ -5,12 +5,12 @@
 use std::io::Write;
 
 use anyhow::Context;
-use tollgate::config::{self, RawConfig};
-use tollgate::input::{DEFAULT_MAX_INPUT_BYTES, Limit};
-use tollgate::review::{
+use tollgate::api::review::{
     self, AutoOutput, AutoTool, ChangesReview, Correctness, FileContexts, ReviewAutoRequest,
     ReviewChangesOptions, ReviewChangesRequest, ReviewGitDiffRequest, StringList,
 };
+use tollgate::config::{self, RawConfig};
+use tollgate::input::{DEFAULT_MAX_INPUT_BYTES, Limit};
 
 use super::ExitStatus;
 use crate::args::{ModelReviewArgs, ReviewAutoArgs, ReviewChangesArgs, ReviewGitArgs};

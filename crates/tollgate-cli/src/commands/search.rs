@@ -1,10 +1,11 @@
 //! `tollgate search QUERY`: hybrid search of the code index, with filters, the lines that
 //! match (like `rg`), `--explain` and JSON output. Builds the index first when there is none.
 
-use tollgate::context::request::{
+use tollgate::api::context;
+use tollgate::api::context::request::{
     CodebaseRetrievalRequest, RetrievalOptions, SearchResponse, SearchResult,
 };
-use tollgate::context::{self, Progress};
+use tollgate::workspace::{IndexedWorkspace, Progress};
 
 use std::io::Write;
 
@@ -59,7 +60,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitStatus> {
 }
 
 /// The first search of a repository builds its index, saying so on stderr with progress.
-fn build_if_missing(ws: &context::Workspace, quiet: bool) -> anyhow::Result<()> {
+fn build_if_missing(ws: &IndexedWorkspace, quiet: bool) -> anyhow::Result<()> {
     let bar = progress_bar(quiet);
     let mut announced = false;
     context::build_index_if_missing(ws, &mut |progress: Progress| {
@@ -180,7 +181,7 @@ fn shown_lines(result: &SearchResult, words: &[String], context: usize) -> Vec<(
 
 /// `--deep` without filters is `semantic_search` in deep mode; with filters the filtered search.
 fn deep(
-    ws: &context::Workspace,
+    ws: &IndexedWorkspace,
     request: &CodebaseRetrievalRequest,
 ) -> anyhow::Result<SearchResponse> {
     let options = &request.options;

@@ -1,6 +1,6 @@
 //! `check_invariants`: one invariants file against a diff (upstream's tool of that name).
 
-use tollgate::review::{CheckInvariantsRequest, CheckInvariantsResult, check_invariants};
+use tollgate::api::review::{CheckInvariantsRequest, CheckInvariantsResult, check_invariants};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

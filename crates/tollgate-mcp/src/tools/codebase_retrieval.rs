@@ -1,7 +1,7 @@
 //! `codebase_retrieval`: a context tool (upstream's name and parameters).
 
-use tollgate::context::codebase_retrieval;
-use tollgate::context::request::{CodebaseRetrievalRequest, SearchResponse};
+use tollgate::api::context::codebase_retrieval;
+use tollgate::api::context::request::{CodebaseRetrievalRequest, SearchResponse};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,6 +1,7 @@
 //! `compare_plan_versions`: compare two versions of a saved plan: steps added, removed and modified field by field (keyed by step number), files added and removed, scope and risk changes, every other changed field; text fields come with a unified diff.
 
-use tollgate::plan::history::{ComparePlanVersionsRequest, PlanComparison, compare_plan_versions};
+use tollgate::api::lifecycle::{ComparePlanVersionsRequest, compare_plan_versions};
+use tollgate::plan::history::PlanComparison;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ changed field by field, files, scope and risk.";
         ctx: &ToolContext,
         input: ComparePlanVersionsRequest,
     ) -> Result<PlanComparison, ToolError> {
-        Ok(compare_plan_versions(&super::plan_store(ctx)?, &input)?)
+        Ok(compare_plan_versions(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `complete_step`: mark a step complete with notes (evidence for its acceptance criteria) and the files it changed.
 
-use tollgate::plan::progress::{CompleteStepRequest, StepUpdate, complete_step};
+use tollgate::api::lifecycle::{CompleteStepRequest, complete_step};
+use tollgate::plan::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ progress and the steps now ready.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(complete_step(&super::plan_store(ctx)?, &input)?)
+        Ok(complete_step(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `fail_step`: record a step's failure with the error.
 
-use tollgate::plan::progress::{FailStepRequest, StepUpdate, fail_step};
+use tollgate::api::lifecycle::{FailStepRequest, fail_step};
+use tollgate::plan::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ or skip it with its dependents.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(fail_step(&super::plan_store(ctx)?, &input)?)
+        Ok(fail_step(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `get_context_for_prompt`: a context tool (upstream's name and parameters).
 
-use tollgate::context::get_context_for_prompt;
-use tollgate::context::request::{ContextBundle, GetContextRequest};
+use tollgate::api::context::get_context_for_prompt;
+use tollgate::api::context::request::{ContextBundle, GetContextRequest};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `get_file`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{FileContent, GetFileRequest};
-use tollgate::context::{Workspace, get_file};
+use tollgate::api::context::get_file;
+use tollgate::api::context::request::{FileContent, GetFileRequest};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -22,7 +22,7 @@ mtime and git status. Paths outside the workspace are refused.";
     type Output = FileContent;
 
     fn call(ctx: &ToolContext, input: GetFileRequest) -> Result<FileContent, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(get_file(&ws, &input)?)
     }
 }

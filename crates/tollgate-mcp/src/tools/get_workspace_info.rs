@@ -91,8 +91,9 @@ config files present), the server (version, profiles, tools) and the code index'
             ),
             None => (None, None, None),
         };
-        let index = tollgate::context::Workspace::open(workspace)
-            .and_then(|ws| tollgate::context::index_status(&ws));
+        let index = tollgate::workspace::IndexedWorkspace::open(workspace)
+            .map_err(tollgate::api::context::ContextError::unreadable)
+            .and_then(|ws| tollgate::api::context::index_status(&ws));
         let (total_files, index_status) = match index {
             Ok(status) => (
                 status.files,

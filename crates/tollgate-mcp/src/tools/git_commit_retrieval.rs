@@ -1,7 +1,7 @@
 //! `git_commit_retrieval`: a context tool (upstream's name and parameters).
 
-use tollgate::context::git_commit_retrieval;
-use tollgate::context::request::{CommitResponse, GitCommitRetrievalRequest};
+use tollgate::api::context::git_commit_retrieval;
+use tollgate::api::context::request::{CommitResponse, GitCommitRetrievalRequest};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `index_status`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::IndexStatusResponse;
-use tollgate::context::{Workspace, index_status};
+use tollgate::api::context::index_status;
+use tollgate::api::context::request::IndexStatusResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -22,7 +22,7 @@ embedder, last indexed, size, problems.";
     type Output = IndexStatusResponse;
 
     fn call(ctx: &ToolContext, _input: NoInput) -> Result<IndexStatusResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(index_status(&ws)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `index_workspace`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{IndexReport, IndexWorkspaceRequest};
-use tollgate::context::{index_progress, index_workspace};
+use tollgate::api::context::request::{IndexReport, IndexWorkspaceRequest};
+use tollgate::api::context::{index_progress, index_workspace};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -208,7 +208,7 @@ fn with_memory<T>(
     operation: impl FnOnce(&tollgate::memory::Memory<'_>) -> Result<T, tollgate::api::ApiError>,
 ) -> Result<T, ToolError> {
     let store = Store::open_in_workspace(ctx.workspace())?;
-    let embedder = tollgate::context::HashedEmbedder;
+    let embedder = tollgate::workspace::HashedEmbedder;
     Ok(operation(&tollgate::memory::Memory::new(
         &store, &embedder,
     ))?)

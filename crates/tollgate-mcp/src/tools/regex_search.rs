@@ -1,7 +1,7 @@
 //! `regex_search`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{RegexSearchRequest, RegexSearchResponse};
-use tollgate::context::{Workspace, regex_search};
+use tollgate::api::context::regex_search;
+use tollgate::api::context::request::{RegexSearchRequest, RegexSearchResponse};
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -25,7 +25,7 @@ impl Tool for RegexSearch {
         ctx: &ToolContext,
         input: RegexSearchRequest,
     ) -> Result<RegexSearchResponse, ToolError> {
-        let ws = Workspace::open(ctx.workspace())?;
+        let ws = ctx.open_workspace()?;
         Ok(regex_search(&ws, &input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `request_approval`: ask for approval of a saved plan's current version: the whole plan (no step_numbers), one step, or a group of steps.
 
-use tollgate::plan::approval::{ApprovalResponse, RequestApprovalRequest, request_approval};
+use tollgate::api::lifecycle::{RequestApprovalRequest, request_approval};
+use tollgate::plan::approval::ApprovalResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -27,6 +28,6 @@ steps; returns the request id for respond_approval.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(request_approval(&super::plan_store(ctx)?, &input)?)
+        Ok(request_approval(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `respond_approval`: answer a pending approval request: approve, reject, or request_modification (with a comment and the modifications asked for).
 
-use tollgate::plan::approval::{ApprovalResponse, RespondApprovalRequest, respond_approval};
+use tollgate::api::lifecycle::{RespondApprovalRequest, respond_approval};
+use tollgate::plan::approval::ApprovalResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -27,6 +28,6 @@ request (answered once).";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(respond_approval(&super::plan_store(ctx)?, &input)?)
+        Ok(respond_approval(&super::plan_store(ctx)?, input)?)
     }
 }

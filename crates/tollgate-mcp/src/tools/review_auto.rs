@@ -1,7 +1,7 @@
 //! `review_auto`: review_diff for a given diff, review_git_diff otherwise (upstream's tool of
 //! that name).
 
-use tollgate::review::{ReviewAutoRequest, ReviewAutoResponse, review_auto};
+use tollgate::api::review::{ReviewAutoRequest, ReviewAutoResponse, review_auto};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

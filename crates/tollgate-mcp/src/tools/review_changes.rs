@@ -1,7 +1,7 @@
 //! `review_changes`: the configured model reviews a unified diff (upstream's tool of that name,
 //! answering its `ReviewResult`).
 
-use tollgate::review::{ChangesReview, ReviewChangesRequest, review_changes};
+use tollgate::api::review::{ChangesReview, ReviewChangesRequest, review_changes};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,6 +1,6 @@
 //! `review_diff`: the review gate on a unified diff (upstream's tool of that name).
 
-use tollgate::review::{ReviewDiffRequest, ReviewDiffResponse, review_diff_request_until};
+use tollgate::api::review::{ReviewDiffRequest, ReviewDiffResponse, review_diff_request_until};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

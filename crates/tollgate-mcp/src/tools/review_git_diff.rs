@@ -1,7 +1,7 @@
 //! `review_git_diff`: the workspace repository's changes, reviewed by the configured model
 //! (upstream's tool of that name).
 
-use tollgate::review::{ReviewGitDiffRequest, ReviewGitDiffResponse, review_git_diff};
+use tollgate::api::review::{ReviewGitDiffRequest, ReviewGitDiffResponse, review_git_diff};
 
 use crate::error::ToolError;
 use crate::profile::Profile;

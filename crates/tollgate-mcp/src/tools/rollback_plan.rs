@@ -1,6 +1,7 @@
 //! `rollback_plan`: make an old version of a saved plan current again.
 
-use tollgate::plan::history::{RollbackPlanRequest, RollbackPlanResponse, rollback_plan};
+use tollgate::api::lifecycle::{RollbackPlanRequest, rollback_plan};
+use tollgate::plan::history::RollbackPlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -27,6 +28,6 @@ as a new version; nothing is deleted.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(rollback_plan(&super::plan_store(ctx)?, &input)?)
+        Ok(rollback_plan(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `run_static_analysis`: tsc and semgrep on the changed files, plus imported SARIF (upstream's
 //! tool of that name).
 
-use tollgate::analyzers::{StaticAnalysisRequest, StaticAnalysisResponse, run_static_analysis};
+use tollgate::api::analysis::{StaticAnalysisRequest, StaticAnalysisResponse, run_static_analysis};
 
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::profile::Profile;

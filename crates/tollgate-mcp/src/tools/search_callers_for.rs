@@ -1,7 +1,7 @@
 //! `search_callers_for`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{SearchCallersRequest, SymbolGraphResponse};
-use tollgate::context::search_callers_for;
+use tollgate::api::context::request::{SearchCallersRequest, SymbolGraphResponse};
+use tollgate::api::context::search_callers_for;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

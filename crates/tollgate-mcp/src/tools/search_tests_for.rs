@@ -1,7 +1,7 @@
 //! `search_tests_for`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{SearchResponse, SearchTestsRequest};
-use tollgate::context::search_tests_for;
+use tollgate::api::context::request::{SearchResponse, SearchTestsRequest};
+use tollgate::api::context::search_tests_for;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `semantic_search`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{SearchResponse, SemanticSearchRequest};
-use tollgate::context::semantic_search;
+use tollgate::api::context::request::{SearchResponse, SemanticSearchRequest};
+use tollgate::api::context::semantic_search;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

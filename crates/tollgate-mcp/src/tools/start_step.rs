@@ -1,6 +1,7 @@
 //! `start_step`: mark a ready step of a saved plan in progress (a blocked step is refused, naming what it waits on).
 
-use tollgate::plan::progress::{StartStepRequest, StepUpdate, start_step};
+use tollgate::api::lifecycle::{StartStepRequest, start_step};
+use tollgate::plan::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ are refused, naming what they wait on.";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(start_step(&super::plan_store(ctx)?, &input)?)
+        Ok(start_step(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `symbol_graph`: a context tool (upstream's name and parameters).
 
-use tollgate::context::request::{SymbolGraphRequest, SymbolGraphResponse};
-use tollgate::context::symbol_graph;
+use tollgate::api::context::request::{SymbolGraphRequest, SymbolGraphResponse};
+use tollgate::api::context::symbol_graph;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

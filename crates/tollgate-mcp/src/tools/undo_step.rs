@@ -1,6 +1,7 @@
 //! `undo_step`: put back the files a step's applied changes replaced, from their backups.
 
-use tollgate::plan::undo::{UndoStepRequest, UndoStepResponse, undo_step};
+use tollgate::api::lifecycle::{UndoStepRequest, undo_step};
+use tollgate::plan::undo::UndoStepResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,10 +25,6 @@ its backups; refused if the files changed since (force overrides).";
         input
             .author
             .get_or_insert_with(|| super::MCP_AUTHOR.to_string());
-        Ok(undo_step(
-            &super::plan_store(ctx)?,
-            ctx.workspace(),
-            &input,
-        )?)
+        Ok(undo_step(&super::plan_store(ctx)?, ctx.workspace(), input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `validate_content`: check model output or text before trusting it (upstream's tool).
 
-use tollgate::secrets::{ValidateContentRequest, ValidateContentResult, validate_content};
+use tollgate::api::secrets::{ValidateContentRequest, validate_content};
+use tollgate::secrets::ValidateContentResult;
 
 use crate::error::ToolError;
 use crate::tool::{Group, Hints, Tool, ToolContext};
@@ -23,6 +24,6 @@ generated code, raw text) for shape, secrets, long lines and TODOs; issues with 
         _ctx: &ToolContext,
         input: ValidateContentRequest,
     ) -> Result<ValidateContentResult, ToolError> {
-        Ok(validate_content(&input)?)
+        Ok(validate_content(input)?)
     }
 }

@@ -1,6 +1,7 @@
 //! `view_history`: a saved plan's versions, newest first (change type, author, reason, time; full plans with include_plans), and its lifecycle events (steps, approvals, status changes).
 
-use tollgate::plan::history::{ViewHistoryRequest, ViewHistoryResponse, view_history};
+use tollgate::api::lifecycle::{ViewHistoryRequest, view_history};
+use tollgate::plan::history::ViewHistoryResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -24,6 +25,6 @@ impl Tool for ViewHistory {
         ctx: &ToolContext,
         input: ViewHistoryRequest,
     ) -> Result<ViewHistoryResponse, ToolError> {
-        Ok(view_history(&super::plan_store(ctx)?, &input)?)
+        Ok(view_history(&super::plan_store(ctx)?, input)?)
     }
 }

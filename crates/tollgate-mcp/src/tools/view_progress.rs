@@ -1,6 +1,7 @@
 //! `view_progress`: a saved plan's progress: counts by state, percentage done, next_ready_steps, blocked steps (with what they wait on), current steps, and every step's state, attempts, notes and files.
 
-use tollgate::plan::progress::{ProgressReport, ViewProgressRequest, view_progress};
+use tollgate::api::lifecycle::{ViewProgressRequest, view_progress};
+use tollgate::plan::progress::ProgressReport;
 
 use crate::error::ToolError;
 use crate::profile::Profile;
@@ -21,6 +22,6 @@ blocked and current steps.";
     type Output = ProgressReport;
 
     fn call(ctx: &ToolContext, input: ViewProgressRequest) -> Result<ProgressReport, ToolError> {
-        Ok(view_progress(&super::plan_store(ctx)?, &input)?)
+        Ok(view_progress(&super::plan_store(ctx)?, input)?)
     }
 }

@@ -18,17 +18,16 @@
 //! A tool that is absent, crashes or times out is a status (`unavailable`, `failed`,
 //! `timed_out`) with a reason in the result, never `executed` and never an error of the run.
 
-mod api;
 mod discover;
 mod orchestrate;
+mod prepare;
 mod sarif_import;
 mod semgrep;
 mod tsc;
 mod workspace;
 
-pub use api::{
-    AnalysisError, AnalysisOutcome, PreparedAnalysis, StaticAnalysisOptions, StaticAnalysisRequest,
-    StaticAnalysisResponse, prepare_for_review, run_static_analysis,
-    static_analysis_request_schema, static_analysis_response_schema,
-};
+pub(crate) use orchestrate::{AnalysisPlan, analyze};
+pub use prepare::{AnalysisError, AnalysisOutcome, PreparedAnalysis, prepare_for_review};
+pub(crate) use prepare::{checked_files, open_workspace};
 pub use sarif_import::SarifImportError;
+pub(crate) use sarif_import::import as import_sarif;

@@ -11,9 +11,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ApiError;
-use crate::context::request::{CodebaseRetrievalRequest, GetFileRequest, RetrievalOptions};
-use crate::context::{self, ContextError, Workspace};
+use crate::api::context::request::{CodebaseRetrievalRequest, GetFileRequest, RetrievalOptions};
+use crate::api::context::{self, ContextError};
 use crate::memory::{Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf};
+use crate::workspace::IndexedWorkspace;
 
 /// Results when the caller gives no limit.
 pub const DEFAULT_LIMIT: u32 = 10;
@@ -103,7 +104,7 @@ enum Scope {
 
 /// `POST /tools/search`.
 pub fn tools_search(
-    workspace: &Workspace,
+    workspace: &IndexedWorkspace,
     memory: &Memory<'_>,
     request: &ToolsSearchRequest,
 ) -> Result<ToolsSearchResponse, ApiError> {
@@ -193,7 +194,7 @@ pub fn tools_search(
 
 /// `POST /tools/get`: a memory entry or a code chunk by the id a search gave.
 pub fn tools_get(
-    workspace: &Workspace,
+    workspace: &IndexedWorkspace,
     memory: &Memory<'_>,
     request: &ToolsGetRequest,
 ) -> Result<ToolsDocument, ApiError> {
@@ -259,7 +260,7 @@ pub fn tools_get(
 
 /// `GET /tools/sources`.
 pub fn tools_sources(
-    workspace: &Workspace,
+    workspace: &IndexedWorkspace,
     memory: &Memory<'_>,
 ) -> Result<ToolsSourcesResponse, ApiError> {
     let status = context::index_status(workspace)?;
@@ -279,7 +280,7 @@ pub fn tools_sources(
 }
 
 fn code_search(
-    workspace: &Workspace,
+    workspace: &IndexedWorkspace,
     query: &str,
     limit: usize,
 ) -> Result<Vec<ToolsSearchHit>, ApiError> {

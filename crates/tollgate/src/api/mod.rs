@@ -7,12 +7,17 @@
 //! HTTP API, the CLI and the Action call these functions, so an operation means the same thing on
 //! every front end, and its schema (`schemas()`) is generated from the types here.
 
+pub mod analysis;
+#[cfg(feature = "index")]
+pub mod context;
 #[cfg(feature = "index")]
 pub mod knowledge;
 pub mod learn;
+pub mod lifecycle;
 #[cfg(feature = "index")]
 pub mod memory;
 pub mod plan;
+pub mod review;
 pub mod secrets;
 pub mod session;
 
@@ -68,5 +73,44 @@ mod tests {
         assert_eq!(err.code, ErrorCode::InvalidInput);
         assert_eq!(err.field.as_deref(), Some("limit"));
         assert_eq!(err.to_string(), "limit must be between 1 and 100, got 0");
+    }
+
+    /// The boundary's invariant: `api` calls the domain, never the other way round. Only the
+    /// crate root, `schemas` (the list of generated schemas) and test code may name `api`.
+    #[test]
+    fn no_domain_module_imports_the_api_layer() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offenders = Vec::new();
+        let mut stack = vec![src.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let relative = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if path.is_dir() {
+                    if relative != "api" {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                let exempt = ["lib.rs", "schemas.rs"].contains(&relative.as_str())
+                    || relative.ends_with("tests.rs");
+                if exempt || !relative.ends_with(".rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                if code.contains("crate::api") || code.contains("super::api") {
+                    offenders.push(relative);
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "domain modules importing `api`: {offenders:?}"
+        );
     }
 }

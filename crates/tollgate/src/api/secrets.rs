@@ -8,7 +8,10 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::secrets::{MAX_SCRUB_CHARS, SecretKind, SecretMatch, scrub};
+use crate::secrets::{
+    self, ContentType, MAX_SCRUB_CHARS, SecretKind, SecretMatch, ValidateContent,
+    ValidateContentResult, ValidateError, scrub,
+};
 
 /// The most characters of a secret a caller may ask to keep visible at either end.
 pub const MAX_VISIBLE_CHARS: usize = 8;
@@ -172,6 +175,42 @@ impl Cursor {
         let column = text[self.line_start..to].chars().count() + 1;
         (self.newlines + 1, column)
     }
+}
+
+/// Input of `validate_content`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateContentRequest {
+    /// The text to check, at most 1,000,000 characters.
+    #[schemars(length(max = MAX_SCRUB_CHARS))]
+    pub content: String,
+    /// Default `raw_text`.
+    #[serde(default)]
+    pub content_type: ContentType,
+    /// Where the content is meant to go; its extension picks the language of code checks.
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// Also return the content with every detected secret masked (`scrubbed_content`).
+    #[serde(default)]
+    pub scrub_secrets: bool,
+}
+
+impl From<ValidateContentRequest> for ValidateContent {
+    fn from(request: ValidateContentRequest) -> ValidateContent {
+        ValidateContent {
+            content: request.content,
+            content_type: request.content_type,
+            file_path: request.file_path,
+            scrub_secrets: request.scrub_secrets,
+        }
+    }
+}
+
+/// `validate_content`.
+pub fn validate_content(
+    request: ValidateContentRequest,
+) -> Result<ValidateContentResult, ValidateError> {
+    secrets::validate_content(&request.into())
 }
 
 #[cfg(test)]

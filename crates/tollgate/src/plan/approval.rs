@@ -35,21 +35,16 @@ pub(crate) fn blocking_approval(
     }))
 }
 
-/// Input of `request_approval`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RequestApprovalRequest {
+/// What `request_approval` is asked to do (its wire request is `api::lifecycle::RequestApproval`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestApproval {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// Steps to approve: none for the whole plan, one for a step, several for a group.
-    #[serde(default)]
-    #[schemars(length(max = 1000))]
     pub step_numbers: Vec<StepNumber>,
     /// What the approver should look at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -62,22 +57,18 @@ pub enum ApprovalAction {
     RequestModification,
 }
 
-/// Input of `respond_approval`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RespondApprovalRequest {
+/// What `respond_approval` is asked to do (its wire request is `api::lifecycle::RespondApproval`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RespondApproval {
     /// The approval request's id (`approval_…`).
     pub request_id: String,
     /// `approve`, `reject` or `request_modification`.
     pub action: ApprovalAction,
     /// The approver's comment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     /// The changes asked for (free JSON), with `request_modification`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modifications: Option<Value>,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -142,7 +133,7 @@ pub struct ApprovalResponse {
 /// Asks for an approval.
 pub fn request_approval(
     store: &Store,
-    request: &RequestApprovalRequest,
+    request: &RequestApproval,
 ) -> Result<ApprovalResponse, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     let note = request.note.as_deref().unwrap_or_default();
@@ -220,7 +211,7 @@ fn describe(kind: &str, steps: &[StepNumber]) -> String {
 /// Answers a pending approval request.
 pub fn respond_approval(
     store: &Store,
-    request: &RespondApprovalRequest,
+    request: &RespondApproval,
 ) -> Result<ApprovalResponse, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     let comment = request
@@ -317,7 +308,7 @@ mod tests {
     ) -> Result<ApprovalResponse, PlanStoreError> {
         request_approval(
             store,
-            &RequestApprovalRequest {
+            &RequestApproval {
                 plan_id: plan_id.into(),
                 step_numbers: steps,
                 note: None,
@@ -333,7 +324,7 @@ mod tests {
     ) -> Result<ApprovalResponse, PlanStoreError> {
         respond_approval(
             store,
-            &RespondApprovalRequest {
+            &RespondApproval {
                 request_id: id.into(),
                 action,
                 comment: Some("looks fine".into()),
@@ -345,15 +336,13 @@ mod tests {
 
     #[test]
     fn a_step_an_unapproved_request_covers_cannot_start() {
-        use crate::plan::progress::{
-            CompleteStepRequest, StartStepRequest, complete_step, start_step,
-        };
+        use crate::plan::progress::{CompleteStep, StartStep, complete_step, start_step};
         let store = Store::open_in_memory().unwrap();
         let id = save(&store, sample_plan(), None).plan.id;
         let start = |n| {
             start_step(
                 &store,
-                &StartStepRequest {
+                &StartStep {
                     plan_id: id.clone(),
                     step_number: n,
                     author: None,
@@ -378,7 +367,7 @@ mod tests {
         start(1).unwrap();
         complete_step(
             &store,
-            &CompleteStepRequest {
+            &CompleteStep {
                 plan_id: id.clone(),
                 step_number: 1,
                 notes: None,
@@ -428,7 +417,7 @@ mod tests {
 
         let modification = respond_approval(
             &store,
-            &RespondApprovalRequest {
+            &RespondApproval {
                 request_id: group.approval.id.clone(),
                 action: ApprovalAction::RequestModification,
                 comment: None,

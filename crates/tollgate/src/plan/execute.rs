@@ -43,7 +43,7 @@ use crate::plan::graph::{StepGraph, StepOutcomes};
 use crate::plan::journal;
 use crate::plan::library::{self, PlanStoreError, SaveOptions, SavePlanResponse, author_of};
 use crate::plan::model::{Plan, Step, StepNumber};
-use crate::plan::progress::{self, CompleteStepRequest, FailStepRequest, PlanState};
+use crate::plan::progress::{self, CompleteStep, FailStep, PlanState};
 use crate::store::Store;
 use crate::store::apply_journal::state as journal_state;
 
@@ -646,7 +646,7 @@ impl Run<'_> {
                 } else {
                     cut(&result.summary)
                 };
-                let request = CompleteStepRequest {
+                let request = CompleteStep {
                     plan_id: recording.unwrap_or_default().to_string(),
                     step_number: number,
                     notes: Some(notes),
@@ -670,7 +670,7 @@ impl Run<'_> {
             }
             Err(error) => {
                 if let Some(plan_id) = recording {
-                    let request = FailStepRequest {
+                    let request = FailStep {
                         plan_id: plan_id.to_string(),
                         step_number: number,
                         error: cut(&error),

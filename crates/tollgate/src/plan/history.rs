@@ -25,18 +25,14 @@ use crate::store::plans::{self as sql, VersionMeta};
 pub const DEFAULT_HISTORY_LIMIT: usize = 20;
 pub const MAX_HISTORY_LIMIT: usize = 1000;
 
-/// Input of `view_history`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ViewHistoryRequest {
+/// What `view_history` is asked to do (its wire request is `api::lifecycle::ViewHistory`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewHistory {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The newest versions and events to show (default 20, at most 1000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = MAX_HISTORY_LIMIT))]
     pub limit: Option<usize>,
     /// Include each version's full plan. Default false.
-    #[serde(default)]
     pub include_plans: bool,
 }
 
@@ -82,7 +78,7 @@ pub struct ViewHistoryResponse {
 /// A plan's versions and events.
 pub fn view_history(
     store: &Store,
-    request: &ViewHistoryRequest,
+    request: &ViewHistory,
 ) -> Result<ViewHistoryResponse, PlanStoreError> {
     let limit = request.limit.unwrap_or(DEFAULT_HISTORY_LIMIT);
     if limit == 0 || limit > MAX_HISTORY_LIMIT {
@@ -133,17 +129,14 @@ pub fn view_history(
     })
 }
 
-/// Input of `compare_plan_versions`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ComparePlanVersionsRequest {
+/// What `compare_plan_versions` is asked to do (its wire request is `api::lifecycle::ComparePlanVersions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparePlanVersions {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The older version.
-    #[schemars(range(min = 1))]
     pub from_version: u32,
     /// The newer version.
-    #[schemars(range(min = 1))]
     pub to_version: u32,
 }
 
@@ -221,7 +214,7 @@ pub struct PlanComparison {
 /// Compares two versions of a saved plan.
 pub fn compare_plan_versions(
     store: &Store,
-    request: &ComparePlanVersionsRequest,
+    request: &ComparePlanVersions,
 ) -> Result<PlanComparison, PlanStoreError> {
     let (from, to) = store.read(|tx| {
         let row = plan_row(tx, &request.plan_id)?;
@@ -433,20 +426,16 @@ fn text_diff(old: &str, new: &str) -> String {
         .to_string()
 }
 
-/// Input of `rollback_plan`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RollbackPlanRequest {
+/// What `rollback_plan` is asked to do (its wire request is `api::lifecycle::RollbackPlan`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackPlan {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The version whose content becomes current again.
-    #[schemars(range(min = 1))]
     pub target_version: u32,
     /// Why, recorded in the history.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -466,7 +455,7 @@ pub struct RollbackPlanResponse {
 /// Makes an old version current again, as a new version.
 pub fn rollback_plan(
     store: &Store,
-    request: &RollbackPlanRequest,
+    request: &RollbackPlan,
 ) -> Result<RollbackPlanResponse, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     let reason = request
@@ -563,7 +552,7 @@ mod tests {
 
         let cmp = compare_plan_versions(
             &store,
-            &ComparePlanVersionsRequest {
+            &ComparePlanVersions {
                 plan_id: id.clone(),
                 from_version: 1,
                 to_version: 2,
@@ -637,7 +626,7 @@ mod tests {
         // Comparing a version with itself shows nothing.
         let same = compare_plan_versions(
             &store,
-            &ComparePlanVersionsRequest {
+            &ComparePlanVersions {
                 plan_id: id.clone(),
                 from_version: 2,
                 to_version: 2,
@@ -652,7 +641,7 @@ mod tests {
 
         let rolled = rollback_plan(
             &store,
-            &RollbackPlanRequest {
+            &RollbackPlan {
                 plan_id: id.clone(),
                 target_version: 1,
                 reason: Some("LRU was premature".into()),
@@ -664,7 +653,7 @@ mod tests {
         // Version 3 has version 1's content; 2 is still there.
         let back = compare_plan_versions(
             &store,
-            &ComparePlanVersionsRequest {
+            &ComparePlanVersions {
                 plan_id: id.clone(),
                 from_version: 1,
                 to_version: 3,
@@ -691,7 +680,7 @@ mod tests {
 
         let history = view_history(
             &store,
-            &ViewHistoryRequest {
+            &ViewHistory {
                 plan_id: id.clone(),
                 limit: None,
                 include_plans: true,
@@ -724,7 +713,7 @@ mod tests {
 
         let err = rollback_plan(
             &store,
-            &RollbackPlanRequest {
+            &RollbackPlan {
                 plan_id: id.clone(),
                 target_version: 9,
                 reason: None,
@@ -736,7 +725,7 @@ mod tests {
         assert!(err.to_string().contains("versions 1 to 3"), "{err}");
         let err = rollback_plan(
             &store,
-            &RollbackPlanRequest {
+            &RollbackPlan {
                 plan_id: "plan_nope".into(),
                 target_version: 1,
                 reason: None,

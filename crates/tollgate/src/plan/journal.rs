@@ -366,7 +366,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::plan::apply::{CRASH_AT, FileOperation, apply_journaled};
     use crate::plan::library::tests::{sample_plan, save};
-    use crate::plan::progress::{CompleteStepRequest, complete_step_in};
+    use crate::plan::progress::{CompleteStep, complete_step_in};
     use crate::store::plans::step_states;
 
     pub(crate) struct Fixture {
@@ -412,7 +412,7 @@ pub(crate) mod tests {
         pub(crate) fn run_step(&self, ops: &[FileOperation]) -> String {
             let journal = self.begin();
             let batch = apply_journaled(&self.store, self.ws(), &journal, ops).unwrap();
-            let request = CompleteStepRequest {
+            let request = CompleteStep {
                 plan_id: self.plan_id.clone(),
                 step_number: 1,
                 notes: None,

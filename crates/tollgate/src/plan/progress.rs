@@ -88,72 +88,56 @@ pub struct ProgressReport {
     pub steps: Vec<StepProgress>,
 }
 
-/// Input of `view_progress`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ViewProgressRequest {
+/// What `view_progress` is asked to do (its wire request is `api::lifecycle::ViewProgress`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewProgress {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
 }
 
-/// Input of `start_step`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StartStepRequest {
+/// What `start_step` is asked to do (its wire request is `api::lifecycle::StartStep`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartStep {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The step, by its number in the plan.
-    #[schemars(range(min = 1))]
     pub step_number: StepNumber,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
-/// Input of `complete_step`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CompleteStepRequest {
+/// What `complete_step` is asked to do (its wire request is `api::lifecycle::CompleteStep`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompleteStep {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The step, by its number in the plan.
-    #[schemars(range(min = 1))]
     pub step_number: StepNumber,
     /// What was done, evidence that the acceptance criteria hold.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
     /// Workspace-relative paths the step changed.
-    #[serde(default)]
-    #[schemars(length(max = 1000))]
     pub files_modified: Vec<String>,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
-/// Input of `fail_step`. Without an option the step is failed and its dependents stay blocked
+/// What `fail_step` is asked to do (its wire request is `api::lifecycle::FailStep`). Without an option the step is failed and its dependents stay blocked
 /// until it is retried or skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FailStepRequest {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailStep {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The step, by its number in the plan.
-    #[schemars(range(min = 1))]
     pub step_number: StepNumber,
     /// What went wrong.
     pub error: String,
     /// Put the step back in the queue, unless it was already started 3 times (then it fails).
-    #[serde(default)]
     pub retry: bool,
     /// Give up on the step itself: it counts as skipped and its dependents may go on.
-    #[serde(default)]
     pub skip: bool,
     /// Fail the step and skip every step that depends on it, directly or not.
-    #[serde(default)]
     pub skip_dependents: bool,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -454,7 +438,7 @@ impl PlanState {
         self.settle_plan_status(conn, author)
     }
 
-    /// Fails a step that is in progress or ready; see [`FailStepRequest`] for the options.
+    /// Fails a step that is in progress or ready; see [`FailStep`] for the options.
     pub(crate) fn fail(
         &mut self,
         conn: &rusqlite::Connection,
@@ -605,13 +589,13 @@ fn transition_error(current: &StepProgress, action: &str) -> PlanStoreError {
 /// The progress of a saved plan.
 pub fn view_progress(
     store: &Store,
-    request: &ViewProgressRequest,
+    request: &ViewProgress,
 ) -> Result<ProgressReport, PlanStoreError> {
     store.read(|tx| Ok(PlanState::load(tx, &request.plan_id)?.report()))
 }
 
 /// Starts a ready step.
-pub fn start_step(store: &Store, request: &StartStepRequest) -> Result<StepUpdate, PlanStoreError> {
+pub fn start_step(store: &Store, request: &StartStep) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     store.write(|tx| {
         let mut state = PlanState::load(tx, &request.plan_id)?;
@@ -626,17 +610,14 @@ pub fn start_step(store: &Store, request: &StartStepRequest) -> Result<StepUpdat
 }
 
 /// Completes a step in progress (or a ready one).
-pub fn complete_step(
-    store: &Store,
-    request: &CompleteStepRequest,
-) -> Result<StepUpdate, PlanStoreError> {
+pub fn complete_step(store: &Store, request: &CompleteStep) -> Result<StepUpdate, PlanStoreError> {
     store.write(|tx| complete_step_in(tx, request))
 }
 
 /// [`complete_step`] inside the caller's transaction.
 pub(crate) fn complete_step_in(
     tx: &rusqlite::Connection,
-    request: &CompleteStepRequest,
+    request: &CompleteStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     let notes = request.notes.as_deref().unwrap_or_default();
@@ -669,15 +650,15 @@ pub(crate) fn complete_step_in(
     Ok(update(&state, request.step_number, Vec::new(), message))
 }
 
-/// Fails a step (see [`FailStepRequest`]).
-pub fn fail_step(store: &Store, request: &FailStepRequest) -> Result<StepUpdate, PlanStoreError> {
+/// Fails a step (see [`FailStep`]).
+pub fn fail_step(store: &Store, request: &FailStep) -> Result<StepUpdate, PlanStoreError> {
     store.write(|tx| fail_step_in(tx, request))
 }
 
 /// [`fail_step`] inside the caller's transaction.
 pub(crate) fn fail_step_in(
     tx: &rusqlite::Connection,
-    request: &FailStepRequest,
+    request: &FailStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     if request.error.trim().is_empty() {
@@ -724,7 +705,7 @@ mod tests {
     fn start(store: &Store, plan_id: &str, n: StepNumber) -> Result<StepUpdate, PlanStoreError> {
         start_step(
             store,
-            &StartStepRequest {
+            &StartStep {
                 plan_id: plan_id.into(),
                 step_number: n,
                 author: None,
@@ -735,7 +716,7 @@ mod tests {
     fn complete(store: &Store, plan_id: &str, n: StepNumber) -> StepUpdate {
         complete_step(
             store,
-            &CompleteStepRequest {
+            &CompleteStep {
                 plan_id: plan_id.into(),
                 step_number: n,
                 notes: Some("done".into()),
@@ -749,7 +730,7 @@ mod tests {
     fn fail(store: &Store, plan_id: &str, n: StepNumber, opt: (bool, bool, bool)) -> StepUpdate {
         fail_step(
             store,
-            &FailStepRequest {
+            &FailStep {
                 plan_id: plan_id.into(),
                 step_number: n,
                 error: "boom".into(),
@@ -780,7 +761,7 @@ mod tests {
         let id = save(&store, diamond(), None).plan.id;
         let progress = view_progress(
             &store,
-            &ViewProgressRequest {
+            &ViewProgress {
                 plan_id: id.clone(),
             },
         )
@@ -813,7 +794,7 @@ mod tests {
         assert_eq!(
             complete_step(
                 &store,
-                &CompleteStepRequest {
+                &CompleteStep {
                     plan_id: id,
                     step_number: 4,
                     notes: None,
@@ -877,7 +858,7 @@ mod tests {
 
         let err = fail_step(
             &store,
-            &FailStepRequest {
+            &FailStep {
                 plan_id: id,
                 step_number: 9,
                 error: "x".into(),
@@ -931,8 +912,8 @@ mod concurrency_tests {
                         let options = SaveOptions { name: Some(format!("w{writer}-p{i}")), tags: vec![format!("w{writer}")], author: Some(format!("w{writer}")), ..SaveOptions::default() };
                         library::save(&store, plan, &options).unwrap();
                     }
-                    start_step(&store, &StartStepRequest { plan_id: plan_id.clone(), step_number: writer, author: None }).unwrap();
-                    complete_step(&store, &CompleteStepRequest { plan_id, step_number: writer, notes: Some(format!("by w{writer}")), files_modified: vec![], author: Some(format!("w{writer}")) }).unwrap();
+                    start_step(&store, &StartStep { plan_id: plan_id.clone(), step_number: writer, author: None }).unwrap();
+                    complete_step(&store, &CompleteStep { plan_id, step_number: writer, notes: Some(format!("by w{writer}")), files_modified: vec![], author: Some(format!("w{writer}")) }).unwrap();
                 });
             }
         });
@@ -946,7 +927,7 @@ mod concurrency_tests {
         )
         .unwrap();
         assert_eq!(all.plans.len(), 1 + WRITERS as usize * PLANS_EACH);
-        let progress = view_progress(&store, &ViewProgressRequest { plan_id }).unwrap();
+        let progress = view_progress(&store, &ViewProgress { plan_id }).unwrap();
         assert_eq!(progress.counts.completed, WRITERS as usize, "{progress:?}");
         assert_eq!(
             progress.next_ready_steps,

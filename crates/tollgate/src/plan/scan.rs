@@ -419,7 +419,7 @@ fn index_ranking(root: &Path, task: &str) -> Vec<String> {
     use tollgate_index::SearchQuery;
 
     // Through the workspace's checks: a committed `.tollgate` link is not followed.
-    let Ok(ws) = crate::context::Workspace::open(root) else {
+    let Ok(ws) = crate::workspace::IndexedWorkspace::open(root) else {
         return Vec::new();
     };
     if !tollgate_index::is_current(ws.index_config()) {

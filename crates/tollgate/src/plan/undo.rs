@@ -21,22 +21,17 @@ use crate::store::Store;
 use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans as sql;
 
-/// Input of `undo_step`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UndoStepRequest {
+/// What `undo_step` is asked to do (its wire request is `api::lifecycle::UndoStep`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoStep {
     /// The saved plan's id (`plan_…`).
     pub plan_id: String,
     /// The step whose applied changes to undo [default: the step applied last].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
     pub step_number: Option<StepNumber>,
     /// Restore the backups even over files edited since the step wrote them [default: false:
     /// refuse, naming the files].
-    #[serde(default)]
     pub force: bool,
     /// Who is acting, recorded in the history (default: the front end's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
 }
 
@@ -61,7 +56,7 @@ pub struct UndoStepResponse {
 pub fn undo_step(
     store: &Store,
     workspace: &Path,
-    request: &UndoStepRequest,
+    request: &UndoStep,
 ) -> Result<UndoStepResponse, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
     // An interrupted run is rolled back first; its batch is never the one undone here.
@@ -204,7 +199,7 @@ mod tests {
         undo_step(
             &fx.store,
             fx.ws(),
-            &UndoStepRequest {
+            &UndoStep {
                 plan_id: fx.plan_id.clone(),
                 step_number: Some(1),
                 force,

@@ -5,7 +5,6 @@
 //! parsed diff with already loaded inputs (no I/O at all).
 
 mod baseline;
-mod changes;
 mod checks;
 mod classify;
 mod gate;
@@ -13,28 +12,15 @@ mod gate_files;
 mod language;
 pub(crate) mod llm;
 mod public_api;
-mod request;
-mod signals;
+pub(crate) mod signals;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineError, BaselineFile, write_baseline};
-pub use changes::{
-    AutoOutput, AutoTool, ChangesMetadata, ChangesReview, ChangesSummary, CodeLocation,
-    Correctness, FileContexts, GitInfo, LineRange, MAX_FILE_CONTEXT_BYTES, MAX_PATTERNS,
-    MAX_REF_CHARS, ReviewAutoRequest, ReviewAutoResponse, ReviewCategory, ReviewChangesOptions,
-    ReviewChangesRequest, ReviewFinding, ReviewGitDiffRequest, ReviewGitDiffResponse, StringList,
-    Suggestion, review_auto, review_changes, review_git_diff,
-};
 pub use gate_files::{GateFileError, GateFiles};
 
 /// Whether `id` names a built-in `TG` rule (or its upstream alias).
 pub(crate) fn is_builtin_rule(id: &str) -> bool {
     checks::builtin_rule(id).is_some()
 }
-pub use request::{
-    CheckInvariantsRequest, CheckInvariantsResult, MAX_CHANGED_FILES, MAX_FINDINGS_LIMIT,
-    MAX_INSTRUCTIONS_CHARS, MAX_PATH_CHARS, RequestError, ReviewDiffOptions, ReviewDiffRequest,
-    ReviewDiffResponse, check_invariants, review_diff_request, review_diff_request_until,
-};
 
 use crate::ErrorCode;
 use crate::control::Control;
@@ -752,7 +738,7 @@ fn summarize(
 }
 
 /// A `changed_files` entry: the rules of [`crate::workspace::changed_file`].
-fn validate_changed_file(path: &str) -> Result<(), ReviewError> {
+pub(crate) fn validate_changed_file(path: &str) -> Result<(), ReviewError> {
     crate::workspace::changed_file(path)
         .map(drop)
         .map_err(|err| ReviewError::ChangedFile {
@@ -774,7 +760,7 @@ fn ms(since: Instant) -> f64 {
     (since.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

@@ -48,21 +48,16 @@ impl ContentType {
     }
 }
 
-/// Input of `validate_content`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ValidateContentRequest {
+/// What `validate_content` is asked to do (its wire request is `api::secrets::ValidateContent`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValidateContent {
     /// The text to check, at most 1,000,000 characters.
-    #[schemars(length(max = MAX_SCRUB_CHARS))]
     pub content: String,
     /// Default `raw_text`.
-    #[serde(default)]
     pub content_type: ContentType,
     /// Where the content is meant to go; its extension picks the language of code checks.
-    #[serde(default)]
     pub file_path: Option<String>,
     /// Also return the content with every detected secret masked (`scrubbed_content`).
-    #[serde(default)]
     pub scrub_secrets: bool,
 }
 
@@ -150,9 +145,7 @@ impl ValidateError {
 pub const MAX_LINE_CHARS: usize = 1_000;
 
 /// Validates `request.content` as its content type says.
-pub fn validate_content(
-    request: &ValidateContentRequest,
-) -> Result<ValidateContentResult, ValidateError> {
+pub fn validate_content(request: &ValidateContent) -> Result<ValidateContentResult, ValidateError> {
     let started = Instant::now();
     if request.content.len() > MAX_SCRUB_CHARS {
         let chars = request.content.chars().count();
@@ -909,7 +902,7 @@ mod tests {
         content_type: ContentType,
         path: Option<&str>,
     ) -> ValidateContentResult {
-        validate_content(&ValidateContentRequest {
+        validate_content(&ValidateContent {
             content: content.to_string(),
             content_type,
             file_path: path.map(str::to_string),
@@ -1027,7 +1020,7 @@ mod tests {
             "x\ntoken: {token} // TODO rotate\n{}\nTODOS are fine\n",
             "y".repeat(1200)
         );
-        let result = validate_content(&ValidateContentRequest {
+        let result = validate_content(&ValidateContent {
             content: content.clone(),
             content_type: ContentType::RawText,
             file_path: None,

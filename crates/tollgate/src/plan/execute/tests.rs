@@ -10,7 +10,7 @@ use crate::api::ApiError;
 use crate::api::plan::{ExecutePlanRequest, FrontEnd};
 use crate::config::{LlmConfig, RawConfig};
 use crate::plan::library::tests::save;
-use crate::plan::progress::{ViewProgressRequest, view_progress};
+use crate::plan::progress::{ViewProgress, view_progress};
 
 use tollgate_testkit::fake_llm;
 
@@ -64,7 +64,7 @@ impl Fixture {
     fn progress(&self, plan_id: &str) -> progress::ProgressReport {
         view_progress(
             &self.store,
-            &ViewProgressRequest {
+            &ViewProgress {
                 plan_id: plan_id.into(),
             },
         )

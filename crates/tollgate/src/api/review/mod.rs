@@ -21,7 +21,6 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{DiffInput, GateFiles, ReviewError, ReviewRequest, validate_changed_file};
 use crate::config::{
     ConfigError, DEFAULT_INVARIANTS_PATH, RawAnalyzers, RawConfig, RawLlm, RawReview,
 };
@@ -29,6 +28,17 @@ use crate::diff;
 use crate::findings::{AnalyzerKind, Category, Finding, ReviewResult, Severity, assign_identities};
 use crate::invariants::{self, InvariantsError};
 use crate::report::{self, Format, ReportConfig};
+use crate::review::{DiffInput, GateFiles, ReviewError, ReviewRequest, validate_changed_file};
+
+mod changes;
+
+pub use changes::{
+    AutoOutput, AutoTool, ChangesMetadata, ChangesReview, ChangesSummary, CodeLocation,
+    Correctness, FileContexts, GitInfo, LineRange, MAX_FILE_CONTEXT_BYTES, MAX_PATTERNS,
+    MAX_REF_CHARS, ReviewAutoRequest, ReviewAutoResponse, ReviewCategory, ReviewChangesOptions,
+    ReviewChangesRequest, ReviewFinding, ReviewGitDiffRequest, ReviewGitDiffResponse, StringList,
+    Suggestion, review_auto, review_changes, review_git_diff,
+};
 
 /// The most `changed_files` entries a request may carry.
 pub const MAX_CHANGED_FILES: usize = 10_000;
@@ -289,7 +299,7 @@ pub fn review_diff_request_until(
     let layer = options.config_layer(&settings.analyzers)?;
     let config = settings.overlay(layer).resolve()?;
 
-    let mut outcome = super::run_until(
+    let mut outcome = crate::review::run_until(
         ReviewRequest {
             workspace,
             diff: DiffInput::Text(request.diff.as_bytes().to_vec()),

@@ -13,13 +13,22 @@
 //! anywhere along them, so a committed `.tollgate` link cannot move the store, index or
 //! caches).
 //!
-//! This module is on the ground floor: it imports nothing from the rest of the crate.
+//! [`IndexedWorkspace`] adds the code index (feature `index`).
+//!
+//! This module is on the ground floor: it imports nothing from the rest of the crate but
+//! `control` (the ground-floor cancellation handle an index build reports to).
+
+#[cfg(feature = "index")]
+mod indexed;
 
 use crate::ErrorCode;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 /// Where Tollgate keeps its state (store, index, caches, backups), relative to the root.
+#[cfg(feature = "index")]
+pub use indexed::{Embedder, HashedEmbedder, HttpEmbedder, IndexError, IndexedWorkspace, Progress};
+
 pub const STATE_DIR: &str = ".tollgate";
 
 /// A path was refused, or could not be read.

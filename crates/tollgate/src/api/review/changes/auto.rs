@@ -8,8 +8,8 @@ use super::{
     AutoOutput, AutoTool, ReviewAutoRequest, ReviewAutoResponse, ReviewGitDiffRequest,
     review_git_diff,
 };
+use crate::api::review::{RequestError, ReviewDiffRequest, review_diff_request};
 use crate::config::RawConfig;
-use crate::review::{RequestError, ReviewDiffRequest, review_diff_request};
 
 /// Runs `review_auto`: picks a tool, runs it, and says why.
 pub fn review_auto(

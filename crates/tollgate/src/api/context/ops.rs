@@ -10,11 +10,12 @@ use tollgate_index::grep::{GrepQuery, grep};
 use tollgate_index::walk::Language;
 use tollgate_index::{CommitFilter, Filter, Hit, Mode, SearchQuery, Tests, symbols};
 
+use super::ContextError;
 use super::files::resolve;
 use super::request::*;
-use super::{ContextError, Workspace};
 use crate::control::Control;
 use crate::secrets::scrub;
+use crate::workspace::IndexedWorkspace;
 
 const SNIPPET_LINES: usize = 40;
 
@@ -43,15 +44,15 @@ fn in_range(field: &'static str, value: usize, min: usize, max: usize) -> Result
 }
 
 /// Builds the index when the workspace has none; true when it did.
-fn ensure_index(ws: &Workspace) -> Result<bool, ContextError> {
-    build_index_if_missing(ws, &mut index_progress(&ws.control))
+fn ensure_index(ws: &IndexedWorkspace) -> Result<bool, ContextError> {
+    build_index_if_missing(ws, &mut index_progress(&ws.control()))
 }
 
 /// Builds the index a search needs when there is none, reporting to `progress`; true when it
 /// did. Only inside a git work tree: anywhere else the directory could be `/tmp` or a home,
 /// and indexing it is for `tollgate index` to do deliberately.
 pub fn build_index_if_missing(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
 ) -> Result<bool, ContextError> {
     // Only whether an index is there: a full `status` would read every part of it per query.
@@ -65,13 +66,13 @@ pub fn build_index_if_missing(
     if !in_work_tree {
         return Err(tollgate_index::IndexError::NotAWorkTree(ws.root().to_path_buf()).into());
     }
-    ws.prepare_index_dir()?;
+    ws.prepare_index_dir().map_err(ContextError::unreadable)?;
     tollgate_index::update(ws.index_config(), None, ws.embedder(), progress)?;
     Ok(true)
 }
 
 /// Lines `[start, end]` of a workspace file, secrets masked; empty when it is gone.
-fn read_lines(ws: &Workspace, path: &str, start: usize, end: usize) -> Vec<String> {
+fn read_lines(ws: &IndexedWorkspace, path: &str, start: usize, end: usize) -> Vec<String> {
     let Ok(resolved) = resolve(ws, path) else {
         return Vec::new();
     };
@@ -91,7 +92,7 @@ fn read_lines(ws: &Workspace, path: &str, start: usize, end: usize) -> Vec<Strin
         .collect()
 }
 
-fn to_results(ws: &Workspace, hits: Vec<Hit>) -> Vec<SearchResult> {
+fn to_results(ws: &IndexedWorkspace, hits: Vec<Hit>) -> Vec<SearchResult> {
     hits.into_iter()
         .map(|hit| {
             let end = hit.end_line.min(hit.start_line + SNIPPET_LINES - 1);
@@ -195,7 +196,7 @@ fn results_markdown(query: &str, results: &[SearchResult]) -> String {
 /// only get a warning (re-indexing them could take longer than the search).
 const MAX_REINDEXED_ON_SEARCH: usize = 5;
 
-fn run_search(ws: &Workspace, query: SearchQuery) -> Result<SearchResponse, ContextError> {
+fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchResponse, ContextError> {
     let index_built = ensure_index(ws)?;
     let mut outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
     if !outcome.stale.is_empty() && outcome.stale.len() <= MAX_REINDEXED_ON_SEARCH {
@@ -204,7 +205,7 @@ fn run_search(ws: &Workspace, query: SearchQuery) -> Result<SearchResponse, Cont
                 ws.index_config(),
                 Some(path),
                 ws.embedder(),
-                &mut index_progress(&ws.control),
+                &mut index_progress(&ws.control()),
             )?;
         }
         outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
@@ -233,7 +234,7 @@ fn run_search(ws: &Workspace, query: SearchQuery) -> Result<SearchResponse, Cont
 
 /// `semantic_search`: hybrid search of the codebase by meaning and identifiers.
 pub fn semantic_search(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &SemanticSearchRequest,
 ) -> Result<SearchResponse, ContextError> {
     require_text("query", &request.query)?;
@@ -262,7 +263,7 @@ fn parse_language(
 /// `codebase_retrieval`: search with filters (file types, excluded paths, tests, language,
 /// subdirectory), applied before the results are cut.
 pub fn codebase_retrieval(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &CodebaseRetrievalRequest,
 ) -> Result<SearchResponse, ContextError> {
     require_text("query", &request.query)?;
@@ -294,7 +295,7 @@ pub fn codebase_retrieval(
 
 /// `search_tests_for`: the hybrid search restricted to test files.
 pub fn search_tests_for(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &SearchTestsRequest,
 ) -> Result<SearchResponse, ContextError> {
     require_text("query", &request.query)?;
@@ -308,7 +309,7 @@ pub fn search_tests_for(
 /// `get_context_for_prompt`: the most relevant files' best spans, packed into a token budget,
 /// as Markdown with paths and line numbers; related files listed when asked.
 pub fn get_context_for_prompt(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &GetContextRequest,
 ) -> Result<ContextBundle, ContextError> {
     require_text("query", &request.query)?;
@@ -507,7 +508,7 @@ pub(crate) fn parse_since(text: &str, now: time::OffsetDateTime) -> Result<i64, 
 
 /// `git_commit_retrieval`: commits relevant to a query, with their files.
 pub fn git_commit_retrieval(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &GitCommitRetrievalRequest,
 ) -> Result<CommitResponse, ContextError> {
     require_text("query", &request.query)?;
@@ -551,7 +552,7 @@ pub fn git_commit_retrieval(
 
 /// `regex_search`: ripgrep-class search of the working tree (no index needed).
 pub fn regex_search(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &RegexSearchRequest,
 ) -> Result<RegexSearchResponse, ContextError> {
     if request.pattern.is_empty() {
@@ -598,7 +599,7 @@ pub fn regex_search(
 /// `symbol_graph`: definitions, uses or importers of a symbol, from the extracted outlines;
 /// when they know nothing, the hybrid search answers in the same shape.
 pub fn symbol_graph(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &SymbolGraphRequest,
 ) -> Result<SymbolGraphResponse, ContextError> {
     require_text("symbol", &request.symbol)?;
@@ -688,7 +689,7 @@ pub fn symbol_graph(
 
 /// Word-boundary uses of the symbol's last name part, definition lines left out.
 fn references(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     symbol: &str,
     language: Option<&str>,
     under: Option<&str>,
@@ -742,7 +743,7 @@ fn references(
 
 /// `search_callers_for`: uses of a symbol (the `callers` query of `symbol_graph`).
 pub fn search_callers_for(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &SearchCallersRequest,
 ) -> Result<SymbolGraphResponse, ContextError> {
     symbol_graph(
@@ -805,7 +806,7 @@ pub fn index_progress(
 
 /// `index_workspace`: brings the index up to date (only `path` when given).
 pub fn index_workspace(
-    ws: &Workspace,
+    ws: &IndexedWorkspace,
     request: &IndexWorkspaceRequest,
     progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
 ) -> Result<IndexReport, ContextError> {
@@ -829,7 +830,7 @@ pub fn index_workspace(
         None => None,
     };
     let started = Instant::now();
-    ws.prepare_index_dir()?;
+    ws.prepare_index_dir().map_err(ContextError::unreadable)?;
     let report =
         tollgate_index::update(ws.index_config(), under.as_deref(), ws.embedder(), progress)?;
     Ok(IndexReport {
@@ -848,7 +849,7 @@ pub fn index_workspace(
 }
 
 /// `index_status`: the index's health and size.
-pub fn index_status(ws: &Workspace) -> Result<IndexStatusResponse, ContextError> {
+pub fn index_status(ws: &IndexedWorkspace) -> Result<IndexStatusResponse, ContextError> {
     let s = tollgate_index::status(ws.index_config())?;
     Ok(IndexStatusResponse {
         exists: s.exists,
@@ -903,7 +904,7 @@ mod tests {
     fn index_progress_only_grows_across_phases_and_stops_in_any() {
         let dir = tempfile::tempdir().unwrap();
         commit_each(dir.path(), &["aa.rs", "bb.rs", "cc.rs", "dd.rs"]);
-        let ws = Workspace::open(dir.path()).unwrap();
+        let ws = IndexedWorkspace::open(dir.path()).unwrap();
         let request = IndexWorkspaceRequest { path: None };
 
         // Cancelled while commits are indexed: the update stops there and writes nothing.

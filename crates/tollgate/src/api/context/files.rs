@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ContextError;
 use super::request::{FileContent, FileMetadata, GetFileRequest};
-use super::{ContextError, Workspace};
 use crate::secrets::scrub;
+use crate::workspace::IndexedWorkspace;
 use crate::workspace::PathError;
 
 /// The largest file `get_file` returns.
@@ -14,7 +15,7 @@ pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 /// Resolves `path` inside the workspace ([`crate::workspace`]'s rules): relative to the root,
 /// or absolute under it (`/repo/README.md` for the workspace `/repo`); a `..` may not climb
 /// out, and after resolving symlinks the file is still inside.
-pub(crate) fn resolve(workspace: &Workspace, path: &str) -> Result<PathBuf, ContextError> {
+pub(crate) fn resolve(workspace: &IndexedWorkspace, path: &str) -> Result<PathBuf, ContextError> {
     let paths = workspace.paths();
     paths
         .relative(path, "")
@@ -39,7 +40,7 @@ pub(crate) fn resolve(workspace: &Workspace, path: &str) -> Result<PathBuf, Cont
 
 /// `get_file`: a workspace file's content (secrets masked), size, line count and metadata.
 pub fn get_file(
-    workspace: &Workspace,
+    workspace: &IndexedWorkspace,
     request: &GetFileRequest,
 ) -> Result<FileContent, ContextError> {
     let resolved = resolve(workspace, &request.path)?;
@@ -142,7 +143,7 @@ mod tests {
         std::fs::write(root.join("README.md"), "# hi\n").unwrap();
         std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
         std::fs::write(dir.path().join("secret.txt"), "secret\n").unwrap();
-        let workspace = Workspace::open(&root).unwrap();
+        let workspace = IndexedWorkspace::open(&root).unwrap();
 
         // As given (perhaps through a link, as /tmp is on macOS) and canonical.
         for given in [&root, workspace.root()] {
@@ -192,7 +193,7 @@ mod tests {
         let root = dir.path().join("repo");
         std::fs::create_dir_all(&root).unwrap();
         std::os::unix::fs::symlink(dir.path(), root.join(".tollgate")).unwrap();
-        let err = Workspace::open(&root).unwrap_err();
+        let err = IndexedWorkspace::open(&root).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
     }
 }

@@ -36,13 +36,14 @@ use std::time::Instant;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
+use crate::api::review::{MAX_FINDINGS_LIMIT, MAX_INSTRUCTIONS_CHARS, RequestError};
+use crate::api::review::{parse_diff, require_diff};
 use crate::config::{RawConfig, ReviewConfig};
 use crate::diff::{Diff, FileDiff, FileStatus};
 use crate::findings::{Finding, Location, Severity, Source, assign_identities};
 use crate::llm::{LlmClient, Usage, estimate_tokens};
 use crate::review::llm::{self as passes, ContextSource, DiffLines, Pass, RankedFile};
-use crate::review::request::{parse_diff, require_diff};
-use crate::review::{MAX_FINDINGS_LIMIT, MAX_INSTRUCTIONS_CHARS, RequestError, signals};
+use crate::review::signals;
 
 /// Upstream's defaults.
 const DEFAULT_CONFIDENCE_THRESHOLD: f64 = 0.7;
@@ -265,7 +266,7 @@ fn review_parsed(
             lines_removed,
         },
         metadata: ChangesMetadata {
-            reviewed_at: super::now_rfc3339(),
+            reviewed_at: crate::review::now_rfc3339(),
             review_duration_ms: 0,
             model_used: String::new(),
             api_key_env: None,

@@ -11,9 +11,10 @@ use std::path::Path;
 use git2::Repository;
 
 use super::{GitInfo, MAX_REF_CHARS, Options, ReviewGitDiffRequest, ReviewGitDiffResponse};
+use crate::api::review::RequestError;
 use crate::config::RawConfig;
 use crate::diff::{self, DiffSpec};
-use crate::review::{RequestError, ReviewError};
+use crate::review::ReviewError;
 
 /// Runs `review_git_diff` on the repository at `workspace`.
 pub fn review_git_diff(

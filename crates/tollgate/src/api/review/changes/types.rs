@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::findings::Category;
-use crate::llm::Usage;
-use crate::review::{
+use crate::api::review::{
     MAX_FINDINGS_LIMIT, MAX_INSTRUCTIONS_CHARS, ReviewDiffOptions, ReviewDiffResponse,
 };
+use crate::findings::Category;
+use crate::llm::Usage;
 
 /// The most glob patterns `exclude_patterns` or `include_patterns` may hold.
 pub const MAX_PATTERNS: usize = 256;
@@ -192,7 +192,7 @@ pub struct ReviewAutoRequest {
     pub diff: Option<String>,
     /// For review_diff: review only these paths of the diff.
     #[serde(default)]
-    #[schemars(length(max = crate::review::MAX_CHANGED_FILES))]
+    #[schemars(length(max = crate::api::review::MAX_CHANGED_FILES))]
     pub changed_files: Vec<String>,
     /// For review_diff: its options.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -494,7 +494,10 @@ mod tests {
         );
         // A change description keeps the mild penalty: changes touch tests too.
         let change = "capture output at the file descriptor level";
-        assert_eq!(first(change, Signals::without(&[])), "testing/test_capture.py");
+        assert_eq!(
+            first(change, Signals::without(&[])),
+            "testing/test_capture.py"
+        );
     }
 
     #[test]

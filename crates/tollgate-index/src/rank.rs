@@ -462,7 +462,10 @@ pub(crate) fn names_tests(query: &str) -> bool {
         let next = words.get(i + 1).map(String::as_str);
         let previous = i.checked_sub(1).map(|p| words[p].as_str());
         i == 0
-            || matches!(next, Some("for" | "of" | "in" | "covering" | "that" | "which"))
+            || matches!(
+                next,
+                Some("for" | "of" | "in" | "covering" | "that" | "which")
+            )
             || matches!(
                 previous,
                 Some(
@@ -605,7 +608,11 @@ mod tests {
         let on = QueryTerms::new(query, &Signals::default());
         assert!(!on.asks_for.contains(&FileClass::Test));
         let off = Signals::without(&[Signal::TestIntent]);
-        assert!(QueryTerms::new(query, &off).asks_for.contains(&FileClass::Test));
+        assert!(
+            QueryTerms::new(query, &off)
+                .asks_for
+                .contains(&FileClass::Test)
+        );
     }
 
     #[test]

@@ -445,8 +445,9 @@ pub(crate) fn is_question(query: &str) -> bool {
 const TEST_WORDS: &[&str] = &["test", "tests", "testing", "spec", "specs", "fixture"];
 
 /// Whether `query` names tests as what it wants: a test word that opens it, is followed by
-/// what the tests are of (`tests for parsing`, `test of X`, `specs in foo`) or follows a verb
-/// or qualifier that makes it the object (`add regression test`, `fix flaky tests`). A test
+/// what the tests are of (`tests for parsing`, `test of X`, `specs in foo`), follows a verb
+/// or qualifier that makes it the object (`add regression test`, `fix flaky tests`) or ends
+/// a change description (`add router promise tests`). A test
 /// word that is only part of the subject (`when the test passes`, `during tests`, `test
 /// functions` in pytest, where everything is about tests) does not.
 pub(crate) fn names_tests(query: &str) -> bool {
@@ -462,6 +463,8 @@ pub(crate) fn names_tests(query: &str) -> bool {
         let next = words.get(i + 1).map(String::as_str);
         let previous = i.checked_sub(1).map(|p| words[p].as_str());
         i == 0
+            // `add router promise tests`: the head of a change description's object.
+            || (i + 1 == words.len() && !is_question(query))
             || matches!(
                 next,
                 Some("for" | "of" | "in" | "covering" | "that" | "which")
@@ -592,6 +595,7 @@ mod tests {
             "Add regression test for the lexer",
             "fix flaky tests",
             "test the parser",
+            "add router promise tests",
         ] {
             assert!(names_tests(asks), "{asks}");
         }

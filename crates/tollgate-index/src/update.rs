@@ -97,260 +97,44 @@ pub fn update(
     let _lock = WriteLock::acquire(dir)?;
     let mut report = UpdateReport::default();
     let started = Instant::now();
-
-    let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
-    // A table of another format is not read: the format check below rebuilds.
-    let (mut files, mut skipped_before): (Files, Skipped) = match &meta {
-        Some(meta) if meta.version == FORMAT_VERSION => (
-            store::read_files(dir)?.unwrap_or_default(),
-            store::read_skipped(dir),
-        ),
-        _ => Default::default(),
-    };
-    let rebuild_reason = match &meta {
-        Some(meta) if meta.version != FORMAT_VERSION => {
-            Some(format!("index format {} → {FORMAT_VERSION}", meta.version))
-        }
-        Some(meta) if meta.embedder != embedder.id() => Some(format!(
-            "embedder changed from {} to {}",
-            meta.embedder,
-            embedder.id()
-        )),
-        None if dir.join(store::FILES_TABLE).exists() => {
-            Some("the index header was missing".to_string())
-        }
-        _ => None,
-    };
-    let lexical_dir = dir.join("lexical");
-    if meta.as_ref().is_some_and(|m| m.version != FORMAT_VERSION) && lexical_dir.exists() {
-        // Another format's schema cannot be opened with this one; it is rebuilt in full anyway.
-        std::fs::remove_dir_all(&lexical_dir).map_err(|err| IndexError::io(&lexical_dir, err))?;
-    }
-    let lexical = Lexical::open_or_create(&lexical_dir)?;
-    let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
-    let fields = lexical.fields();
-    if let Some(reason) = rebuild_reason {
-        vectors.clear()?;
-        files.clear();
-        skipped_before.clear();
-        report.rebuilt = Some(reason);
-    }
+    let previous = Previous::open(dir, embedder, &mut report)?;
+    let mut files = previous.files;
 
     let walked = walk::walk(&config.root, under);
     report.walk_ms = started.elapsed().as_millis() as u64;
     report.files_total = walked.len();
-
-    let scope = under
-        .map(|u| u.trim_matches('/').to_string())
-        .filter(|u| !u.is_empty() && u != ".");
-    let in_scope = |path: &str| match &scope {
-        Some(prefix) => path == prefix || path.starts_with(&format!("{prefix}/")),
-        None => true,
-    };
-    let seen: HashSet<&str> = walked.iter().map(|f| f.path.as_str()).collect();
-    let removed: Vec<String> = files
-        .keys()
-        .filter(|path| in_scope(path) && !seen.contains(path.as_str()))
-        .cloned()
-        .collect();
-
-    // Size + mtime first; the hash is only computed when they moved. Files skipped before
-    // (binary, minified) are not read again either while their size and mtime stand.
-    let mut skipped_now = Skipped::new();
-    let mut candidates: Vec<&WalkedFile> = Vec::new();
-    for f in &walked {
-        let stamp = (f.size, f.mtime_ns);
-        if skipped_before.get(&f.path) == Some(&stamp) {
-            skipped_now.insert(f.path.clone(), stamp);
-        } else if files
-            .get(&f.path)
-            .is_none_or(|e| (e.size, e.mtime_ns) != stamp)
-        {
-            candidates.push(f);
-        }
-    }
+    let Planned {
+        candidates,
+        mut removed,
+        mut skipped_now,
+    } = plan_reads(&walked, &files, &previous.skipped, under);
     report.files_unchanged = walked.len() - candidates.len() - skipped_now.len();
     report.files_skipped = skipped_now.len();
-    // Skipped files outside the walked scope stay recorded.
-    skipped_now.extend(
-        skipped_before
-            .iter()
-            .filter(|(path, _)| !in_scope(path))
-            .map(|(path, stamp)| (path.clone(), *stamp)),
-    );
     // The commits to index, counted before any is read so that the history phase has a total.
     let history = if config.history {
         history::plan(&config.root, &dir.join("history"), config.max_commits)?
     } else {
         None
     };
-    let n_commits = history.as_ref().map_or(0, history::Pending::len);
-    if progress(Progress::Walked {
+    let walked_progress = Progress::Walked {
         files: walked.len(),
         changed: candidates.len(),
-        commits: n_commits,
-    })
-    .is_break()
-    {
+        commits: history.as_ref().map_or(0, history::Pending::len),
+    };
+    if progress(walked_progress).is_break() {
         return Err(IndexError::Cancelled);
     }
-    let total = candidates.len();
-    let done = AtomicUsize::new(0);
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
-    let n_read = AtomicUsize::new(0);
-    // Each skipped file with its size and mtime (none when it was gone before it was read).
-    let skipped: Mutex<Vec<(String, Option<Stamp>)>> = Mutex::new(Vec::new());
-    let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
-    let stop = AtomicBool::new(false);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8);
-    // Each worker reports every file it finishes on `tick` (and drops it when it ends, also by
-    // panicking), so the caller hears of progress at once: a 20 ms polling sleep here was a
-    // quarter of a one-file re-index.
-    let (tick, ticks) = std::sync::mpsc::channel::<()>();
-    // Commit history is read at the same time, on one thread of its own: on a long history it
-    // is the longest phase. One reader, as libgit2 serialises reads of a pack behind its lock
-    // (on rust-analyzer, two readers beside the file workers were no faster than reading after
-    // them).
-    let history_done = AtomicUsize::new(0);
-    let n_history = history.as_ref().map_or(0, history::Pending::len);
-    let history_read = std::thread::scope(|s| {
-        let history_reader = history
-            .as_ref()
-            .map(|pending| s.spawn(|| pending.read(1, &history_done, &stop)));
-        // References the `move` workers copy (each moves only its own sender).
-        let (candidates, files, results, skipped, mtime_only, stop, next, done, n_read) = (
-            &candidates,
-            &files,
-            &results,
-            &skipped,
-            &mtime_only,
-            &stop,
-            &next,
-            &done,
-            &n_read,
-        );
-        for _ in 0..threads {
-            let tick = tick.clone();
-            s.spawn(move || {
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(file) = candidates.get(i) else { break };
-                    let outcome = prepare(file, files.get(&file.path), embedder);
-                    if !matches!(outcome, Ok(Outcome::Gone)) {
-                        n_read.fetch_add(1, Ordering::Relaxed);
-                    }
-                    match outcome {
-                        Ok(Outcome::Changed(prepared)) => results
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Ok(*prepared)),
-                        Ok(Outcome::SameContent) => mtime_only
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push((file.path.clone(), file.mtime_ns)),
-                        Ok(outcome @ (Outcome::Skipped | Outcome::Gone)) => {
-                            let stamp = matches!(outcome, Outcome::Skipped)
-                                .then_some((file.size, file.mtime_ns));
-                            skipped
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push((file.path.clone(), stamp));
-                        }
-                        Err(err) => results
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(Err(err)),
-                    }
-                    done.fetch_add(1, Ordering::Relaxed);
-                    let _ = tick.send(());
-                }
-            });
-        }
-        drop(tick);
-        // The caller's progress callback runs on this thread only: files first, then the
-        // commits still being read (their count only grows).
-        let mut last = usize::MAX;
-        let mut files_over = false;
-        loop {
-            let n = done.load(Ordering::Relaxed);
-            if n != last {
-                if progress(Progress::Processed { done: n, total }).is_break() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                last = n;
-            }
-            if n >= total || stop.load(Ordering::Relaxed) {
-                break;
-            }
-            // Disconnected: every worker has ended (a panicking one never counts its file).
-            if files_over {
-                break;
-            }
-            if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) =
-                ticks.recv_timeout(std::time::Duration::from_millis(100))
-            {
-                files_over = true;
-            }
-        }
-        let history_reader = history_reader?;
-        let mut last = usize::MAX;
-        loop {
-            let n = history_done.load(Ordering::Relaxed);
-            if n != last && !stop.load(Ordering::Relaxed) {
-                if progress(Progress::History {
-                    done: n,
-                    total: n_history,
-                })
-                .is_break()
-                {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                last = n;
-            }
-            if history_reader.is_finished() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        Some(history_reader.join())
-    });
-    let mut prepared: Vec<Prepared> = Vec::new();
-    for result in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        prepared.push(result?);
-    }
-    prepared.sort_by(|a, b| a.path.cmp(&b.path));
-    report.files_read = n_read.into_inner();
-    let skipped = skipped.into_inner().unwrap_or_else(|e| e.into_inner());
-    report.files_skipped += skipped.len();
-    for (path, stamp) in &skipped {
-        if let Some(stamp) = stamp {
-            skipped_now.insert(path.clone(), *stamp);
-        }
-    }
-    let skipped_moved = skipped_now != skipped_before;
-    let mtime_only = mtime_only.into_inner().unwrap_or_else(|e| e.into_inner());
-    let touched = !mtime_only.is_empty();
-    for (path, mtime) in mtime_only {
-        if let Some(entry) = files.get_mut(&path) {
-            entry.mtime_ns = mtime;
-            report.files_unchanged += 1;
-        }
-    }
-    // Files indexed before that are now skipped (binary, generated) leave the index.
-    let mut removed = removed;
-    removed.extend(
-        skipped
-            .into_iter()
-            .map(|(path, _)| path)
-            .filter(|path| files.contains_key(path)),
-    );
-    if stop.load(Ordering::Relaxed) {
+
+    let mut read = read_changed(&candidates, &files, embedder, history.as_ref(), progress);
+    let prepared = settle(
+        &mut read,
+        &mut files,
+        &mut skipped_now,
+        &mut removed,
+        &mut report,
+    )?;
+    let skipped_moved = skipped_now != previous.skipped;
+    if read.stopped {
         return Err(IndexError::Cancelled);
     }
     // Nothing to index: the chunks, vectors and commits stay as they are, unwritten (a tantivy
@@ -365,7 +149,7 @@ pub fn update(
         let lists_lost = [store::STAMPS, store::PATHS_LIST]
             .iter()
             .any(|name| !dir.join(name).is_file());
-        if touched || skipped_moved || lists_lost {
+        if !read.mtime_only.is_empty() || skipped_moved || lists_lost {
             store::write_files(dir, &files, &skipped_now, &meta)?;
         } else {
             store::write_json(&dir.join("meta.json"), &meta)?;
@@ -373,14 +157,397 @@ pub fn update(
         report.index_ms = (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms);
         return Ok(report);
     }
-    let mut writer = lexical.writer(candidates.iter().map(|f| f.size).sum())?;
+    let changes = Changes {
+        prepared,
+        removed,
+        bytes: candidates.iter().map(|f| f.size).sum(),
+        history: history.zip(read.history.take()),
+    };
+    write_changes(
+        config,
+        &previous.lexical,
+        &previous.vectors,
+        &mut files,
+        changes,
+        progress,
+        &mut report,
+    )?;
+    store::write_files(
+        dir,
+        &files,
+        &skipped_now,
+        &header(embedder, &files, &mut report),
+    )?;
+    // The table of format 1, replaced by `files.bin`.
+    let _ = std::fs::remove_file(dir.join("files.json"));
+    // The graph is a cache (vectors added after its build are searched exactly): a stopped
+    // update leaves it for the next one. A store too small for a graph, with none to remove,
+    // is not loaded at all.
+    if progress(Progress::Graph).is_continue()
+        && (previous.vectors.stored_records()? >= config.hnsw_min_points
+            || crate::graph::exists(dir))
+        && let Some(loaded) = previous.vectors.load()?
+    {
+        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
+    }
+    report.index_ms =
+        (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms + report.history_ms);
+    Ok(report)
+}
+
+/// What the last run left: its file table and skipped files (empty when the index is rebuilt),
+/// and the lexical and vector stores.
+struct Previous {
+    files: Files,
+    skipped: Skipped,
+    lexical: Lexical,
+    vectors: VectorStore,
+}
+
+impl Previous {
+    /// Opens the index in `dir`; another format or another embedder is rebuilt in full, and
+    /// `report.rebuilt` says why.
+    fn open(
+        dir: &Path,
+        embedder: &dyn Embedder,
+        report: &mut UpdateReport,
+    ) -> Result<Previous, IndexError> {
+        let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
+        // A table of another format is not read: the format check below rebuilds.
+        let (mut files, mut skipped): (Files, Skipped) = match &meta {
+            Some(meta) if meta.version == FORMAT_VERSION => (
+                store::read_files(dir)?.unwrap_or_default(),
+                store::read_skipped(dir),
+            ),
+            _ => Default::default(),
+        };
+        let rebuild_reason = match &meta {
+            Some(meta) if meta.version != FORMAT_VERSION => {
+                Some(format!("index format {} → {FORMAT_VERSION}", meta.version))
+            }
+            Some(meta) if meta.embedder != embedder.id() => Some(format!(
+                "embedder changed from {} to {}",
+                meta.embedder,
+                embedder.id()
+            )),
+            None if dir.join(store::FILES_TABLE).exists() => {
+                Some("the index header was missing".to_string())
+            }
+            _ => None,
+        };
+        let lexical_dir = dir.join("lexical");
+        if meta.as_ref().is_some_and(|m| m.version != FORMAT_VERSION) && lexical_dir.exists() {
+            // Another format's schema cannot be opened with this one; it is rebuilt in full.
+            std::fs::remove_dir_all(&lexical_dir)
+                .map_err(|err| IndexError::io(&lexical_dir, err))?;
+        }
+        let lexical = Lexical::open_or_create(&lexical_dir)?;
+        let vectors = VectorStore::new(dir, &embedder.id(), embedder.dim());
+        if let Some(reason) = rebuild_reason {
+            vectors.clear()?;
+            files.clear();
+            skipped.clear();
+            report.rebuilt = Some(reason);
+        }
+        Ok(Previous {
+            files,
+            skipped,
+            lexical,
+            vectors,
+        })
+    }
+}
+
+/// Which walked files to read, which indexed ones are gone, and the skipped files that stay
+/// skipped.
+struct Planned<'w> {
+    candidates: Vec<&'w WalkedFile>,
+    removed: Vec<String>,
+    skipped_now: Skipped,
+}
+
+/// Size + mtime first; the hash is only computed when they moved. Files skipped before
+/// (binary, minified) are not read again either while their size and mtime stand.
+fn plan_reads<'w>(
+    walked: &'w [WalkedFile],
+    files: &Files,
+    skipped_before: &Skipped,
+    under: Option<&str>,
+) -> Planned<'w> {
+    let scope = under
+        .map(|u| u.trim_matches('/').to_string())
+        .filter(|u| !u.is_empty() && u != ".");
+    let in_scope = |path: &str| match &scope {
+        Some(prefix) => path == prefix || path.starts_with(&format!("{prefix}/")),
+        None => true,
+    };
+    let seen: HashSet<&str> = walked.iter().map(|f| f.path.as_str()).collect();
+    let removed: Vec<String> = files
+        .keys()
+        .filter(|path| in_scope(path) && !seen.contains(path.as_str()))
+        .cloned()
+        .collect();
+    let mut skipped_now = Skipped::new();
+    let mut candidates: Vec<&WalkedFile> = Vec::new();
+    for f in walked {
+        let stamp = (f.size, f.mtime_ns);
+        if skipped_before.get(&f.path) == Some(&stamp) {
+            skipped_now.insert(f.path.clone(), stamp);
+        } else if files
+            .get(&f.path)
+            .is_none_or(|e| (e.size, e.mtime_ns) != stamp)
+        {
+            candidates.push(f);
+        }
+    }
+    // Skipped files outside the walked scope stay recorded.
+    skipped_now.extend(
+        skipped_before
+            .iter()
+            .filter(|(path, _)| !in_scope(path))
+            .map(|(path, stamp)| (path.clone(), *stamp)),
+    );
+    Planned {
+        candidates,
+        removed,
+        skipped_now,
+    }
+}
+
+/// The history reader's result: the commits read (`None`: stopped), or its panic.
+type HistoryRead = std::thread::Result<Result<Option<Vec<history::CommitRecord>>, IndexError>>;
+
+/// What reading the changed files (and the commit history beside them) gave.
+struct Read {
+    prepared: Vec<Result<Prepared, IndexError>>,
+    /// Each skipped file with its size and mtime (none when it was gone before it was read).
+    skipped: Vec<(String, Option<Stamp>)>,
+    /// Files whose content is the same with a new mtime.
+    mtime_only: Vec<(String, u128)>,
+    files_read: usize,
+    history: Option<HistoryRead>,
+    /// The caller asked to stop.
+    stopped: bool,
+}
+
+/// Folds what was read into the run's state: the prepared files (sorted by path; the first
+/// error fails the update), skipped files recorded with their stamps (and removed from the
+/// index when they were in it), files whose content only got a new mtime. `read.mtime_only`
+/// is left in place for the caller to see whether the table must be written.
+fn settle(
+    read: &mut Read,
+    files: &mut Files,
+    skipped_now: &mut Skipped,
+    removed: &mut Vec<String>,
+    report: &mut UpdateReport,
+) -> Result<Vec<Prepared>, IndexError> {
+    let mut prepared: Vec<Prepared> = Vec::new();
+    for result in std::mem::take(&mut read.prepared) {
+        prepared.push(result?);
+    }
+    prepared.sort_by(|a, b| a.path.cmp(&b.path));
+    report.files_read = read.files_read;
+    report.files_skipped += read.skipped.len();
+    for (path, stamp) in &read.skipped {
+        if let Some(stamp) = stamp {
+            skipped_now.insert(path.clone(), *stamp);
+        }
+    }
+    for (path, mtime) in &read.mtime_only {
+        if let Some(entry) = files.get_mut(path) {
+            entry.mtime_ns = *mtime;
+            report.files_unchanged += 1;
+        }
+    }
+    // Files indexed before that are now skipped (binary, generated) leave the index.
+    removed.extend(
+        std::mem::take(&mut read.skipped)
+            .into_iter()
+            .map(|(path, _)| path)
+            .filter(|path| files.contains_key(path)),
+    );
+    Ok(prepared)
+}
+
+/// Reads, chunks and embeds `candidates` on worker threads while one more thread reads the
+/// commit history; the caller's `progress` runs on this thread only: files first, then the
+/// commits still being read (their count only grows).
+fn read_changed(
+    candidates: &[&WalkedFile],
+    files: &Files,
+    embedder: &dyn Embedder,
+    history: Option<&history::Pending>,
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Read {
+    let total = candidates.len();
+    let done = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
+    let n_read = AtomicUsize::new(0);
+    let skipped: Mutex<Vec<(String, Option<Stamp>)>> = Mutex::new(Vec::new());
+    let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
+    let stop = AtomicBool::new(false);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    // Each worker reports every file it finishes on `tick` (and drops it when it ends, also by
+    // panicking), so the caller hears of progress at once: a 20 ms polling sleep here was a
+    // quarter of a one-file re-index.
+    let (tick, ticks) = std::sync::mpsc::channel::<()>();
+    // One history reader, as libgit2 serialises reads of a pack behind its lock (on
+    // rust-analyzer, two readers beside the file workers were no faster than reading after
+    // them).
+    let history_done = AtomicUsize::new(0);
+    let n_history = history.map_or(0, history::Pending::len);
+    let worker = Worker {
+        candidates,
+        files,
+        embedder,
+        results: &results,
+        skipped: &skipped,
+        mtime_only: &mtime_only,
+        stop: &stop,
+        next: &next,
+        done: &done,
+        n_read: &n_read,
+    };
+    let history_read = std::thread::scope(|s| {
+        let history_reader =
+            history.map(|pending| s.spawn(|| pending.read(1, &history_done, &stop)));
+        for _ in 0..threads {
+            let tick = tick.clone();
+            let worker = &worker;
+            s.spawn(move || worker.run(&tick));
+        }
+        drop(tick);
+        let mut last = usize::MAX;
+        let mut files_over = false;
+        loop {
+            let n = done.load(Ordering::Relaxed);
+            if n != last {
+                if progress(Progress::Processed { done: n, total }).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                last = n;
+            }
+            // Files over: all done, stopped, or every worker has ended (a panicking one never
+            // counts its file).
+            if n >= total || stop.load(Ordering::Relaxed) || files_over {
+                break;
+            }
+            if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) =
+                ticks.recv_timeout(std::time::Duration::from_millis(100))
+            {
+                files_over = true;
+            }
+        }
+        let history_reader = history_reader?;
+        let mut last = usize::MAX;
+        loop {
+            let n = history_done.load(Ordering::Relaxed);
+            if n != last && !stop.load(Ordering::Relaxed) {
+                let commits = Progress::History {
+                    done: n,
+                    total: n_history,
+                };
+                if progress(commits).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                last = n;
+            }
+            if history_reader.is_finished() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Some(history_reader.join())
+    });
+    Read {
+        prepared: results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        skipped: skipped.into_inner().unwrap_or_else(|e| e.into_inner()),
+        mtime_only: mtime_only.into_inner().unwrap_or_else(|e| e.into_inner()),
+        files_read: n_read.into_inner(),
+        history: history_read,
+        stopped: stop.into_inner(),
+    }
+}
+
+/// What each file-reading thread shares: the work list, where results go, and the counters.
+struct Worker<'a> {
+    candidates: &'a [&'a WalkedFile],
+    files: &'a Files,
+    embedder: &'a dyn Embedder,
+    results: &'a Mutex<Vec<Result<Prepared, IndexError>>>,
+    skipped: &'a Mutex<Vec<(String, Option<Stamp>)>>,
+    mtime_only: &'a Mutex<Vec<(String, u128)>>,
+    stop: &'a AtomicBool,
+    next: &'a AtomicUsize,
+    done: &'a AtomicUsize,
+    n_read: &'a AtomicUsize,
+}
+
+impl Worker<'_> {
+    /// Takes the next file until none is left or the update stops; `tick` hears of each.
+    fn run(&self, tick: &std::sync::mpsc::Sender<()>) {
+        fn push<T>(list: &Mutex<Vec<T>>, item: T) {
+            list.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+        }
+        while !self.stop.load(Ordering::Relaxed) {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(file) = self.candidates.get(i) else {
+                break;
+            };
+            let outcome = prepare(file, self.files.get(&file.path), self.embedder);
+            if !matches!(outcome, Ok(Outcome::Gone)) {
+                self.n_read.fetch_add(1, Ordering::Relaxed);
+            }
+            match outcome {
+                Ok(Outcome::Changed(prepared)) => push(self.results, Ok(*prepared)),
+                Ok(Outcome::SameContent) => {
+                    push(self.mtime_only, (file.path.clone(), file.mtime_ns));
+                }
+                Ok(outcome @ (Outcome::Skipped | Outcome::Gone)) => {
+                    let stamp =
+                        matches!(outcome, Outcome::Skipped).then_some((file.size, file.mtime_ns));
+                    push(self.skipped, (file.path.clone(), stamp));
+                }
+                Err(err) => push(self.results, Err(err)),
+            }
+            self.done.fetch_add(1, Ordering::Relaxed);
+            let _ = tick.send(());
+        }
+    }
+}
+
+/// What an update changes: the files read, the files gone, their source size (the lexical
+/// writer's memory budget), and the planned commit history with what its reader gave.
+struct Changes {
+    prepared: Vec<Prepared>,
+    removed: Vec<String>,
+    bytes: u64,
+    history: Option<(history::Pending, HistoryRead)>,
+}
+
+/// Writes `changes`: chunks to the lexical index (one commit that records the next free chunk
+/// id), then vectors, then the commit history; `files` is updated to match.
+fn write_changes(
+    config: &IndexConfig,
+    lexical: &Lexical,
+    vectors: &VectorStore,
+    files: &mut Files,
+    changes: Changes,
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    report: &mut UpdateReport,
+) -> Result<(), IndexError> {
+    let dir = &config.dir;
+    let fields = lexical.fields();
+    let mut writer = lexical.writer(changes.bytes)?;
     // With no chunks committed before, there is nothing to delete per file: skipping those
     // deletes saves the commit from resolving a term query per file.
     let starts_empty = report.rebuilt.is_some() || lexical.committed_docs()? == 0;
     if report.rebuilt.is_some() {
         writer.delete_all_documents()?;
     }
-
     // Chunk ids are never reused: the first free one is recorded in the lexical commit that
     // adds chunks (vectors are written after it), so no chunk or vector outlives its record.
     // Indexes written before kept it in a file of its own, `next_id`.
@@ -394,18 +561,17 @@ pub fn update(
                 .max()
                 .map_or(0, |m| m + 1),
         );
-
     let mut dead: Vec<u64> = Vec::new();
-    for path in &removed {
+    for path in &changes.removed {
         writer.delete_term(path_term(&fields, path));
         if let Some(entry) = files.remove(path) {
             report.chunks_removed += entry.chunks.len();
             dead.extend(entry.chunks);
         }
     }
-    report.files_removed = removed.len();
+    report.files_removed = changes.removed.len();
     let mut records: Vec<Record> = Vec::new();
-    for mut p in prepared {
+    for mut p in changes.prepared {
         if !starts_empty {
             writer.delete_term(path_term(&fields, &p.path));
         }
@@ -430,8 +596,8 @@ pub fn update(
         files.insert(p.path, p.entry);
     }
     // Commit history staged before the write, dropped uncommitted when the update stops.
-    let history = match (history, history_read) {
-        (Some(pending), Some(read)) => {
+    let history = match changes.history {
+        Some((pending, read)) => {
             let history_started = Instant::now();
             let records = read
                 .map_err(|_| IndexError::Engine("the commit history reader panicked".into()))??
@@ -440,7 +606,7 @@ pub fn update(
             report.history_ms = history_started.elapsed().as_millis() as u64;
             Some(staged.ok_or(IndexError::Cancelled)?)
         }
-        _ => None,
+        None => None,
     };
     // The last point to stop: nothing is on disk yet (the writers are dropped uncommitted).
     if progress(Progress::Committing).is_break() {
@@ -458,27 +624,7 @@ pub fn update(
     if let Some(staged) = history {
         report.commits_added = staged.commit()?;
     }
-
-    store::write_files(
-        dir,
-        &files,
-        &skipped_now,
-        &header(embedder, &files, &mut report),
-    )?;
-    // The table of format 1, replaced by `files.bin`.
-    let _ = std::fs::remove_file(dir.join("files.json"));
-    // The graph is a cache (vectors added after its build are searched exactly): a stopped
-    // update leaves it for the next one. A store too small for a graph, with none to remove,
-    // is not loaded at all.
-    if progress(Progress::Graph).is_continue()
-        && (vectors.stored_records()? >= config.hnsw_min_points || crate::graph::exists(dir))
-        && let Some(loaded) = vectors.load()?
-    {
-        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
-    }
-    report.index_ms =
-        (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms + report.history_ms);
-    Ok(report)
+    Ok(())
 }
 
 /// The index header a run ends with (its `indexed_at` is the run's time).

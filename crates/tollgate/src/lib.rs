@@ -14,6 +14,7 @@
 pub mod analyzers;
 pub mod api;
 pub mod ci_log;
+pub mod clock;
 pub mod config;
 pub mod control;
 pub mod diff;

@@ -64,8 +64,13 @@ fn record(disposition: Disposition, args: LearnRecordArgs) -> anyhow::Result<Exi
         by,
         scope: args.scope,
     };
-    let done = learn::learn_record(&args.repo, disposition, request, &learn::now_rfc3339())
-        .map_err(api_error)?;
+    let done = learn::learn_record(
+        &args.repo,
+        disposition,
+        request,
+        &tollgate::clock::now_rfc3339(),
+    )
+    .map_err(api_error)?;
     eprintln!(
         "{} {} at {}:{} in {} ({} record(s)); commit the file to share it",
         disposition,

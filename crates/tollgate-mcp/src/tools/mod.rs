@@ -24,9 +24,8 @@ mod git_commit_retrieval;
 mod hybrid_search_context;
 mod index_status;
 mod index_workspace;
-mod learn_accept;
-mod learn_dismiss;
 mod learn_list;
+mod learn_record;
 mod list_plans;
 mod list_threads;
 mod load_plan;
@@ -89,8 +88,8 @@ pub(crate) const ALL: &[Entry] = &[
     Entry::of::<get_review_telemetry::GetReviewTelemetry>(),
     Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
     Entry::of::<tool_manifest::ToolManifest>(),
-    Entry::of::<learn_dismiss::LearnDismiss>(),
-    Entry::of::<learn_accept::LearnAccept>(),
+    Entry::of::<learn_record::LearnDismiss>(),
+    Entry::of::<learn_record::LearnAccept>(),
     Entry::of::<learn_list::LearnList>(),
     Entry::of::<create_plan::CreatePlan>(),
     Entry::of::<refine_plan::RefinePlan>(),

@@ -198,13 +198,6 @@ pub fn learn_propose_invariants(workspace: &Path) -> Result<String, ApiError> {
     Ok(learnings::propose_invariants(&ledger))
 }
 
-/// The current time as the ledger records it (RFC 3339, UTC).
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
 fn from_learnings(err: LearningsError) -> ApiError {
     let code = err.code();
     let api = ApiError::new(code, err.to_string());

@@ -26,10 +26,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::clock::now_rfc3339;
 use crate::plan::journal::{self, OpenJournal};
 use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans::{self as sql, AppliedChangeRow};
-use crate::store::{Store, StoreError, now_rfc3339};
+use crate::store::{Store, StoreError};
 use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
 /// The largest file content an operation may carry.

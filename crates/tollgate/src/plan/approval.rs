@@ -14,8 +14,9 @@ use super::library::{
     PlanStoreError, author_of, check_text, current_plan, invalid, plan_row, status,
 };
 use super::model::StepNumber;
+use crate::clock::now_rfc3339;
+use crate::store::Store;
 use crate::store::plans::{self as sql, ApprovalRow};
-use crate::store::{Store, now_rfc3339};
 
 /// The approval request that keeps `step` of the plan's `version` from starting, if any: every
 /// request for that version covering the step (the whole plan, or a group holding the step)

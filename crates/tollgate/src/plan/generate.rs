@@ -246,7 +246,7 @@ pub(crate) fn finish(
     options: &Options,
     new: bool,
 ) -> Result<(), PlanError> {
-    let now = now_rfc3339();
+    let now = crate::clock::now_rfc3339();
     if new {
         plan.id = new_plan_id(&plan.goal);
         plan.version = 1;
@@ -298,10 +298,6 @@ pub(crate) fn finish(
         }
     }
     Ok(())
-}
-
-pub(crate) fn now_rfc3339() -> String {
-    crate::store::now_rfc3339()
 }
 
 /// `plan_<unix ms>_<8 hex>`: the random part hashes the time, the process and the goal.

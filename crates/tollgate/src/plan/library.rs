@@ -14,8 +14,9 @@ use serde_json::Value;
 use super::apply::ApplyError;
 use super::graph::{GraphError, link_steps};
 use super::model::{Plan, StepNumber};
+use crate::clock::now_rfc3339;
 use crate::store::plans::{self as sql, NewPlan, PlanFacts, PlanFilter, PlanRow, VersionMeta};
-use crate::store::{Store, StoreError, now_rfc3339};
+use crate::store::{Store, StoreError};
 
 /// Default and largest `limit` of `list_plans`.
 pub const DEFAULT_LIST_LIMIT: usize = 50;

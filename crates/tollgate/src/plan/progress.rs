@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::graph::{StepGraph, StepOutcomes};
 use super::library::{PlanStoreError, author_of, check_text, current_plan, invalid, status};
 use super::model::{Plan, StepNumber};
+use crate::clock::now_rfc3339;
+use crate::store::Store;
 use crate::store::plans::{self as sql, PlanRow, StepStateRow};
-use crate::store::{Store, now_rfc3339};
 
 /// How many times a step may be started; `fail_step` with `retry` stops re-queuing it after.
 pub const MAX_STEP_ATTEMPTS: u32 = 3;

@@ -547,7 +547,7 @@ fn review_with(
         fail_reasons: outcome.fail_reasons,
         stats,
         metadata: ReviewMetadata {
-            reviewed_at: now_rfc3339(),
+            reviewed_at: crate::clock::now_rfc3339(),
             tool_version: crate::VERSION.to_string(),
             base_sha: inputs.base_sha.clone(),
             head_sha: inputs.head_sha.clone(),
@@ -758,12 +758,6 @@ fn resolve_in_workspace(workspace: &Path, path: &str) -> PathBuf {
 
 fn ms(since: Instant) -> f64 {
     (since.elapsed().as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0
-}
-
-pub(crate) fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 /// `tg-<unix ms>-<8 hex of the diff hash>`: sortable, and two runs on the same diff at the same

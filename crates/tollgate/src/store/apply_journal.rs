@@ -6,8 +6,9 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::StoreError;
 use super::plans::{json_list, to_json};
-use super::{StoreError, now_rfc3339};
+use crate::clock::now_rfc3339;
 
 /// The states of a journal entry.
 pub mod state {

@@ -3,7 +3,8 @@
 
 use rusqlite::OptionalExtension;
 
-use super::{Store, StoreError, now_rfc3339};
+use super::{Store, StoreError};
+use crate::clock::now_rfc3339;
 
 /// A stored model answer and what it cost when it was first paid for.
 #[derive(Debug, Clone, PartialEq, Eq)]

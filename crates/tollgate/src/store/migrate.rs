@@ -93,7 +93,7 @@ pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> 
             tx.execute_batch(migration.sql).map_err(failed)?;
             tx.execute(
                 "INSERT INTO schema_migrations (id, applied_at) VALUES (?1, ?2)",
-                (migration.id, super::now_rfc3339()),
+                (migration.id, crate::clock::now_rfc3339()),
             )
             .map_err(failed)?;
         }

@@ -233,16 +233,6 @@ impl Store {
     }
 }
 
-/// Now, as stored: RFC 3339 UTC with milliseconds.
-pub(crate) fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(now.nanosecond() / 1_000_000 * 1_000_000)
-        .unwrap_or(now);
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{StoreError, now_rfc3339};
+use super::StoreError;
+use crate::clock::now_rfc3339;
 
 /// A plan's index row.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -45,7 +45,7 @@ fn in_range(field: &'static str, value: usize, min: usize, max: usize) -> Result
 
 /// Builds the index when the workspace has none; true when it did.
 fn ensure_index(ws: &IndexedWorkspace) -> Result<bool, ContextError> {
-    build_index_if_missing(ws, &mut index_progress(&ws.control()))
+    build_index_if_missing(ws, &mut index_progress(ws.control()))
 }
 
 /// Builds the index a search needs when there is none, reporting to `progress`; true when it
@@ -205,7 +205,7 @@ fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchRespons
                 ws.index_config(),
                 Some(path),
                 ws.embedder(),
-                &mut index_progress(&ws.control()),
+                &mut index_progress(ws.control()),
             )?;
         }
         outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;

@@ -266,7 +266,7 @@ fn review_parsed(
             lines_removed,
         },
         metadata: ChangesMetadata {
-            reviewed_at: crate::review::now_rfc3339(),
+            reviewed_at: crate::clock::now_rfc3339(),
             review_duration_ms: 0,
             model_used: String::new(),
             api_key_env: None,

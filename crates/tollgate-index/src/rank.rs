@@ -1,8 +1,9 @@
-//! The ranking signals applied on top of the channels: what kind of query this is, how much
-//! each channel counts for it, how well a chunk's symbol names what was asked, which files are
-//! tests, docs, changelogs, generated or vendored, and how a file's chunks add up. Each signal
-//! can be switched off by name (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it
-//! alone; search wires them together.
+//! The ranking signals applied on top of the channels: what kind of query this is (a name,
+//! words, a question), how well a chunk's symbol names what was asked, which files are tests,
+//! docs, changelogs, generated or vendored and whether the query asks for them, and how a
+//! file's chunks add up. Each signal can be switched off by name
+//! (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone; search wires them
+//! together.
 
 use std::collections::HashSet;
 

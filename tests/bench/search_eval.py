@@ -40,7 +40,8 @@ Usage
 
 Clones go to WORK/src/<repo>, indexes to WORK/idx/<repo>/<binary hash> (WORK = --work,
 /work/eval); an index is reused while the binary and S are unchanged. Env variables only change
-searching, so variants with the same binary share an index. Mirrors are bare git directories
+searching, so variants with the same binary share an index; --share-index makes every variant
+use the first variant's index (for builds that change only searching). Mirrors are bare git directories
 fetched to /work/.mirror/<owner>+<name>/repo (--mirrors).
 """
 import argparse
@@ -400,6 +401,9 @@ def parse_args():
     ap.add_argument("--work", default="/work/eval")
     ap.add_argument("--mirrors", default="/work/.mirror")
     ap.add_argument("--out", help="write every per-query result and the summary as JSON")
+    ap.add_argument("--share-index", action="store_true",
+                    help="every variant searches the first variant's index (binaries that "
+                         "differ only in searching: no re-index per build)")
     return ap.parse_args()
 
 
@@ -422,7 +426,8 @@ def main():
         snapshots[repo], qs = repo_queries(repo, mirror, args.queries, kinds)
         src = prepare_clone(args.work, repo, mirror, snapshots[repo])
         for v in variants:  # one indexing process at a time
-            idx, secs = ensure_index(args.work, repo, src, snapshots[repo], v.binary)
+            builder = variants[0].binary if args.share_index else v.binary
+            idx, secs = ensure_index(args.work, repo, src, snapshots[repo], builder)
             contexts[(repo, v.name)] = (src, idx)
             index_secs[f"{repo}/{v.name}"] = secs
         print(f"{repo}: S={snapshots[repo][:12]}, " + ", ".join(

@@ -269,6 +269,7 @@ mod tests {
     use std::ops::ControlFlow;
 
     use super::*;
+    use crate::rank::{Signal, Signals};
     use crate::walk::Language;
 
     fn write(root: &Path, path: &str, text: &str) {
@@ -461,6 +462,41 @@ mod tests {
         assert_eq!(
             paths(&search(&config, &embedder, &query).unwrap()),
             ["docs/odd\tname\nhere.md"]
+        );
+    }
+
+    #[test]
+    fn a_question_about_code_ranks_the_tests_of_that_code_lower() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(
+            root,
+            "src/capture.py",
+            "def start_capturing(fd):\n    \"\"\"Output captured at the file descriptor level.\"\"\"\n    return dup(fd)\n",
+        );
+        // The test says it more often than the code it tests.
+        let tests = "def test_dup(fd):\n    \"\"\"Output captured at the file descriptor level: is the output captured?\"\"\"\n    assert capture(fd)\n";
+        write(root, "testing/test_capture.py", tests);
+        let config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let first = |text: &str, signals: Signals| {
+            let mut query = SearchQuery::new(text, 5);
+            query.signals = signals;
+            let outcome = search(&config, &embedder, &query).unwrap();
+            outcome.hits[0].path.clone()
+        };
+        let question = "how is output captured at the file descriptor level";
+        assert_eq!(first(question, Signals::without(&[])), "src/capture.py");
+        assert_eq!(
+            first(question, Signals::without(&[Signal::QuestionTests])),
+            "testing/test_capture.py"
+        );
+        // A change description keeps the mild penalty: changes touch tests too.
+        let change = "capture output at the file descriptor level";
+        assert_eq!(
+            first(change, Signals::without(&[])),
+            "testing/test_capture.py"
         );
     }
 

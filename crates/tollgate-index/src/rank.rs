@@ -1,8 +1,9 @@
-//! The ranking signals applied on top of the channels: what kind of query this is, how much
-//! each channel counts for it, how well a chunk's symbol names what was asked, which files are
-//! tests, docs, changelogs, generated or vendored, and how a file's chunks add up. Each signal
-//! can be switched off by name (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it
-//! alone; search wires them together.
+//! The ranking signals applied on top of the channels: what kind of query this is (a name,
+//! words, a question), how well a chunk's symbol names what was asked, which files are tests,
+//! docs, changelogs, generated or vendored and whether the query asks for them, and how a
+//! file's chunks add up. Each signal can be switched off by name
+//! (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone; search wires them
+//! together.
 
 use std::collections::HashSet;
 
@@ -83,13 +84,21 @@ pub enum Signal {
     FileAggregation,
     /// Tests, docs, changelogs, generated and vendored files rank lower unless asked for.
     FileClassPenalty,
+    /// A query asks for tests only when it names them as what it wants ("tests for X"), not
+    /// when "test" is part of what it asks about ("when the test passes").
+    TestIntent,
+    /// A question ("how is …", "where are …") asks about code: tests rank lower for it than
+    /// for a change description, whose changes usually include tests.
+    QuestionTests,
 }
 
 impl Signal {
-    const ALL: [Signal; 3] = [
+    const ALL: [Signal; 5] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
+        Signal::TestIntent,
+        Signal::QuestionTests,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -97,6 +106,8 @@ impl Signal {
             Signal::Definitions => "definitions",
             Signal::FileAggregation => "file-aggregation",
             Signal::FileClassPenalty => "file-class-penalty",
+            Signal::TestIntent => "test-intent",
+            Signal::QuestionTests => "question-tests",
         }
     }
 }
@@ -122,6 +133,13 @@ impl Signals {
         }
     }
 
+    /// All signals but `off` (for tests and evaluations).
+    pub fn without(off: &[Signal]) -> Signals {
+        Signals {
+            off: off.iter().map(|s| s.as_str()).collect(),
+        }
+    }
+
     pub fn on(&self, signal: Signal) -> bool {
         !self.off.contains(signal.as_str())
     }
@@ -139,10 +157,12 @@ pub(crate) struct QueryTerms {
     pub qualifiers: Vec<String>,
     /// Words that ask for tests, docs, changelogs or generated code.
     pub asks_for: HashSet<FileClass>,
+    /// A question about the code (`how is …`, `where are …`): see [`FileClass::penalty`].
+    pub question: bool,
 }
 
 impl QueryTerms {
-    pub fn new(text: &str) -> QueryTerms {
+    pub fn new(text: &str, signals: &Signals) -> QueryTerms {
         let class = classify(text);
         let words: HashSet<String> = tokens(text).into_iter().collect();
         let (name, qualifiers) = match class {
@@ -166,7 +186,7 @@ impl QueryTerms {
         };
         let asks_for = FileClass::ALL
             .into_iter()
-            .filter(|class| class.asked_by(&words))
+            .filter(|class| class.asked_by(text, &words, signals.on(Signal::TestIntent)))
             .collect();
         QueryTerms {
             class,
@@ -174,6 +194,7 @@ impl QueryTerms {
             name,
             qualifiers,
             asks_for,
+            question: signals.on(Signal::QuestionTests) && is_question(text),
         }
     }
 }
@@ -311,10 +332,14 @@ impl FileClass {
         }
     }
 
-    /// The factor on a file of this class when the query does not ask for it.
-    pub(crate) fn penalty(self) -> f32 {
+    /// The factor on a file of this class when the query does not ask for it; `question`:
+    /// the query is a question about the code ([`is_question`]).
+    pub(crate) fn penalty(self, question: bool) -> f32 {
         match self {
             FileClass::Code => 1.0,
+            // Strong: the question is about the code, and a test names what it tests as
+            // often as the code does (measured: 0.4 over 0.6 and 0.75, BENCHMARKS.md).
+            FileClass::Test if question => 0.4,
             // Mild: a change to code usually changes its tests too.
             FileClass::Test => 0.85,
             FileClass::Docs => 0.6,
@@ -326,14 +351,17 @@ impl FileClass {
 
     /// Whether `query` asks for files of this class (`tests for …`, `the docs of …`).
     pub fn asked_for(self, query: &str) -> bool {
-        self.asked_by(&tokens(query).into_iter().collect())
+        self.asked_by(query, &tokens(query).into_iter().collect(), true)
     }
 
-    fn asked_by(self, words: &HashSet<String>) -> bool {
+    /// `words` are `query`'s tokens; `test_intent`: tests are asked for only by name
+    /// ([`names_tests`]), otherwise by any test word.
+    fn asked_by(self, query: &str, words: &HashSet<String>, test_intent: bool) -> bool {
         let any = |list: &[&str]| list.iter().any(|w| words.contains(*w));
         match self {
             FileClass::Code => false,
-            FileClass::Test => any(&["test", "tests", "testing", "spec", "specs", "fixture"]),
+            FileClass::Test if test_intent => names_tests(query),
+            FileClass::Test => any(TEST_WORDS),
             FileClass::Docs => any(&["doc", "docs", "documentation", "readme", "guide"]),
             FileClass::Changelog => any(&["changelog", "changes", "release", "news"]),
             FileClass::Generated => any(&["generated", "codegen", "generate"]),
@@ -388,6 +416,88 @@ impl FileClass {
     }
 }
 
+/// Whether `query` is a question (it opens with a question word: `how`, `where`, `which`, …),
+/// not a description of a change (`Fix …`, `Add …`, `Do not …`).
+pub(crate) fn is_question(query: &str) -> bool {
+    let first = query
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .map(str::to_lowercase);
+    matches!(
+        first.as_deref(),
+        Some(
+            "how"
+                | "where"
+                | "what"
+                | "which"
+                | "when"
+                | "why"
+                | "who"
+                | "whats"
+                | "does"
+                | "is"
+                | "are"
+                | "can"
+        )
+    )
+}
+
+/// Words that can name tests.
+const TEST_WORDS: &[&str] = &["test", "tests", "testing", "spec", "specs", "fixture"];
+
+/// Whether `query` names tests as what it wants: a test word that opens it, is followed by
+/// what the tests are of (`tests for parsing`, `test of X`, `specs in foo`), follows a verb
+/// or qualifier that makes it the object (`add regression test`, `fix flaky tests`) or ends
+/// a change description (`add router promise tests`). A test
+/// word that is only part of the subject (`when the test passes`, `during tests`, `test
+/// functions` in pytest, where everything is about tests) does not.
+pub(crate) fn names_tests(query: &str) -> bool {
+    let words: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.iter().enumerate().any(|(i, word)| {
+        if !TEST_WORDS.contains(&word.as_str()) {
+            return false;
+        }
+        let next = words.get(i + 1).map(String::as_str);
+        let previous = i.checked_sub(1).map(|p| words[p].as_str());
+        i == 0
+            // `add router promise tests`: the head of a change description's object.
+            || (i + 1 == words.len() && !is_question(query))
+            || matches!(
+                next,
+                Some("for" | "of" | "in" | "covering" | "that" | "which")
+            )
+            || matches!(
+                previous,
+                Some(
+                    "add"
+                        | "adds"
+                        | "added"
+                        | "adding"
+                        | "fix"
+                        | "fixes"
+                        | "fixed"
+                        | "more"
+                        | "missing"
+                        | "new"
+                        | "regression"
+                        | "unit"
+                        | "integration"
+                        | "e2e"
+                        | "flaky"
+                        | "failing"
+                        | "broken"
+                        | "our"
+                        | "its"
+                        | "their"
+                )
+            )
+    })
+}
+
 /// A chunk of an in-file test module (Rust's `mod tests`, a `tests::…` function): test code
 /// in a file of code.
 pub(crate) fn is_test_chunk(symbol: Option<&str>) -> bool {
@@ -428,7 +538,7 @@ mod tests {
 
     #[test]
     fn definitions_beat_impls_and_uses() {
-        let terms = QueryTerms::new("hir::Semantics");
+        let terms = QueryTerms::new("hir::Semantics", &Signals::default());
         let def = definition_boost(
             &terms,
             Some("Semantics"),
@@ -474,8 +584,40 @@ mod tests {
             FileClass::Generated
         );
         assert_eq!(FileClass::of("src/lints.rs", true), FileClass::Generated);
-        let asks = QueryTerms::new("where are the tests for parsing").asks_for;
+        let asks = QueryTerms::new("where are the tests for parsing", &Signals::default()).asks_for;
         assert!(asks.contains(&FileClass::Test) && !asks.contains(&FileClass::Docs));
+    }
+
+    #[test]
+    fn tests_are_asked_for_by_name_not_by_subject() {
+        for asks in [
+            "where are the tests for parsing",
+            "tests of the config loader",
+            "Add regression test for the lexer",
+            "fix flaky tests",
+            "test the parser",
+            "add router promise tests",
+        ] {
+            assert!(names_tests(asks), "{asks}");
+        }
+        for about in [
+            "how is a strict xfail turned into a failure when the test passes",
+            "how is output captured at the file descriptor level during tests",
+            "how are test functions collected from a python module",
+            "how are fixture scopes ordered from function to session",
+            "how are unittest TestCase classes collected and run",
+        ] {
+            assert!(!names_tests(about), "{about}");
+        }
+        let query = "how is a strict xfail turned into a failure when the test passes";
+        let on = QueryTerms::new(query, &Signals::default());
+        assert!(!on.asks_for.contains(&FileClass::Test));
+        let off = Signals::without(&[Signal::TestIntent]);
+        assert!(
+            QueryTerms::new(query, &off)
+                .asks_for
+                .contains(&FileClass::Test)
+        );
     }
 
     #[test]

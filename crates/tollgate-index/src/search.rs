@@ -316,7 +316,7 @@ pub fn search(
     let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
     let allowed = allowed_keys(dir, &query.filter)?;
-    let terms = QueryTerms::new(&query.text);
+    let terms = QueryTerms::new(&query.text, &query.signals);
 
     // Chunk candidates from the lexical and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
@@ -523,7 +523,7 @@ fn rank_files(
             && rank::is_test_chunk(candidate.chunk.symbol.as_deref())
             && !terms.asks_for.contains(&FileClass::Test)
         {
-            let factor = FileClass::Test.penalty();
+            let factor = FileClass::Test.penalty(terms.question);
             score *= factor;
             boosts.push(("test module", factor));
         }
@@ -561,7 +561,7 @@ fn rank_files(
         }
         file.class = FileClass::of(path, file.generated);
         if signals.on(Signal::FileClassPenalty) && !terms.asks_for.contains(&file.class) {
-            let factor = file.class.penalty();
+            let factor = file.class.penalty(terms.question);
             if factor < 1.0 {
                 file.score *= factor;
                 file.boosts.push((file.class.as_str(), factor));

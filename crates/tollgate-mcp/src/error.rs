@@ -119,8 +119,8 @@ impl From<tollgate::api::context::ContextError> for ToolError {
     }
 }
 
-impl From<tollgate::plan::library::PlanStoreError> for ToolError {
-    fn from(err: tollgate::plan::library::PlanStoreError) -> ToolError {
+impl From<tollgate::plan::lifecycle::library::PlanStoreError> for ToolError {
+    fn from(err: tollgate::plan::lifecycle::library::PlanStoreError) -> ToolError {
         tollgate::api::plan::plan_store_error(err, tollgate::api::plan::FrontEnd::Mcp).into()
     }
 }

@@ -105,7 +105,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ),
         (
             "execute-plan-response.schema.json",
-            response_schema::<plan::execute::ExecutePlanResponse>(),
+            response_schema::<plan::lifecycle::execute::ExecutePlanResponse>(),
         ),
         (
             "static-analysis-request.schema.json",

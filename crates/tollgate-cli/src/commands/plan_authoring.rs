@@ -11,8 +11,8 @@ use tollgate::api::plan::{
     CreatePlanRequest, FrontEnd, create_plan, parse_plan, plan_error, plan_store_error,
     refinement_of,
 };
-use tollgate::plan::library::{self, PlanRef};
-use tollgate::plan::{DiagramType, Plan, PlanResponse, render_markdown, save_refined};
+use tollgate::plan::lifecycle::library::{self, PlanRef};
+use tollgate::plan::{DiagramType, Plan, PlanResponse, render_markdown};
 use tollgate::store::Store;
 
 use super::ExitStatus;
@@ -79,16 +79,17 @@ pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result
         None,
     );
     let refined = refinement.and_then(|refinement| {
-        tollgate::plan::refine(llm.as_ref(), current, &refinement)
-            .map_err(|err| plan_error(err, FrontEnd::Cli))
+        tollgate::plan::refine(llm.as_ref(), current, &refinement).map_err(plan_error)
     });
     let mut response = match refined {
         Ok(response) => response,
         Err(err) => return Ok(report(&err)),
     };
     if options.save {
-        if let Err(err) = save_refined(repo, &mut response, &options.author) {
-            return Ok(report(&plan_error(err, FrontEnd::Cli)));
+        if let Err(err) =
+            library::save_response(repo, &mut response, true, &options.author, "refined")
+        {
+            return Ok(report(&plan_store_error(err, FrontEnd::Cli)));
         }
     } else if !json {
         // The Markdown says "version N": say that nothing stored it.
@@ -122,7 +123,7 @@ pub fn visualize(
     match tollgate::plan::visualize(plan, diagram_type) {
         Ok(response) if json => outln!("{}", serde_json::to_string_pretty(&response)?),
         Ok(response) => print!("{}", response.mermaid),
-        Err(err) => return Ok(report(&plan_error(err, FrontEnd::Cli))),
+        Err(err) => return Ok(report(&plan_error(err))),
     }
     Ok(ExitStatus::Pass)
 }

@@ -9,9 +9,9 @@ use std::path::Path;
 use anyhow::Context;
 use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
 use tollgate::control::Control;
-use tollgate::plan::execute::{ExecuteMode, StepRunStatus};
-use tollgate::plan::journal::recover_interrupted;
-use tollgate::plan::undo::{UndoStep, undo_step};
+use tollgate::plan::lifecycle::execute::{ExecuteMode, StepRunStatus};
+use tollgate::plan::lifecycle::journal::recover_interrupted;
+use tollgate::plan::lifecycle::undo::{UndoStep, undo_step};
 use tollgate::store::{DEFAULT_STORE_PATH, Store};
 
 use super::ExitStatus;

@@ -10,16 +10,16 @@ use tollgate::api::plan::{
     DeletePlanRequest, FrontEnd, ListPlansRequest, LoadPlanRequest, SavePlanRequest, delete_plan,
     list_plans, load_plan, plan_store_error, save_plan,
 };
-use tollgate::plan::approval::{
+use tollgate::plan::lifecycle::approval::{
     ApprovalAction, RequestApproval, RespondApproval, list_approvals, request_approval,
     respond_approval,
 };
-use tollgate::plan::history::{
+use tollgate::plan::lifecycle::history::{
     ComparePlanVersions, PlanComparison, RollbackPlan, ViewHistory, ViewHistoryResponse,
     compare_plan_versions, rollback_plan, view_history,
 };
-use tollgate::plan::library::{ListPlansResponse, PlanStoreError};
-use tollgate::plan::progress::{
+use tollgate::plan::lifecycle::library::{ListPlansResponse, PlanStoreError};
+use tollgate::plan::lifecycle::progress::{
     CompleteStep, FailStep, ProgressReport, StartStep, StepUpdate, ViewProgress, complete_step,
     fail_step, start_step, view_progress,
 };
@@ -456,7 +456,7 @@ fn approve(
     Ok(())
 }
 
-fn print_change(indent: &str, change: &tollgate::plan::history::FieldChange) {
+fn print_change(indent: &str, change: &tollgate::plan::lifecycle::history::FieldChange) {
     match &change.diff {
         Some(diff) => {
             outln!("{indent}{}:", change.field);

@@ -1,7 +1,7 @@
 //! `compare_plan_versions`: compare two versions of a saved plan: steps added, removed and modified field by field (keyed by step number), files added and removed, scope and risk changes, every other changed field; text fields come with a unified diff.
 
 use tollgate::api::lifecycle::{ComparePlanVersionsRequest, compare_plan_versions};
-use tollgate::plan::history::PlanComparison;
+use tollgate::plan::lifecycle::history::PlanComparison;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

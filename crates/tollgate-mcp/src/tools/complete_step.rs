@@ -1,7 +1,7 @@
 //! `complete_step`: mark a step complete with notes (evidence for its acceptance criteria) and the files it changed.
 
 use tollgate::api::lifecycle::{CompleteStepRequest, complete_step};
-use tollgate::plan::progress::StepUpdate;
+use tollgate::plan::lifecycle::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `delete_plan`: delete a saved plan.
 
 use tollgate::api::plan::{DeletePlanRequest, FrontEnd, delete_plan};
-use tollgate::plan::library::DeletePlanResponse;
+use tollgate::plan::lifecycle::library::DeletePlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -2,7 +2,7 @@
 //! written into the workspace with the step states recorded (`apply_changes`).
 
 use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
-use tollgate::plan::execute::ExecutePlanResponse;
+use tollgate::plan::lifecycle::execute::ExecutePlanResponse;
 
 use super::create_plan::planning_model;
 use crate::error::ToolError;

@@ -1,7 +1,7 @@
 //! `fail_step`: record a step's failure with the error.
 
 use tollgate::api::lifecycle::{FailStepRequest, fail_step};
-use tollgate::plan::progress::StepUpdate;
+use tollgate::plan::lifecycle::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

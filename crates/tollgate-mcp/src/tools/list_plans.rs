@@ -1,7 +1,7 @@
 //! `list_plans`: list saved plans, most recently updated first; filter by status (ready, approved, executing, completed, failed) and tags (all must match); limit defaults to 50.
 
 use tollgate::api::plan::{FrontEnd, ListPlansRequest, list_plans};
-use tollgate::plan::library::ListPlansResponse;
+use tollgate::plan::lifecycle::library::ListPlansResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `load_plan`: load a saved plan by plan_id or name, optionally a past version.
 
 use tollgate::api::plan::{FrontEnd, LoadPlanRequest, load_plan};
-use tollgate::plan::library::LoadPlanResponse;
+use tollgate::plan::lifecycle::library::LoadPlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

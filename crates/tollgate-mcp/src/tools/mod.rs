@@ -67,7 +67,7 @@ mod view_progress;
 mod visualize_plan;
 
 use tollgate::config::{self, ConfigFile, RawConfig};
-use tollgate::plan::journal::recover_interrupted;
+use tollgate::plan::lifecycle::journal::recover_interrupted;
 use tollgate::store::Store;
 
 use crate::error::{INVALID_INPUT, ToolError};

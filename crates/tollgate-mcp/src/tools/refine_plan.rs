@@ -1,7 +1,7 @@
 //! `refine_plan`: the next version of a plan from feedback, answers and focus steps (upstream's
 //! tool of that name).
 
-use tollgate::api::plan::{FrontEnd, RefinePlanRequest, refine_plan};
+use tollgate::api::plan::{RefinePlanRequest, refine_plan};
 use tollgate::plan::PlanResponse;
 
 use super::create_plan::planning_model;
@@ -31,6 +31,6 @@ with save_plan.";
 
     fn call(ctx: &ToolContext, input: RefinePlanRequest) -> Result<PlanResponse, ToolError> {
         let llm = planning_model(ctx)?;
-        Ok(refine_plan(llm.as_ref(), &input, FrontEnd::Mcp)?)
+        Ok(refine_plan(llm.as_ref(), &input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! `request_approval`: ask for approval of a saved plan's current version: the whole plan (no step_numbers), one step, or a group of steps.
 
 use tollgate::api::lifecycle::{RequestApprovalRequest, request_approval};
-use tollgate::plan::approval::ApprovalResponse;
+use tollgate::plan::lifecycle::approval::ApprovalResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

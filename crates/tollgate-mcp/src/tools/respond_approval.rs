@@ -1,7 +1,7 @@
 //! `respond_approval`: answer a pending approval request: approve, reject, or request_modification (with a comment and the modifications asked for).
 
 use tollgate::api::lifecycle::{RespondApprovalRequest, respond_approval};
-use tollgate::plan::approval::ApprovalResponse;
+use tollgate::plan::lifecycle::approval::ApprovalResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `rollback_plan`: make an old version of a saved plan current again.
 
 use tollgate::api::lifecycle::{RollbackPlanRequest, rollback_plan};
-use tollgate::plan::history::RollbackPlanResponse;
+use tollgate::plan::lifecycle::history::RollbackPlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `save_plan`: save a plan (EnhancedPlanOutput, as an object or JSON text) to the workspace's plan store.
 
 use tollgate::api::plan::{FrontEnd, SavePlanRequest, save_plan};
-use tollgate::plan::library::SavePlanResponse;
+use tollgate::plan::lifecycle::library::SavePlanResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `start_step`: mark a ready step of a saved plan in progress (a blocked step is refused, naming what it waits on).
 
 use tollgate::api::lifecycle::{StartStepRequest, start_step};
-use tollgate::plan::progress::StepUpdate;
+use tollgate::plan::lifecycle::progress::StepUpdate;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `undo_step`: put back the files a step's applied changes replaced, from their backups.
 
 use tollgate::api::lifecycle::{UndoStepRequest, undo_step};
-use tollgate::plan::undo::UndoStepResponse;
+use tollgate::plan::lifecycle::undo::UndoStepResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

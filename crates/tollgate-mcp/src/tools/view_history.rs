@@ -1,7 +1,7 @@
 //! `view_history`: a saved plan's versions, newest first (change type, author, reason, time; full plans with include_plans), and its lifecycle events (steps, approvals, status changes).
 
 use tollgate::api::lifecycle::{ViewHistoryRequest, view_history};
-use tollgate::plan::history::ViewHistoryResponse;
+use tollgate::plan::lifecycle::history::ViewHistoryResponse;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -1,7 +1,7 @@
 //! `view_progress`: a saved plan's progress: counts by state, percentage done, next_ready_steps, blocked steps (with what they wait on), current steps, and every step's state, attempts, notes and files.
 
 use tollgate::api::lifecycle::{ViewProgressRequest, view_progress};
-use tollgate::plan::progress::ProgressReport;
+use tollgate::plan::lifecycle::progress::ProgressReport;
 
 use crate::error::ToolError;
 use crate::profile::Profile;

@@ -3,7 +3,7 @@
 use crate::error::ToolError;
 use crate::profile::Profile;
 use crate::tool::{Group, Hints, Tool, ToolContext};
-use tollgate::api::plan::{FrontEnd, VisualizePlanRequest, visualize_plan};
+use tollgate::api::plan::{VisualizePlanRequest, visualize_plan};
 use tollgate::plan::VisualizePlanResponse;
 
 pub(crate) struct VisualizePlan;
@@ -24,6 +24,6 @@ highlighted), architecture or gantt.";
         _ctx: &ToolContext,
         input: VisualizePlanRequest,
     ) -> Result<VisualizePlanResponse, ToolError> {
-        Ok(visualize_plan(&input, FrontEnd::Mcp)?)
+        Ok(visualize_plan(&input)?)
     }
 }

@@ -1,7 +1,7 @@
 //! The saved plan's lifecycle operations on the wire: progress (`view_progress`, `start_step`,
 //! `complete_step`, `fail_step`), `undo_step`, approvals (`request_approval`,
 //! `respond_approval`) and history (`view_history`, `compare_plan_versions`, `rollback_plan`).
-//! Each request is converted by hand into the domain's command (`plan::progress::StartStep`, …),
+//! Each request is converted by hand into the domain's command (`plan::lifecycle::progress::StartStep`, …),
 //! which carries no serde; the domain checks what needs the store (a plan's state, a step's
 //! dependencies) and answers with its own output types.
 
@@ -12,18 +12,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::plan::StepNumber;
-use crate::plan::approval::{
+use crate::plan::lifecycle::approval::{
     self, ApprovalAction, ApprovalResponse, RequestApproval, RespondApproval,
 };
-use crate::plan::history::{
+use crate::plan::lifecycle::history::{
     self, ComparePlanVersions, MAX_HISTORY_LIMIT, PlanComparison, RollbackPlan,
     RollbackPlanResponse, ViewHistory, ViewHistoryResponse,
 };
-use crate::plan::library::PlanStoreError;
-use crate::plan::progress::{
+use crate::plan::lifecycle::library::PlanStoreError;
+use crate::plan::lifecycle::progress::{
     self, CompleteStep, FailStep, ProgressReport, StartStep, StepUpdate, ViewProgress,
 };
-use crate::plan::undo::{self, UndoStep, UndoStepResponse};
+use crate::plan::lifecycle::undo::{self, UndoStep, UndoStepResponse};
 use crate::store::Store;
 
 /// Input of `view_progress`.

@@ -2,7 +2,7 @@
 //! planning error reads on each front end.
 //!
 //! A plan arrives as JSON (an object, or its text: upstream passes strings) and is parsed here,
-//! once; the domain (`plan::library`) takes a typed [`Plan`].
+//! once; the domain (`plan::lifecycle::library`) takes a typed [`Plan`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,11 +15,11 @@ use super::ApiError;
 use crate::control::Control;
 use crate::llm::LlmClient;
 use crate::plan::Plan;
-use crate::plan::execute::{
+use crate::plan::lifecycle::execute::{
     self, DEFAULT_MAX_STEPS, ExecuteError, ExecuteMode, ExecutePlanResponse, Execution,
     MAX_CONTEXT_CHARS, MAX_STEPS_LIMIT, PlanSource,
 };
-use crate::plan::library::{
+use crate::plan::lifecycle::library::{
     self, DeletePlanResponse, ListPlansResponse, Listing, LoadPlanResponse, MAX_LIST_LIMIT,
     PlanRef, PlanStoreError, SaveOptions, SavePlanResponse,
 };
@@ -57,15 +57,10 @@ pub fn plan_store_error(err: PlanStoreError, front_end: FrontEnd) -> ApiError {
     with_field(ApiError::new(err.code(), message), err.field())
 }
 
-/// A planning error (create, refine, visualize) for `front_end`'s user.
-pub fn plan_error(err: PlanError, front_end: FrontEnd) -> ApiError {
-    match err {
-        PlanError::Store(err) => plan_store_error(err, front_end),
-        other => with_field(
-            ApiError::new(other.code(), other.to_string()),
-            other.field(),
-        ),
-    }
+/// A planning error (create, refine, visualize): the same words on every front end (none of
+/// them names a tool or a command).
+pub fn plan_error(err: PlanError) -> ApiError {
+    with_field(ApiError::new(err.code(), err.to_string()), err.field())
 }
 
 /// An `execute_plan` error for `front_end`'s user.
@@ -189,7 +184,6 @@ impl CreatePlanRequest {
             include_paths: self.include_paths,
             exclude_paths: self.exclude_paths,
             plan,
-            auto_save: self.auto_save.unwrap_or(defaults.auto_save),
         })
     }
 }
@@ -201,7 +195,13 @@ pub fn create_plan(
     request: CreatePlanRequest,
     front_end: FrontEnd,
 ) -> Result<PlanResponse, ApiError> {
-    crate::plan::create(root, llm, request.parse()?).map_err(|err| plan_error(err, front_end))
+    let auto_save = request.auto_save.unwrap_or(false);
+    let mut response = crate::plan::create(root, llm, request.parse()?).map_err(plan_error)?;
+    if auto_save {
+        library::save_response(root, &mut response, false, "create_plan", "created")
+            .map_err(|err| plan_store_error(err, front_end))?;
+    }
+    Ok(response)
 }
 
 /// Input of `refine_plan` (upstream's parameters).
@@ -263,11 +263,10 @@ pub fn refinement_of(
 pub fn refine_plan(
     llm: Option<&LlmClient>,
     request: &RefinePlanRequest,
-    front_end: FrontEnd,
 ) -> Result<PlanResponse, ApiError> {
     let current = parse_plan(&request.current_plan, "current_plan")?;
     let refinement = request.refinement()?;
-    crate::plan::refine(llm, current, &refinement).map_err(|err| plan_error(err, front_end))
+    crate::plan::refine(llm, current, &refinement).map_err(plan_error)
 }
 
 /// `{question: answer}` as an object or its JSON text; non-string answers are kept as JSON.
@@ -309,13 +308,9 @@ pub struct VisualizePlanRequest {
 }
 
 /// `visualize_plan`: one Mermaid diagram of the plan.
-pub fn visualize_plan(
-    request: &VisualizePlanRequest,
-    front_end: FrontEnd,
-) -> Result<VisualizePlanResponse, ApiError> {
+pub fn visualize_plan(request: &VisualizePlanRequest) -> Result<VisualizePlanResponse, ApiError> {
     let plan = parse_plan(&request.plan, "plan")?;
-    crate::plan::visualize(plan, request.diagram_type.unwrap_or_default())
-        .map_err(|err| plan_error(err, front_end))
+    crate::plan::visualize(plan, request.diagram_type.unwrap_or_default()).map_err(plan_error)
 }
 
 /// Input of `execute_plan` (upstream's parameters and defaults).
@@ -415,7 +410,7 @@ impl ExecutePlanRequest {
     }
 }
 
-/// `execute_plan` (see the `plan::execute` module docs); `llm` is the configured model.
+/// `execute_plan` (see the `plan::lifecycle::execute` module docs); `llm` is the configured model.
 pub fn execute_plan(
     store: &Store,
     workspace: &Path,
@@ -570,7 +565,7 @@ pub fn delete_plan(
 mod tests {
     use super::*;
     use crate::ErrorCode;
-    use crate::plan::library::tests::{sample_plan, save};
+    use crate::plan::lifecycle::library::tests::{sample_plan, save};
 
     const CLI: FrontEnd = FrontEnd::Cli;
 

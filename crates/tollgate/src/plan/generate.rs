@@ -46,8 +46,6 @@ pub struct PlanTask {
     pub exclude_paths: Vec<String>,
     /// The caller's own plan, validated and enriched instead of generated.
     pub plan: Option<Plan>,
-    /// Save the plan in the workspace's store.
-    pub auto_save: bool,
 }
 
 impl PlanTask {
@@ -62,7 +60,6 @@ impl PlanTask {
             include_paths: Vec::new(),
             exclude_paths: Vec::new(),
             plan: None,
-            auto_save: false,
         }
     }
 }
@@ -76,9 +73,9 @@ pub struct PlanResponse {
     pub markdown: String,
     /// E.g. the model failed and the plan is deterministic instead.
     pub warnings: Vec<String>,
-    /// Set when the plan was saved (`auto_save`): what `save_plan` answered.
+    /// Set when the plan was saved (`auto_save`, `--save`): what `save_plan` answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub saved: Option<crate::plan::library::SavePlanResponse>,
+    pub saved: Option<crate::plan::lifecycle::library::SavePlanResponse>,
 }
 
 /// A planning operation failed.
@@ -94,8 +91,6 @@ pub enum PlanError {
     Graph(#[from] GraphError),
     #[error(transparent)]
     Llm(#[from] LlmError),
-    #[error(transparent)]
-    Store(#[from] crate::plan::library::PlanStoreError),
 }
 
 impl PlanError {
@@ -104,7 +99,6 @@ impl PlanError {
         match self {
             PlanError::InvalidInput { .. } | PlanError::Graph(_) => ErrorCode::InvalidInput,
             PlanError::Llm(err) => err.code(),
-            PlanError::Store(err) => err.code(),
         }
     }
 
@@ -114,7 +108,6 @@ impl PlanError {
             PlanError::InvalidInput { field, .. } => Some(field),
             PlanError::Graph(_) => Some("plan"),
             PlanError::Llm(_) => None,
-            PlanError::Store(err) => err.field(),
         }
     }
 }
@@ -127,43 +120,14 @@ pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> PlanEr
 }
 
 /// Creates a plan for `request.task` in the workspace `root`. `llm` is the configured model, if
-/// any ([`crate::plan::model_client`] builds it from the configuration).
+/// any ([`crate::plan::model_client`] builds it from the configuration). Nothing is saved
+/// (`plan::lifecycle::library::save_response` does that).
 pub fn create(
     root: &Path,
     llm: Option<&LlmClient>,
     request: PlanTask,
 ) -> Result<PlanResponse, PlanError> {
-    let auto_save = request.auto_save;
-    let mut response = build_plan(root, llm, request)?;
-    if auto_save {
-        save_response(root, &mut response, false, "create_plan", "created")?;
-    }
-    Ok(response)
-}
-
-/// Saves `response.plan` in the workspace's store (`overwrite`: as the next version of its
-/// plan) with `author` and `reason` in its history, and says so in `response.saved`.
-pub(super) fn save_response(
-    root: &Path,
-    response: &mut PlanResponse,
-    overwrite: bool,
-    author: &str,
-    reason: &str,
-) -> Result<(), PlanError> {
-    let store =
-        crate::store::Store::open_in_workspace(root).map_err(|err| PlanError::Store(err.into()))?;
-    let saved = crate::plan::library::save(
-        &store,
-        response.plan.clone(),
-        &crate::plan::library::SaveOptions {
-            overwrite,
-            author: Some(author.to_string()),
-            reason: Some(reason.to_string()),
-            ..Default::default()
-        },
-    )?;
-    response.saved = Some(saved);
-    Ok(())
+    build_plan(root, llm, request)
 }
 
 fn build_plan(

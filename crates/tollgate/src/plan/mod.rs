@@ -19,26 +19,19 @@ pub use model::{
     GraphEdge, GraphNode, Level, Milestone, Plan, Priority, Provenance, Risk, Scope, Step,
     StepNumber, StepOutput, TestingStrategy, parse_effort_hours,
 };
-pub use refine::{Refinement, refine, save_refined};
+pub use refine::{Refinement, refine};
 pub use visualize::{VisualizePlanResponse, visualize};
 
-pub mod apply;
-pub mod approval;
-pub mod execute;
 mod generate;
 mod graph;
-pub mod history;
-pub mod journal;
-pub mod library;
+pub mod lifecycle;
 mod markdown;
 mod mermaid;
 mod model;
-pub mod progress;
 mod refine;
 mod scan;
 #[cfg(test)]
 mod tests;
-pub mod undo;
 mod visualize;
 
 /// The configured model client for planning, or `None` when no provider is configured (plans

@@ -30,16 +30,6 @@ pub struct Refinement {
     pub diagrams: bool,
 }
 
-/// Stores a refined plan as the next version of its plan (a plan not saved yet is created),
-/// recording `author`, and says so in `response.saved`. Refining alone saves nothing.
-pub fn save_refined(
-    root: &std::path::Path,
-    response: &mut PlanResponse,
-    author: &str,
-) -> Result<(), PlanError> {
-    super::generate::save_response(root, response, true, author, "refined")
-}
-
 /// Refines `current` into its next version.
 pub fn refine(
     llm: Option<&LlmClient>,

@@ -23,11 +23,11 @@ fn refine_plan(
     llm: Option<&LlmClient>,
     request: &RefinePlanRequest,
 ) -> Result<PlanResponse, ApiError> {
-    crate::api::plan::refine_plan(llm, request, FrontEnd::Mcp)
+    crate::api::plan::refine_plan(llm, request)
 }
 
 fn visualize_plan(request: &VisualizePlanRequest) -> Result<VisualizePlanResponse, ApiError> {
-    crate::api::plan::visualize_plan(request, FrontEnd::Mcp)
+    crate::api::plan::visualize_plan(request)
 }
 use crate::config::{LlmConfig, RawConfig};
 use crate::llm::LlmClient;
@@ -396,5 +396,33 @@ fn hostile_paths_and_titles_reach_the_planner_only_inside_the_fences() {
         let trusted = crate::llm::outside_fences(&recorded.user_text());
         assert!(!trusted.contains("SYSTEM"), "{trusted}");
         assert!(!trusted.contains("Ignore all"), "{trusted}");
+    }
+}
+
+/// The split's invariant: the pure half (model, graph, generation, refinement, scan, drawings)
+/// calls nothing of the lifecycle half and opens no store; only `PlanResponse::saved` names
+/// the lifecycle's `SavePlanResponse`.
+#[test]
+fn the_pure_half_of_planning_does_not_reach_into_the_lifecycle() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/plan");
+    for file in [
+        "model.rs",
+        "graph.rs",
+        "mermaid.rs",
+        "markdown.rs",
+        "generate.rs",
+        "refine.rs",
+        "scan.rs",
+        "visualize.rs",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            let allowed = line.contains("lifecycle::library::SavePlanResponse");
+            assert!(
+                allowed || !(line.contains("lifecycle::") || line.contains("crate::store")),
+                "{file} reaches into the lifecycle half: {line}"
+            );
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! may write files, opened with the step's start and closed with its completion or failure.
 //!
 //! The rows say nothing about liveness: whether the process that opened an `open` row is still
-//! running is decided by its lock file (`plan::journal`), never by the row.
+//! running is decided by its lock file (`plan::lifecycle::journal`), never by the row.
 
 use rusqlite::{Connection, OptionalExtension, params};
 

@@ -2,7 +2,7 @@
 //! when its process is killed.
 //!
 //! `execute_plan` opens an entry in the transaction that starts the step ([`begin`]),
-//! [`apply::apply_journaled`](crate::plan::apply) records every operation with its backup and the
+//! [`apply::apply_journaled`](crate::plan::lifecycle::apply) records every operation with its backup and the
 //! temporary files it may leave before the first write, and the transaction that completes or
 //! fails the step closes the entry ([`OpenJournal::close`]). An entry is therefore open exactly
 //! while its step runs — or after its process died.
@@ -26,8 +26,8 @@ use rusqlite::Transaction;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::apply::{self, ApplyError, RollBackMode};
-use crate::plan::progress::{FailOption, PlanState, step_status};
+use crate::plan::lifecycle::apply::{self, ApplyError, RollBackMode};
+use crate::plan::lifecycle::progress::{FailOption, PlanState, step_status};
 use crate::store::apply_journal::{self as sql, JournalRow, state};
 use crate::store::plans as plan_sql;
 use crate::store::{Store, StoreError};
@@ -137,7 +137,7 @@ pub fn recover_interrupted(
     if entries.is_empty() {
         return Ok(Vec::new());
     }
-    let root = crate::plan::apply::canonical_root(workspace)?;
+    let root = crate::plan::lifecycle::apply::canonical_root(workspace)?;
     let mut recovered = Vec::new();
     for entry in &entries {
         if !is_batch_id(&entry.batch_id) {
@@ -364,9 +364,9 @@ impl JournalLock {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::plan::apply::{CRASH_AT, FileOperation, apply_journaled};
-    use crate::plan::library::tests::{sample_plan, save};
-    use crate::plan::progress::{CompleteStep, complete_step_in};
+    use crate::plan::lifecycle::apply::{CRASH_AT, FileOperation, apply_journaled};
+    use crate::plan::lifecycle::library::tests::{sample_plan, save};
+    use crate::plan::lifecycle::progress::{CompleteStep, complete_step_in};
     use crate::store::plans::step_states;
 
     pub(crate) struct Fixture {
@@ -423,7 +423,7 @@ pub(crate) mod tests {
                 .write(|tx| {
                     complete_step_in(tx, &request)?;
                     journal.close(tx, state::COMPLETED, None)?;
-                    Ok::<_, crate::plan::library::PlanStoreError>(())
+                    Ok::<_, crate::plan::lifecycle::library::PlanStoreError>(())
                 })
                 .unwrap();
             journal.release();

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::graph::{StepGraph, StepOutcomes};
 use super::library::{PlanStoreError, author_of, check_text, current_plan, invalid, status};
-use super::model::{Plan, StepNumber};
 use crate::clock::now_rfc3339;
+use crate::plan::graph::{StepGraph, StepOutcomes};
+use crate::plan::model::{Plan, StepNumber};
 use crate::store::Store;
 use crate::store::plans::{self as sql, PlanRow, StepStateRow};
 
@@ -388,7 +388,7 @@ impl PlanState {
         current: &StepProgress,
         action: &str,
     ) -> Result<(), PlanStoreError> {
-        let Some(approval) = crate::plan::approval::blocking_approval(
+        let Some(approval) = crate::plan::lifecycle::approval::blocking_approval(
             conn,
             &self.row.id,
             self.row.current_version,
@@ -701,7 +701,7 @@ fn update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::library::tests::{sample_plan, save};
+    use crate::plan::lifecycle::library::tests::{sample_plan, save};
 
     fn start(store: &Store, plan_id: &str, n: StepNumber) -> Result<StepUpdate, PlanStoreError> {
         start_step(
@@ -878,7 +878,7 @@ mod tests {
 #[cfg(test)]
 mod concurrency_tests {
     use super::*;
-    use crate::plan::library::{self, Listing, SaveOptions};
+    use crate::plan::lifecycle::library::{self, Listing, SaveOptions};
 
     #[test]
     fn concurrent_writers_on_one_file_lose_nothing() {
@@ -895,7 +895,7 @@ mod concurrency_tests {
             })])
             .collect();
         let shared = Store::open(&path).unwrap();
-        let plan_id = crate::plan::library::tests::save(
+        let plan_id = crate::plan::lifecycle::library::tests::save(
             &shared,
             serde_json::json!({"goal": "g", "steps": steps}),
             None,

@@ -10,7 +10,7 @@
 //! 2. The previous content of every file touched is copied to `.tollgate/backups/<batch>/`, and
 //!    the batch is recorded in the store (`plan_applied_changes`), with the temporary files its
 //!    writes may leave, in one transaction before the first write, under an entry of the apply
-//!    journal ([`crate::plan::journal`]): a crash mid-batch is rolled back by the next plan
+//!    journal ([`crate::plan::lifecycle::journal`]): a crash mid-batch is rolled back by the next plan
 //!    command ([`roll_back_rows`] from the backups, [`remove_temp_files`]).
 //! 3. Each file is written to a temporary file beside it and renamed over the target (atomic on
 //!    one file system); a failure midway restores what was already written.
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::clock::now_rfc3339;
-use crate::plan::journal::{self, OpenJournal};
+use crate::plan::lifecycle::journal::{self, OpenJournal};
 use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans::{self as sql, AppliedChangeRow};
 use crate::store::{Store, StoreError};

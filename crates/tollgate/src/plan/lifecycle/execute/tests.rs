@@ -9,8 +9,8 @@ use super::*;
 use crate::api::ApiError;
 use crate::api::plan::{ExecutePlanRequest, FrontEnd};
 use crate::config::{LlmConfig, RawConfig};
-use crate::plan::library::tests::save;
-use crate::plan::progress::{ViewProgress, view_progress};
+use crate::plan::lifecycle::library::tests::save;
+use crate::plan::lifecycle::progress::{ViewProgress, view_progress};
 
 use tollgate_testkit::fake_llm;
 
@@ -480,7 +480,7 @@ fn all_ready_runs_the_ready_steps_and_a_preview_of_an_inline_plan_saves_nothing(
     assert_eq!(ran, [1, 2]);
     assert_eq!(preview.plan_id, None);
     assert!(
-        crate::plan::library::list(&fx.store, &Default::default())
+        crate::plan::lifecycle::library::list(&fx.store, &Default::default())
             .unwrap()
             .plans
             .is_empty()

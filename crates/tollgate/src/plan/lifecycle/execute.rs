@@ -14,7 +14,7 @@
 //! - **Apply** writes each step's operations as [`apply::apply_changes`] does (all or nothing,
 //!   inside the workspace, atomic, with backups) and records the step's lifecycle in the store:
 //!   started, then completed with the files changed, or failed with the reason. Start and end are
-//!   the transactions that open and close the step's journal entry ([`crate::plan::journal`]),
+//!   the transactions that open and close the step's journal entry ([`crate::plan::lifecycle::journal`]),
 //!   so a run killed in between is rolled back by the next call. The next call therefore
 //!   continues with the steps that became ready; a failed step stays failed until `fail_step`
 //!   retries or skips it.
@@ -38,12 +38,14 @@ use crate::control::Control;
 use crate::llm::{
     JsonRequest, LlmClient, UNTRUSTED_DATA_RULE, Usage, estimate_tokens, fence, fence_file,
 };
-use crate::plan::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
 use crate::plan::graph::{StepGraph, StepOutcomes};
-use crate::plan::journal;
-use crate::plan::library::{self, PlanStoreError, SaveOptions, SavePlanResponse, author_of};
+use crate::plan::lifecycle::apply::{self, ApplyError, FileDiff, FileOperation, ReadFile};
+use crate::plan::lifecycle::journal;
+use crate::plan::lifecycle::library::{
+    self, PlanStoreError, SaveOptions, SavePlanResponse, author_of,
+};
+use crate::plan::lifecycle::progress::{self, CompleteStep, FailStep, PlanState};
 use crate::plan::model::{Plan, Step, StepNumber};
-use crate::plan::progress::{self, CompleteStep, FailStep, PlanState};
 use crate::store::Store;
 use crate::store::apply_journal::state as journal_state;
 

@@ -11,10 +11,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::apply::ApplyError;
-use super::graph::{GraphError, link_steps};
-use super::model::{Plan, StepNumber};
+use std::path::Path;
+
 use crate::clock::now_rfc3339;
+use crate::plan::lifecycle::apply::ApplyError;
+use crate::plan::{GraphError, Plan, PlanResponse, StepNumber, link_steps};
 use crate::store::plans::{self as sql, NewPlan, PlanFacts, PlanFilter, PlanRow, VersionMeta};
 use crate::store::{Store, StoreError};
 
@@ -557,6 +558,31 @@ pub fn delete(
             ),
         })
     })
+}
+
+/// Saves `response.plan` in the workspace's store (`overwrite`: as the next version of its
+/// plan) with `author` and `reason` in its history, and says so in `response.saved`: how
+/// `create_plan`'s `auto_save` and `tollgate plan create|refine --save` keep what they made.
+pub fn save_response(
+    root: &Path,
+    response: &mut PlanResponse,
+    overwrite: bool,
+    author: &str,
+    reason: &str,
+) -> Result<(), PlanStoreError> {
+    let store = Store::open_in_workspace(root)?;
+    let saved = save(
+        &store,
+        response.plan.clone(),
+        &SaveOptions {
+            overwrite,
+            author: Some(author.to_string()),
+            reason: Some(reason.to_string()),
+            ..Default::default()
+        },
+    )?;
+    response.saved = Some(saved);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use serde_json::Value;
 use super::library::{
     PlanStoreError, author_of, check_text, current_plan, invalid, plan_row, status,
 };
-use super::model::StepNumber;
 use crate::clock::now_rfc3339;
+use crate::plan::model::StepNumber;
 use crate::store::Store;
 use crate::store::plans::{self as sql, ApprovalRow};
 
@@ -299,8 +299,8 @@ pub fn list_approvals(store: &Store, plan_id: &str) -> Result<Vec<Approval>, Pla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::library;
-    use crate::plan::library::tests::{sample_plan, save};
+    use crate::plan::lifecycle::library;
+    use crate::plan::lifecycle::library::tests::{sample_plan, save};
 
     fn ask(
         store: &Store,
@@ -337,7 +337,9 @@ mod tests {
 
     #[test]
     fn a_step_an_unapproved_request_covers_cannot_start() {
-        use crate::plan::progress::{CompleteStep, StartStep, complete_step, start_step};
+        use crate::plan::lifecycle::progress::{
+            CompleteStep, StartStep, complete_step, start_step,
+        };
         let store = Store::open_in_memory().unwrap();
         let id = save(&store, sample_plan(), None).plan.id;
         let start = |n| {

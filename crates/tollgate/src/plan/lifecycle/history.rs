@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::library::{
     PlanStoreError, author_of, check_text, current_plan, plan_row, plan_version, record_version,
 };
-use super::model::{Plan, Risk, Step, StepNumber};
 use super::progress::{PlanState, ProgressReport};
+use crate::plan::model::{Plan, Risk, Step, StepNumber};
 use crate::store::Store;
 use crate::store::plans::{self as sql, VersionMeta};
 
@@ -511,8 +511,8 @@ pub fn rollback_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::library::tests::{sample_plan, save};
-    use crate::plan::library::{self, PlanRef, SaveOptions};
+    use crate::plan::lifecycle::library::tests::{sample_plan, save};
+    use crate::plan::lifecycle::library::{self, PlanRef, SaveOptions};
 
     fn overwrite(store: &Store, plan: Value, reason: &str) -> u32 {
         let options = SaveOptions {

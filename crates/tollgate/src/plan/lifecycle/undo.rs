@@ -12,11 +12,11 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::apply::{self, ApplyError, RollBackMode};
-use crate::plan::journal::recover_interrupted;
-use crate::plan::library::{PlanStoreError, author_of};
+use crate::plan::lifecycle::apply::{self, ApplyError, RollBackMode};
+use crate::plan::lifecycle::journal::recover_interrupted;
+use crate::plan::lifecycle::library::{PlanStoreError, author_of};
+use crate::plan::lifecycle::progress::{PlanState, StepProgress, step_status};
 use crate::plan::model::StepNumber;
-use crate::plan::progress::{PlanState, StepProgress, step_status};
 use crate::store::Store;
 use crate::store::apply_journal::{self as journal_sql, state as journal_state};
 use crate::store::plans as sql;
@@ -61,7 +61,7 @@ pub fn undo_step(
     let author = author_of(request.author.as_deref())?;
     // An interrupted run is rolled back first; its batch is never the one undone here.
     recover_interrupted(store, workspace)?;
-    let root = crate::plan::apply::canonical_root(workspace)?;
+    let root = crate::plan::lifecycle::apply::canonical_root(workspace)?;
     let (plan_id, rows) = store.read(|tx| {
         let state = PlanState::load(tx, &request.plan_id)?;
         if let Some(number) = request.step_number {
@@ -193,7 +193,7 @@ pub fn undo_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::journal::tests::{Fixture, ops};
+    use crate::plan::lifecycle::journal::tests::{Fixture, ops};
 
     fn undo(fx: &Fixture, force: bool) -> Result<UndoStepResponse, PlanStoreError> {
         undo_step(

@@ -1,12 +1,13 @@
-//! The knowledge store through the real binary: every context tool of seed 002 over MCP stdio
-//! (`tollgate mcp --tools memory`), seed 004's HTTP built-ins (`/tools/search`, `/tools/get`,
-//! `/tools/sources`) over the code index and the store, and `tollgate memory …`.
+//! The knowledge store through the real binary (`tollgate mcp --tools memory`): every memory
+//! tool of seeds 002 and 000 over MCP stdio and over HTTP `POST /tools/{name}`, seed 004's HTTP
+//! built-ins (`/tools/search`, `/tools/get`, `/tools/sources`) over the code index and the
+//! store, and `tollgate memory …`.
 
 use serde_json::{Value, json};
 
 use std::net::SocketAddr;
 
-use crate::mcp::{ANSWER_TIMEOUT, StdioClient, lines_of, post, spawn_mcp};
+use crate::mcp::{ANSWER_TIMEOUT, McpProcess, StdioClient, lines_of, post, spawn_mcp};
 use crate::util::{TestRepo, tollgate};
 
 struct Session {
@@ -14,7 +15,7 @@ struct Session {
     next_id: u64,
 }
 
-impl Session {
+impl Caller for Session {
     /// Calls `tool` and returns its structured result, or the error text when `isError`.
     fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, String> {
         self.next_id += 1;
@@ -31,11 +32,6 @@ impl Session {
                 .to_string());
         }
         Ok(result["structuredContent"].clone())
-    }
-
-    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
-        self.call(tool, arguments)
-            .unwrap_or_else(|err| panic!("{tool} failed: {err}"))
     }
 }
 
@@ -100,6 +96,13 @@ fn every_context_tool_answers_over_mcp_stdio() {
     }
     assert!(!names.contains(&"review_diff"), "{names:?}");
 
+    every_memory_tool(&mut session);
+}
+
+/// What every memory tool answers, the same over MCP stdio and over HTTP `POST /tools/{name}`:
+/// seed 002's context tools, then seed 000's `memory_store`, `memory_find` and `context_answer`
+/// (no model configured), on one empty store.
+fn every_memory_tool(session: &mut dyn Caller) {
     let token = format!("ghp_{}", "a1B2".repeat(9));
     let stored = session.ok(
         "store_context",
@@ -245,6 +248,64 @@ fn every_context_tool_answers_over_mcp_stdio() {
     assert!(no_model.contains("LLM_NOT_CONFIGURED"), "{no_model}");
 }
 
+/// A way to call a tool: its structured result, or its error as text (code, message, field).
+trait Caller {
+    fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, String>;
+
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        self.call(tool, arguments)
+            .unwrap_or_else(|err| panic!("{tool} failed: {err}"))
+    }
+}
+
+/// The HTTP API's `POST /tools/{name}`.
+struct HttpCaller {
+    addr: SocketAddr,
+}
+
+impl Caller for HttpCaller {
+    fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, String> {
+        let (status, answer) = post(
+            self.addr,
+            &format!("/tools/{tool}"),
+            &[("Content-Type", "application/json")],
+            &arguments.to_string(),
+        );
+        let answer: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
+        if status == 200 {
+            Ok(answer["result"].clone())
+        } else {
+            Err(format!("HTTP {status}: {answer}"))
+        }
+    }
+}
+
+/// Starts `tollgate mcp --http 127.0.0.1:0 --tools memory` on `repo` and reads the address it
+/// announces.
+fn serve_http(repo: &TestRepo) -> (McpProcess, SocketAddr) {
+    let mut process = spawn_mcp(repo, &["--http", "127.0.0.1:0", "--tools", "memory"]);
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
+        .find(|line| line.contains("listening on"))
+        .expect("the server announces its address");
+    let addr: SocketAddr = announced
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+        .unwrap();
+    (process, addr)
+}
+
+#[test]
+fn every_memory_tool_answers_over_http() {
+    let repo = TestRepo::new();
+    repo.write("README.md", "memory\n");
+    repo.commit("base");
+    let (_process, addr) = serve_http(&repo);
+    every_memory_tool(&mut HttpCaller { addr });
+}
+
 #[test]
 fn the_cli_stores_searches_and_deletes_in_the_workspace_store() {
     let repo = TestRepo::new();
@@ -364,17 +425,7 @@ fn http_search_get_and_sources_cover_code_and_memory() {
     .assert_code(0);
     tollgate(&["index", "--repo", &dir]).run().assert_code(0);
 
-    let mut process = spawn_mcp(&repo, &["--http", "127.0.0.1:0", "--tools", "memory"]);
-    let stderr = lines_of(process.child.stderr.take().unwrap());
-    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
-        .find(|line| line.contains("listening on"))
-        .expect("the server announces its address");
-    let addr: SocketAddr = announced
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.parse().ok())
-        .unwrap();
+    let (_process, addr) = serve_http(&repo);
     let call = |path: &str, body: Value| -> (u16, Value) {
         let text = if body.is_null() {
             String::new()

@@ -71,7 +71,9 @@ pub struct MemoryStoreRequest {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MemoryStoreResponse {
     pub ok: bool,
-    pub id: i64,
+    /// The note's id, a string as seed 000 has it (the store's entry id in decimal: the same
+    /// entry `get_context_by_ids` reads).
+    pub id: String,
     pub message: String,
     /// Secrets masked before storing.
     pub secrets_scrubbed: usize,
@@ -121,7 +123,8 @@ fn default_find_limit() -> u32 {
 /// One note found.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MemoryHit {
-    pub id: i64,
+    /// The note's id (a string, as `memory_store` returned it).
+    pub id: String,
     pub information: String,
     /// The note's metadata with its `tags` and `created_at`.
     pub metadata: Map<String, Value>,
@@ -204,7 +207,7 @@ pub fn memory_store(
     }
     Ok(MemoryStoreResponse {
         ok: true,
-        id: stored.id,
+        id: stored.id.to_string(),
         message,
         secrets_scrubbed: stored.n_secrets_scrubbed,
     })
@@ -245,7 +248,7 @@ pub fn memory_find(
         .map(|hit| MemoryHit {
             highlights: highlights(&hit.entry.text, text),
             score: hit.scores.rrf.unwrap_or_default(),
-            id: hit.entry.id,
+            id: hit.entry.id.to_string(),
             metadata: note_metadata(&hit.entry),
             information: hit.entry.text,
         })
@@ -351,8 +354,8 @@ mod tests {
         memory_find(memory, &parse(request)).unwrap()
     }
 
-    fn ids(found: &MemoryFindResponse) -> Vec<i64> {
-        found.results.iter().map(|hit| hit.id).collect()
+    fn ids(found: &MemoryFindResponse) -> Vec<String> {
+        found.results.iter().map(|hit| hit.id.clone()).collect()
     }
 
     #[test]
@@ -374,7 +377,7 @@ mod tests {
         let got = get_context_by_ids(
             &memory,
             &GetContextByIdsRequest {
-                context_ids: vec![stored.id],
+                context_ids: vec![stored.id.parse().unwrap()],
                 include_images: false,
             },
         )
@@ -390,7 +393,7 @@ mod tests {
             &memory,
             json!({"query": "python file processing generators"}),
         );
-        assert_eq!(ids(&found), [stored.id]);
+        assert_eq!(ids(&found), std::slice::from_ref(&stored.id));
         let hit = &found.results[0];
         assert_eq!(hit.metadata["path"], "utils/file_processor.py");
         assert_eq!(hit.metadata["tags"], json!(["generators", "python"]));
@@ -437,7 +440,11 @@ mod tests {
             json!({"query": "database connection pooling", "tags": "x, SQL", "limit": 1}),
             json!({"query": "database connection pooling", "tags": ["pool"], "limit": 1}),
         ] {
-            assert_eq!(ids(&find(&memory, request.clone())), [wanted], "{request}");
+            assert_eq!(
+                ids(&find(&memory, request.clone())),
+                std::slice::from_ref(&wanted),
+                "{request}"
+            );
         }
         let all = find(&memory, json!({"query": "database connection pooling"}));
         assert_eq!(all.results.len(), 10);

@@ -264,10 +264,12 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
-#[test]
-fn http_on_a_picked_port_reviews_a_real_diff() {
-    let (repo, diff) = repo_with_change();
-    let mut process = spawn_mcp(&repo, &["--http", "127.0.0.1:0"]);
+/// Starts `tollgate mcp --http 127.0.0.1:0` (plus `extra`) on `repo` and reads the address it
+/// announces on stderr.
+pub(crate) fn serve_http(repo: &TestRepo, extra: &[&str]) -> (McpProcess, SocketAddr) {
+    let mut args = vec!["--http", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut process = spawn_mcp(repo, &args);
     let stderr = lines_of(process.child.stderr.take().unwrap());
     let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
         .find(|line| line.contains("listening on"))
@@ -278,6 +280,13 @@ fn http_on_a_picked_port_reviews_a_real_diff() {
         .and_then(|rest| rest.split('/').next())
         .and_then(|addr| addr.parse().ok())
         .unwrap_or_else(|| panic!("no address in {announced:?}"));
+    (process, addr)
+}
+
+#[test]
+fn http_on_a_picked_port_reviews_a_real_diff() {
+    let (repo, diff) = repo_with_change();
+    let (_process, addr) = serve_http(&repo, &[]);
     assert_ne!(addr.port(), 0);
 
     let (status, body) = post(addr, "/health", &[], "");

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use std::net::SocketAddr;
 
-use crate::mcp::{ANSWER_TIMEOUT, McpProcess, StdioClient, lines_of, post, spawn_mcp};
+use crate::mcp::{StdioClient, lines_of, post, serve_http, spawn_mcp};
 use crate::util::{TestRepo, tollgate};
 
 struct Session {
@@ -280,29 +280,12 @@ impl Caller for HttpCaller {
     }
 }
 
-/// Starts `tollgate mcp --http 127.0.0.1:0 --tools memory` on `repo` and reads the address it
-/// announces.
-fn serve_http(repo: &TestRepo) -> (McpProcess, SocketAddr) {
-    let mut process = spawn_mcp(repo, &["--http", "127.0.0.1:0", "--tools", "memory"]);
-    let stderr = lines_of(process.child.stderr.take().unwrap());
-    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
-        .find(|line| line.contains("listening on"))
-        .expect("the server announces its address");
-    let addr: SocketAddr = announced
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.parse().ok())
-        .unwrap();
-    (process, addr)
-}
-
 #[test]
 fn every_memory_tool_answers_over_http() {
     let repo = TestRepo::new();
     repo.write("README.md", "memory\n");
     repo.commit("base");
-    let (_process, addr) = serve_http(&repo);
+    let (_process, addr) = serve_http(&repo, &["--tools", "memory"]);
     every_memory_tool(&mut HttpCaller { addr });
 }
 
@@ -425,7 +408,7 @@ fn http_search_get_and_sources_cover_code_and_memory() {
     .assert_code(0);
     tollgate(&["index", "--repo", &dir]).run().assert_code(0);
 
-    let (_process, addr) = serve_http(&repo);
+    let (_process, addr) = serve_http(&repo, &["--tools", "memory"]);
     let call = |path: &str, body: Value| -> (u16, Value) {
         let text = if body.is_null() {
             String::new()

@@ -435,6 +435,9 @@ async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Respon
         let store = tollgate::store::Store::open_in_workspace(&root)?;
         let embedder = tollgate::workspace::HashedEmbedder;
         let memory = tollgate::memory::Memory::new(&store, &embedder);
+        if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(&root, &memory) {
+            tracing::warn!("{warning}");
+        }
         operation(&workspace, &memory, body)
     })
     .await

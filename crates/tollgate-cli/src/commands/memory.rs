@@ -30,6 +30,9 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
         _ => Box::new(HashedEmbedder),
     };
     let memory = Memory::new(&store, embedder.as_ref());
+    if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(&args.repo, &memory) {
+        eprintln!("warning: {warning}");
+    }
     let json = args.json;
     match args.command {
         MemoryCommand::Store {

@@ -207,26 +207,26 @@ const MEMORY_DELETE: Hints = Hints {
 };
 
 /// Runs `operation` on the workspace's knowledge store (`.tollgate/tollgate.db`, opened per
-/// call like the plan store) with the built-in hashed embedder.
+/// call like the plan store) with the built-in hashed embedder, its `learnings` thread in line
+/// with the ledger.
 fn with_memory<T>(
     ctx: &ToolContext,
     operation: impl FnOnce(&tollgate::memory::Memory<'_>) -> Result<T, tollgate::api::ApiError>,
 ) -> Result<T, ToolError> {
     let store = Store::open_in_workspace(ctx.workspace())?;
     let embedder = tollgate::workspace::HashedEmbedder;
-    Ok(operation(&tollgate::memory::Memory::new(
-        &store, &embedder,
-    ))?)
+    let memory = tollgate::memory::Memory::new(&store, &embedder);
+    if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(ctx.workspace(), &memory) {
+        tracing::warn!("{warning}");
+    }
+    Ok(operation(&memory)?)
 }
 
-/// Mirrors the learnings ledger into the store's `learnings` thread after a decision; the
-/// ledger is written already, so a failure is logged, not returned.
+/// Mirrors the learnings ledger into the store's `learnings` thread after a decision (opening
+/// the store syncs it); the ledger is written already, so a failure is logged, not returned.
 fn mirror_learnings(ctx: &ToolContext) {
-    let workspace = ctx.workspace().to_path_buf();
-    if let Err(err) = with_memory(ctx, |memory| {
-        tollgate::api::learn_mirror::learn_sync(&workspace, memory)
-    }) {
-        tracing::warn!("the learnings were not mirrored into the knowledge store: {err:?}");
+    if let Err(err) = with_memory(ctx, |_| Ok(())) {
+        tracing::warn!("the knowledge store could not be opened to mirror the learnings: {err:?}");
     }
 }
 

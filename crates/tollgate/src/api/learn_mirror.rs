@@ -32,6 +32,16 @@ pub struct LearnSyncReport {
     pub unchanged: usize,
 }
 
+/// [`learn_sync`] as every front end runs it when it opens the knowledge store: the ledger may
+/// have changed under the store (a pull, a merge, the Action's run), and a search must see the
+/// team's decisions as committed. A failure does not stop the caller's operation: it is returned
+/// as the warning to show (the ledger itself is intact).
+pub fn sync_on_open(workspace: &Path, memory: &Memory<'_>) -> Option<String> {
+    learn_sync(workspace, memory)
+        .err()
+        .map(|err| format!("the learnings ledger was not mirrored into the knowledge store: {err}"))
+}
+
 /// Brings the `learnings` thread in line with the workspace's ledger (one transaction for the
 /// additions; secrets in reasons are masked like in every entry).
 pub fn learn_sync(workspace: &Path, memory: &Memory<'_>) -> Result<LearnSyncReport, ApiError> {
@@ -232,5 +242,40 @@ mod tests {
             !texts.iter().any(|t| t.contains("generated code")),
             "{texts:?}"
         );
+    }
+
+    #[test]
+    fn opening_the_store_mirrors_a_ledger_changed_behind_its_back_and_warns_on_a_broken_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        // A ledger that arrived by a pull: no learn command ran.
+        write(
+            dir.path(),
+            &[record("c".repeat(16).as_str(), "vendored code")],
+        );
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        let listed = memory
+            .list(
+                &Filter {
+                    thread_id: Some(LEARNINGS_THREAD.to_string()),
+                    ..Filter::default()
+                },
+                Page {
+                    limit: 10,
+                    offset: 0,
+                },
+                false,
+            )
+            .unwrap();
+        assert_eq!(listed.len(), 1);
+        assert!(
+            listed[0].text.contains("vendored code"),
+            "{:?}",
+            listed[0].text
+        );
+        std::fs::write(dir.path().join(LEDGER_FILE), "{not json\n").unwrap();
+        let warning = sync_on_open(dir.path(), &memory).expect("a warning");
+        assert!(warning.contains("not mirrored"), "{warning}");
     }
 }

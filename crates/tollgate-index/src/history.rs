@@ -293,7 +293,7 @@ impl Pending {
 
     /// Writes `records` (from [`Pending::read`]) into an uncommitted writer.
     pub(crate) fn stage(
-        self,
+        &self,
         dir: &Path,
         records: Vec<CommitRecord>,
     ) -> Result<Option<Staged>, IndexError> {
@@ -751,8 +751,10 @@ mod tests {
         let main = commit_at(&repo, root, "main.rs", 200);
         let signature =
             git2::Signature::new("T", "t@example.com", &git2::Time::new(400, 0)).unwrap();
-        let (main_commit, side_commit) =
-            (repo.find_commit(main).unwrap(), repo.find_commit(side).unwrap());
+        let (main_commit, side_commit) = (
+            repo.find_commit(main).unwrap(),
+            repo.find_commit(side).unwrap(),
+        );
         let merge = repo
             .commit(
                 Some("HEAD"),
@@ -769,5 +771,4 @@ mod tests {
         );
         assert_eq!(newest_commits(&repo, merge, 2).unwrap(), [merge, side]);
     }
-
 }

@@ -12,16 +12,16 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
+use tantivy::IndexWriter;
 
 use crate::chunk::chunk_file;
 use crate::embed::Embedder;
 use crate::error::IndexError;
-use crate::lexical::{Lexical, StoredChunk, document, path_term};
+use crate::lexical::{Fields, Lexical, StoredChunk, document, path_term};
 use crate::store::{
     self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, Skipped, SymbolEntry, WriteLock,
     file_key,
@@ -69,7 +69,9 @@ pub struct UpdateReport {
     pub rebuilt: Option<String>,
     pub source_bytes: u64,
     pub walk_ms: u64,
+    /// Everything after the walk (the history included, which runs beside the files).
     pub index_ms: u64,
+    /// The history thread: reading the commits and indexing them, beside the files.
     pub history_ms: u64,
 }
 
@@ -125,7 +127,25 @@ pub fn update(
         return Err(IndexError::Cancelled);
     }
 
-    let mut read = read_changed(&candidates, &files, embedder, history.as_ref(), progress);
+    let mut lexical = LexicalWrite {
+        lexical: &previous.lexical,
+        dir,
+        bytes: candidates.iter().map(|f| f.size).sum(),
+        rebuild: report.rebuilt.is_some(),
+        open: None,
+        records: Vec::new(),
+    };
+    let mut read = read_changed(
+        Reading {
+            candidates: &candidates,
+            files: &files,
+            embedder,
+            history: history.as_ref(),
+            history_dir: &dir.join("history"),
+        },
+        &mut lexical,
+        progress,
+    );
     let prepared = settle(
         &mut read,
         &mut files,
@@ -160,12 +180,10 @@ pub fn update(
     let changes = Changes {
         prepared,
         removed,
-        bytes: candidates.iter().map(|f| f.size).sum(),
-        history: history.zip(read.history.take()),
+        history: read.history.take(),
     };
     write_changes(
-        config,
-        &previous.lexical,
+        lexical,
         &previous.vectors,
         &mut files,
         changes,
@@ -190,8 +208,7 @@ pub fn update(
     {
         crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
     }
-    report.index_ms =
-        (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms + report.history_ms);
+    report.index_ms = (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms);
     Ok(report)
 }
 
@@ -314,8 +331,9 @@ fn plan_reads<'w>(
     }
 }
 
-/// The history reader's result: the commits read (`None`: stopped), or its panic.
-type HistoryRead = std::thread::Result<Result<Option<Vec<history::CommitRecord>>, IndexError>>;
+/// The history thread's result: the commits read and staged (`None`: stopped) with how long
+/// that took (ms), or its panic.
+type HistoryRead = std::thread::Result<(Result<Option<history::Staged>, IndexError>, u64)>;
 
 /// What reading the changed files (and the commit history beside them) gave.
 struct Read {
@@ -369,31 +387,43 @@ fn settle(
     Ok(prepared)
 }
 
-/// Reads, chunks and embeds `candidates` on worker threads while one more thread reads the
-/// commit history; the caller's `progress` runs on this thread only: files first, then the
-/// commits still being read (their count only grows).
+/// What [`read_changed`] reads: the changed files (in path order) against the previous table,
+/// and the planned commits with where their index lives.
+struct Reading<'a> {
+    candidates: &'a [&'a WalkedFile],
+    files: &'a Files,
+    embedder: &'a dyn Embedder,
+    history: Option<&'a history::Pending>,
+    history_dir: &'a Path,
+}
+
+/// Reads, chunks and embeds the candidates on worker threads while one more thread reads and
+/// stages the commit history. This thread takes each file's outcome in path order and hands
+/// the changed ones to `lexical` at once, so tantivy indexes beside the readers (after them,
+/// it was a third of a cold build's wall time). The caller's `progress` runs on this thread
+/// only: files first, then the commits still being read (their count only grows).
 fn read_changed(
-    candidates: &[&WalkedFile],
-    files: &Files,
-    embedder: &dyn Embedder,
-    history: Option<&history::Pending>,
+    reading: Reading<'_>,
+    lexical: &mut LexicalWrite<'_>,
     progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Read {
+    let Reading {
+        candidates,
+        files,
+        embedder,
+        history,
+        history_dir,
+    } = reading;
     let total = candidates.len();
-    let done = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Result<Prepared, IndexError>>> = Mutex::new(Vec::new());
-    let n_read = AtomicUsize::new(0);
-    let skipped: Mutex<Vec<(String, Option<Stamp>)>> = Mutex::new(Vec::new());
-    let mtime_only: Mutex<Vec<(String, u128)>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
-    // Each worker reports every file it finishes on `tick` (and drops it when it ends, also by
-    // panicking), so the caller hears of progress at once: a 20 ms polling sleep here was a
+    // Each worker sends every file it finishes (and drops its sender when it ends, also by
+    // panicking), so this thread hears of it at once: a 20 ms polling sleep here was a
     // quarter of a one-file re-index.
-    let (tick, ticks) = std::sync::mpsc::channel::<()>();
+    let (finished, outcomes) = std::sync::mpsc::channel::<(usize, Result<Outcome, IndexError>)>();
     // One history reader, as libgit2 serialises reads of a pack behind its lock (on
     // rust-analyzer, two readers beside the file workers were no faster than reading after
     // them).
@@ -403,43 +433,69 @@ fn read_changed(
         candidates,
         files,
         embedder,
-        results: &results,
-        skipped: &skipped,
-        mtime_only: &mtime_only,
         stop: &stop,
         next: &next,
-        done: &done,
-        n_read: &n_read,
+    };
+    let mut read = Read {
+        prepared: Vec::new(),
+        skipped: Vec::new(),
+        mtime_only: Vec::new(),
+        files_read: 0,
+        history: None,
+        stopped: false,
     };
     let history_read = std::thread::scope(|s| {
-        let history_reader =
-            history.map(|pending| s.spawn(|| pending.read(1, &history_done, &stop)));
+        let history_reader = history.map(|pending| {
+            s.spawn(|| {
+                let started = Instant::now();
+                let staged =
+                    pending
+                        .read(1, &history_done, &stop)
+                        .and_then(|records| match records {
+                            Some(records) => pending.stage(history_dir, records),
+                            None => Ok(None),
+                        });
+                (staged, started.elapsed().as_millis() as u64)
+            })
+        });
         for _ in 0..threads {
-            let tick = tick.clone();
+            let finished = finished.clone();
             let worker = &worker;
-            s.spawn(move || worker.run(&tick));
+            s.spawn(move || worker.run(&finished));
         }
-        drop(tick);
+        drop(finished);
+        // Outcomes that arrived before an earlier file's, by candidate index.
+        let mut waiting: BTreeMap<usize, Result<Outcome, IndexError>> = BTreeMap::new();
+        let mut in_order = 0;
+        let mut done = 0;
         let mut last = usize::MAX;
-        let mut files_over = false;
         loop {
-            let n = done.load(Ordering::Relaxed);
-            if n != last {
-                if progress(Progress::Processed { done: n, total }).is_break() {
+            if done != last {
+                if progress(Progress::Processed { done, total }).is_break() {
                     stop.store(true, Ordering::Relaxed);
                 }
-                last = n;
+                last = done;
             }
-            // Files over: all done, stopped, or every worker has ended (a panicking one never
-            // counts its file).
-            if n >= total || stop.load(Ordering::Relaxed) || files_over {
+            if done >= total || stop.load(Ordering::Relaxed) {
                 break;
             }
-            if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) =
-                ticks.recv_timeout(std::time::Duration::from_millis(100))
-            {
-                files_over = true;
+            match outcomes.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok((i, outcome)) => {
+                    done += 1;
+                    waiting.insert(i, outcome);
+                    while let Some(outcome) = waiting.remove(&in_order) {
+                        take_outcome(candidates[in_order], outcome, files, lexical, &mut read);
+                        in_order += 1;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // Every worker has ended (a panicking one never sends its file).
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
+        }
+        // Those behind a file a panicking worker never sent.
+        for (i, outcome) in std::mem::take(&mut waiting) {
+            take_outcome(candidates[i], outcome, files, lexical, &mut read);
         }
         let history_reader = history_reader?;
         let mut last = usize::MAX;
@@ -462,149 +518,195 @@ fn read_changed(
         }
         Some(history_reader.join())
     });
-    Read {
-        prepared: results.into_inner().unwrap_or_else(|e| e.into_inner()),
-        skipped: skipped.into_inner().unwrap_or_else(|e| e.into_inner()),
-        mtime_only: mtime_only.into_inner().unwrap_or_else(|e| e.into_inner()),
-        files_read: n_read.into_inner(),
-        history: history_read,
-        stopped: stop.into_inner(),
+    read.history = history_read;
+    read.stopped = stop.into_inner();
+    read
+}
+
+/// Files one file's outcome into `read`; a changed file's chunks go to `lexical` (a failure
+/// there fails the update like a failed read).
+fn take_outcome(
+    file: &WalkedFile,
+    outcome: Result<Outcome, IndexError>,
+    files: &Files,
+    lexical: &mut LexicalWrite<'_>,
+    read: &mut Read,
+) {
+    if !matches!(outcome, Ok(Outcome::Gone)) {
+        read.files_read += 1;
+    }
+    match outcome {
+        Ok(Outcome::Changed(mut prepared)) => {
+            let added = lexical.add(files, &mut prepared).map(|()| *prepared);
+            read.prepared.push(added);
+        }
+        Ok(Outcome::SameContent) => read.mtime_only.push((file.path.clone(), file.mtime_ns)),
+        Ok(outcome @ (Outcome::Skipped | Outcome::Gone)) => {
+            let stamp = matches!(outcome, Outcome::Skipped).then_some((file.size, file.mtime_ns));
+            read.skipped.push((file.path.clone(), stamp));
+        }
+        Err(err) => read.prepared.push(Err(err)),
     }
 }
 
-/// What each file-reading thread shares: the work list, where results go, and the counters.
+/// What each file-reading thread shares: the work list and the next file to take.
 struct Worker<'a> {
     candidates: &'a [&'a WalkedFile],
     files: &'a Files,
     embedder: &'a dyn Embedder,
-    results: &'a Mutex<Vec<Result<Prepared, IndexError>>>,
-    skipped: &'a Mutex<Vec<(String, Option<Stamp>)>>,
-    mtime_only: &'a Mutex<Vec<(String, u128)>>,
     stop: &'a AtomicBool,
     next: &'a AtomicUsize,
-    done: &'a AtomicUsize,
-    n_read: &'a AtomicUsize,
 }
 
 impl Worker<'_> {
-    /// Takes the next file until none is left or the update stops; `tick` hears of each.
-    fn run(&self, tick: &std::sync::mpsc::Sender<()>) {
-        fn push<T>(list: &Mutex<Vec<T>>, item: T) {
-            list.lock().unwrap_or_else(|e| e.into_inner()).push(item);
-        }
+    /// Takes the next file until none is left or the update stops; `finished` hears of each
+    /// with its index.
+    fn run(&self, finished: &std::sync::mpsc::Sender<(usize, Result<Outcome, IndexError>)>) {
         while !self.stop.load(Ordering::Relaxed) {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(file) = self.candidates.get(i) else {
                 break;
             };
             let outcome = prepare(file, self.files.get(&file.path), self.embedder);
-            if !matches!(outcome, Ok(Outcome::Gone)) {
-                self.n_read.fetch_add(1, Ordering::Relaxed);
+            if finished.send((i, outcome)).is_err() {
+                break;
             }
-            match outcome {
-                Ok(Outcome::Changed(prepared)) => push(self.results, Ok(*prepared)),
-                Ok(Outcome::SameContent) => {
-                    push(self.mtime_only, (file.path.clone(), file.mtime_ns));
-                }
-                Ok(outcome @ (Outcome::Skipped | Outcome::Gone)) => {
-                    let stamp =
-                        matches!(outcome, Outcome::Skipped).then_some((file.size, file.mtime_ns));
-                    push(self.skipped, (file.path.clone(), stamp));
-                }
-                Err(err) => push(self.results, Err(err)),
-            }
-            self.done.fetch_add(1, Ordering::Relaxed);
-            let _ = tick.send(());
         }
     }
 }
 
-/// What an update changes: the files read, the files gone, their source size (the lexical
-/// writer's memory budget), and the planned commit history with what its reader gave.
-struct Changes {
-    prepared: Vec<Prepared>,
-    removed: Vec<String>,
+/// The lexical writer of a run, opened at the first chunk to add (or path to delete) with the
+/// first free chunk id. Files are added in path order as they are read, their vectors kept
+/// for the vector write after the lexical commit.
+struct LexicalWrite<'a> {
+    lexical: &'a Lexical,
+    dir: &'a Path,
+    /// The changed files' source size (the writer's memory budget).
     bytes: u64,
-    history: Option<(history::Pending, HistoryRead)>,
+    /// Everything is rebuilt: the writer starts by deleting every chunk.
+    rebuild: bool,
+    open: Option<OpenWriter>,
+    records: Vec<Record>,
 }
 
-/// Writes `changes`: chunks to the lexical index (one commit that records the next free chunk
-/// id), then vectors, then the commit history; `files` is updated to match.
-fn write_changes(
-    config: &IndexConfig,
-    lexical: &Lexical,
-    vectors: &VectorStore,
-    files: &mut Files,
-    changes: Changes,
-    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
-    report: &mut UpdateReport,
-) -> Result<(), IndexError> {
-    let dir = &config.dir;
-    let fields = lexical.fields();
-    let mut writer = lexical.writer(changes.bytes)?;
-    // With no chunks committed before, there is nothing to delete per file: skipping those
-    // deletes saves the commit from resolving a term query per file.
-    let starts_empty = report.rebuilt.is_some() || lexical.committed_docs()? == 0;
-    if report.rebuilt.is_some() {
-        writer.delete_all_documents()?;
-    }
-    // Chunk ids are never reused: the first free one is recorded in the lexical commit that
-    // adds chunks (vectors are written after it), so no chunk or vector outlives its record.
-    // Indexes written before kept it in a file of its own, `next_id`.
-    let mut next_id = lexical
-        .committed_next_id()?
-        .max(store::read_next_id(dir)?)
-        .max(
-            files
-                .values()
-                .flat_map(|f| f.chunks.iter().copied())
-                .max()
-                .map_or(0, |m| m + 1),
-        );
-    let mut dead: Vec<u64> = Vec::new();
-    for path in &changes.removed {
-        writer.delete_term(path_term(&fields, path));
-        if let Some(entry) = files.remove(path) {
-            report.chunks_removed += entry.chunks.len();
-            dead.extend(entry.chunks);
+struct OpenWriter {
+    writer: IndexWriter,
+    fields: Fields,
+    next_id: u64,
+    /// No chunk was committed before (or all are deleted): nothing to delete per file.
+    starts_empty: bool,
+}
+
+impl LexicalWrite<'_> {
+    fn writer(&mut self, files: &Files) -> Result<&mut OpenWriter, IndexError> {
+        if let Some(open) = self.open.take() {
+            return Ok(self.open.insert(open));
         }
-    }
-    report.files_removed = changes.removed.len();
-    let mut records: Vec<Record> = Vec::new();
-    for mut p in changes.prepared {
-        if !starts_empty {
-            writer.delete_term(path_term(&fields, &p.path));
+        let writer = self.lexical.writer(self.bytes)?;
+        // With no chunks committed before, there is nothing to delete per file: skipping those
+        // deletes saves the commit from resolving a term query per file.
+        let starts_empty = self.rebuild || self.lexical.committed_docs()? == 0;
+        if self.rebuild {
+            writer.delete_all_documents()?;
         }
-        if let Some(old) = files.get(&p.path) {
-            report.chunks_removed += old.chunks.len();
-            dead.extend(old.chunks.iter().copied());
+        // Chunk ids are never reused: the first free one is recorded in the lexical commit that
+        // adds chunks (vectors are written after it), so no chunk or vector outlives its
+        // record. Indexes written before kept it in a file of its own, `next_id`.
+        let next_id = self
+            .lexical
+            .committed_next_id()?
+            .max(store::read_next_id(self.dir)?)
+            .max(
+                files
+                    .values()
+                    .flat_map(|f| f.chunks.iter().copied())
+                    .max()
+                    .map_or(0, |m| m + 1),
+            );
+        Ok(self.open.insert(OpenWriter {
+            writer,
+            fields: self.lexical.fields(),
+            next_id,
+            starts_empty,
+        }))
+    }
+
+    /// Adds a read file's chunks under fresh ids (recorded in its entry); its chunk texts are
+    /// dropped and its vectors kept for the vector write.
+    fn add(&mut self, files: &Files, p: &mut Prepared) -> Result<(), IndexError> {
+        let open = self.writer(files)?;
+        if !open.starts_empty {
+            open.writer.delete_term(path_term(&open.fields, &p.path));
         }
         let key = file_key(&p.path);
+        let mut records = Vec::with_capacity(p.chunks.len());
         for ((chunk, text), vector) in p.chunks.iter_mut().zip(std::mem::take(&mut p.vectors)) {
-            chunk.chunk_id = next_id;
-            next_id += 1;
+            chunk.chunk_id = open.next_id;
+            open.next_id += 1;
             p.entry.chunks.push(chunk.chunk_id);
-            writer.add_document(document(&fields, &p.path, chunk, text))?;
+            open.writer
+                .add_document(document(&open.fields, &p.path, chunk, text))?;
             records.push(Record {
                 chunk_id: chunk.chunk_id,
                 file_key: key,
                 vector,
             });
         }
-        report.chunks_added += p.chunks.len();
+        p.chunks = Vec::new();
+        self.records.extend(records);
+        Ok(())
+    }
+}
+
+/// What an update changes: the files read (their chunks already given to the lexical
+/// writer), the files gone, and what the history thread gave.
+struct Changes {
+    prepared: Vec<Prepared>,
+    removed: Vec<String>,
+    history: Option<HistoryRead>,
+}
+
+/// Writes `changes`: the removed files' deletes and one lexical commit (that records the next
+/// free chunk id), then vectors, then the commit history staged beside the files; `files` is
+/// updated to match.
+fn write_changes(
+    mut lexical: LexicalWrite<'_>,
+    vectors: &VectorStore,
+    files: &mut Files,
+    changes: Changes,
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+    report: &mut UpdateReport,
+) -> Result<(), IndexError> {
+    let mut dead: Vec<u64> = Vec::new();
+    if !changes.removed.is_empty() {
+        let open = lexical.writer(files)?;
+        for path in &changes.removed {
+            open.writer.delete_term(path_term(&open.fields, path));
+        }
+    }
+    for path in &changes.removed {
+        if let Some(entry) = files.remove(path) {
+            report.chunks_removed += entry.chunks.len();
+            dead.extend(entry.chunks);
+        }
+    }
+    report.files_removed = changes.removed.len();
+    for p in changes.prepared {
+        if let Some(old) = files.get(&p.path) {
+            report.chunks_removed += old.chunks.len();
+            dead.extend(old.chunks.iter().copied());
+        }
+        report.chunks_added += p.entry.chunks.len();
         report.files_changed += 1;
         files.insert(p.path, p.entry);
     }
-    // Commit history staged before the write, dropped uncommitted when the update stops.
+    // Commit history staged beside the files, dropped uncommitted when the update stops.
     let history = match changes.history {
-        Some((pending, read)) => {
-            let history_started = Instant::now();
-            let records = read
-                .map_err(|_| IndexError::Engine("the commit history reader panicked".into()))??
-                .ok_or(IndexError::Cancelled)?;
-            let staged = pending.stage(&dir.join("history"), records)?;
-            report.history_ms = history_started.elapsed().as_millis() as u64;
-            Some(staged.ok_or(IndexError::Cancelled)?)
+        Some(read) => {
+            let (staged, elapsed_ms) =
+                read.map_err(|_| IndexError::Engine("the commit history reader panicked".into()))?;
+            report.history_ms = elapsed_ms;
+            Some(staged?.ok_or(IndexError::Cancelled)?)
         }
         None => None,
     };
@@ -612,10 +714,17 @@ fn write_changes(
     if progress(Progress::Committing).is_break() {
         return Err(IndexError::Cancelled);
     }
-    let mut prepared_commit = writer.prepare_commit()?;
-    prepared_commit.set_payload(&next_id.to_string());
-    prepared_commit.commit()?;
-    writer.wait_merging_threads()?;
+    // A run that only rebuilt an empty tree still commits (the deletes of everything).
+    if report.rebuilt.is_some() {
+        lexical.writer(files)?;
+    }
+    if let Some(mut open) = lexical.open.take() {
+        let mut prepared_commit = open.writer.prepare_commit()?;
+        prepared_commit.set_payload(&open.next_id.to_string());
+        prepared_commit.commit()?;
+        open.writer.wait_merging_threads()?;
+    }
+    let records = lexical.records;
     // Vectors after the lexical commit: a vector whose chunk the lexical index no longer has is
     // dropped at query time, so a kill between the two steps serves no stale chunk.
     vectors.append(&records)?;
@@ -966,5 +1075,53 @@ mod tests {
         assert_eq!(result.unwrap().commits_added, 1);
         assert_eq!(seen.last(), Some(&Progress::Graph));
         assert_eq!(n_commits(&config), 7);
+    }
+
+    #[test]
+    fn chunks_get_ids_in_path_order_and_new_commits_alone_leave_the_chunks_unwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        commit_files(root, 0..24);
+        let config = IndexConfig::new(root);
+        let first = update_until(&config, |_| false).0.unwrap();
+        assert_eq!((first.files_changed, first.commits_added), (24, 24));
+        // Files are handed to the lexical writer as the workers finish them, yet in path order:
+        // the same ids as one thread would give.
+        let files = store::read_files(&config.dir).unwrap().unwrap();
+        let ids: Vec<u64> = files.values().flat_map(|f| f.chunks.clone()).collect();
+        assert_eq!(ids, (0..ids.len() as u64).collect::<Vec<_>>());
+
+        // A commit that changes no file: only the history is written.
+        let repo = git2::Repository::open(root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let signature = git2::Signature::now("T", "t@example.com").unwrap();
+        repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            "empty",
+            &head.tree().unwrap(),
+            &[&head],
+        )
+        .unwrap();
+        let lexical = |dir: &Path| {
+            written(dir)
+                .into_iter()
+                .filter(|(path, _)| !path.starts_with("history"))
+                .collect::<Vec<_>>()
+        };
+        let before = lexical(&config.dir);
+        let again = update_until(&config, |_| false).0.unwrap();
+        assert_eq!((again.files_read, again.commits_added), (0, 1), "{again:?}");
+        assert_eq!(n_commits(&config), 25);
+        let after: Vec<_> = lexical(&config.dir)
+            .into_iter()
+            .filter(|(path, _)| !["files.bin", "stamps.bin"].contains(&path.as_str()))
+            .collect();
+        let before: Vec<_> = before
+            .into_iter()
+            .filter(|(path, _)| !["files.bin", "stamps.bin"].contains(&path.as_str()))
+            .collect();
+        assert_eq!(after, before);
     }
 }

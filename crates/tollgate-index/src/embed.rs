@@ -71,11 +71,27 @@ impl HashedEmbedder {
         for (&hash, &tf) in features.iter() {
             let bucket = (hash % HASHED_DIM as u64) as usize;
             let sign = if (hash >> 63) == 0 { 1.0 } else { -1.0 };
-            v[bucket] += sign * (1.0 + tf.ln());
+            v[bucket] += sign * weight(tf);
         }
         normalise(&mut v);
         v
     }
+}
+
+/// `1 + ln tf`. A feature's tf is a multiple of ½ (token counts, and ½ × counts for 3-grams)
+/// and mostly small: those come from a table of the same values, where a libm call per feature
+/// was a sixtieth of a cold index.
+fn weight(tf: f32) -> f32 {
+    static TABLE: std::sync::LazyLock<[f32; 256]> =
+        std::sync::LazyLock::new(|| std::array::from_fn(|twice| 1.0 + (twice as f32 * 0.5).ln()));
+    let twice = tf * 2.0;
+    let index = twice as usize;
+    if index as f32 == twice
+        && let Some(&w) = TABLE.get(index)
+    {
+        return w;
+    }
+    1.0 + tf.ln()
 }
 
 /// Tables of one embedding, kept across a batch.
@@ -329,6 +345,17 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0f32, f32::max);
             assert!(diff < 1e-6, "{text:?}: differs by {diff}");
+        }
+    }
+
+    #[test]
+    fn the_weight_table_holds_the_computed_weights() {
+        for twice in 1..600u32 {
+            let tf = twice as f32 * 0.5;
+            assert_eq!(weight(tf).to_bits(), (1.0 + tf.ln()).to_bits(), "{tf}");
+        }
+        for tf in [0.3f32, 1.25, 7.1, 1e6] {
+            assert_eq!(weight(tf).to_bits(), (1.0 + tf.ln()).to_bits(), "{tf}");
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::store::{
     self, FORMAT_VERSION, FileEntry, Files, Meta, Outline, Skipped, SymbolEntry, WriteLock,
     file_key,
 };
-use crate::vectors::{Record, VectorStore};
+use crate::vectors::{self, VectorStore};
 use crate::walk::{self, WalkedFile};
 use crate::{IndexConfig, history};
 
@@ -133,7 +133,7 @@ pub fn update(
         bytes: candidates.iter().map(|f| f.size).sum(),
         rebuild: report.rebuilt.is_some(),
         open: None,
-        records: Vec::new(),
+        vectors: Vec::new(),
     };
     let mut read = read_changed(
         Reading {
@@ -586,7 +586,8 @@ struct LexicalWrite<'a> {
     /// Everything is rebuilt: the writer starts by deleting every chunk.
     rebuild: bool,
     open: Option<OpenWriter>,
-    records: Vec<Record>,
+    /// The added chunks' vectors, encoded for the vector store ([`vectors::encode`]).
+    vectors: Vec<u8>,
 }
 
 struct OpenWriter {
@@ -632,28 +633,25 @@ impl LexicalWrite<'_> {
     }
 
     /// Adds a read file's chunks under fresh ids (recorded in its entry); its chunk texts are
-    /// dropped and its vectors kept for the vector write.
+    /// dropped and its vectors encoded for the vector write.
     fn add(&mut self, files: &Files, p: &mut Prepared) -> Result<(), IndexError> {
+        // Out of `self` while the writer is borrowed (an error fails the whole update).
+        let mut encoded = std::mem::take(&mut self.vectors);
         let open = self.writer(files)?;
         if !open.starts_empty {
             open.writer.delete_term(path_term(&open.fields, &p.path));
         }
         let key = file_key(&p.path);
-        let mut records = Vec::with_capacity(p.chunks.len());
         for ((chunk, text), vector) in p.chunks.iter_mut().zip(std::mem::take(&mut p.vectors)) {
             chunk.chunk_id = open.next_id;
             open.next_id += 1;
             p.entry.chunks.push(chunk.chunk_id);
             open.writer
                 .add_document(document(&open.fields, &p.path, chunk, text))?;
-            records.push(Record {
-                chunk_id: chunk.chunk_id,
-                file_key: key,
-                vector,
-            });
+            vectors::encode(chunk.chunk_id, key, &vector, &mut encoded);
         }
         p.chunks = Vec::new();
-        self.records.extend(records);
+        self.vectors = encoded;
         Ok(())
     }
 }
@@ -724,10 +722,9 @@ fn write_changes(
         prepared_commit.commit()?;
         open.writer.wait_merging_threads()?;
     }
-    let records = lexical.records;
     // Vectors after the lexical commit: a vector whose chunk the lexical index no longer has is
     // dropped at query time, so a kill between the two steps serves no stale chunk.
-    vectors.append(&records)?;
+    vectors.append_encoded(&lexical.vectors)?;
     vectors.tombstone(&dead)?;
     vectors.compact_if_stale()?;
     if let Some(staged) = history {

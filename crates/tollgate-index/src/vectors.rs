@@ -107,30 +107,31 @@ impl VectorStore {
     }
 
     pub(crate) fn append(&self, records: &[Record]) -> Result<(), IndexError> {
-        if records.is_empty() {
+        let mut bytes = Vec::with_capacity(records.len() * (20 + self.dim));
+        for record in records {
+            encode(record.chunk_id, record.file_key, &record.vector, &mut bytes);
+        }
+        self.append_encoded(&bytes)
+    }
+
+    /// Appends records already laid out by [`encode`] (an update encodes each file's vectors as
+    /// it arrives, so that the write after the lexical commit only copies bytes).
+    pub(crate) fn append_encoded(&self, bytes: &[u8]) -> Result<(), IndexError> {
+        if bytes.is_empty() {
             return Ok(());
         }
         let path = self.vectors_path();
         let fresh = !path.exists();
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
             .map_err(|err| IndexError::io(&path, err))?;
-        let mut out = BufWriter::new(file);
         let io = |err| IndexError::io(&path, err);
         if fresh {
-            out.write_all(&self.header()).map_err(io)?;
+            file.write_all(&self.header()).map_err(io)?;
         }
-        for record in records {
-            out.write_all(&record.chunk_id.to_le_bytes()).map_err(io)?;
-            out.write_all(&record.file_key.to_le_bytes()).map_err(io)?;
-            let (codes, scale) = quantise(&record.vector);
-            out.write_all(&scale.to_le_bytes()).map_err(io)?;
-            let bytes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
-            out.write_all(&bytes).map_err(io)?;
-        }
-        let file = out.into_inner().map_err(|err| io(err.into_error()))?;
+        file.write_all(bytes).map_err(io)?;
         file.sync_data().map_err(io)?;
         Ok(())
     }
@@ -377,6 +378,15 @@ fn le_u64(bytes: &[u8]) -> u64 {
 }
 
 /// 8-bit codes of `vector` and their scale (`x ≈ code × scale`), as stored.
+/// Appends one record to `out` as the store lays it out: chunk id, file key, scale, codes.
+pub(crate) fn encode(chunk_id: u64, file_key: u64, vector: &[f32], out: &mut Vec<u8>) {
+    out.extend_from_slice(&chunk_id.to_le_bytes());
+    out.extend_from_slice(&file_key.to_le_bytes());
+    let (codes, scale) = quantise(vector);
+    out.extend_from_slice(&scale.to_le_bytes());
+    out.extend(codes.iter().map(|&c| c as u8));
+}
+
 fn quantise(vector: &[f32]) -> (Vec<i8>, f32) {
     let max = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };

@@ -28,7 +28,8 @@ pub(crate) const TOMBSTONES_FILE: &str = "tombstones.bin";
 /// 78 s, query 1 s, with the old threshold of 50k).
 pub const HNSW_MIN_POINTS: usize = 200_000;
 
-/// One stored vector.
+/// One stored vector (tests write records; an update encodes its vectors as it goes).
+#[cfg(test)]
 #[derive(Debug, Clone)]
 pub(crate) struct Record {
     pub chunk_id: u64,
@@ -106,6 +107,7 @@ impl VectorStore {
         Ok(())
     }
 
+    #[cfg(test)]
     pub(crate) fn append(&self, records: &[Record]) -> Result<(), IndexError> {
         let mut bytes = Vec::with_capacity(records.len() * (20 + self.dim));
         for record in records {

@@ -1,6 +1,7 @@
 //! Building and updating an index: walk, detect changes (size + mtime, then content hash),
-//! chunk and embed changed files in parallel, index the commits since the last `HEAD`, then
-//! write it all (both channels, the commit index, the file table) and refresh the vector graph.
+//! chunk and embed changed files in parallel (each handed to the lexical writer in path order
+//! as it is done) while another thread reads and stages the commits since the last `HEAD`, then
+//! commit it all (both channels, the commit index, the file table) and refresh the vector graph.
 //! Only one process updates an index at a time; readers are never blocked.
 //!
 //! Every phase hears the progress callback and stops when it answers

@@ -693,5 +693,9 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("write.lock"), "999999999").unwrap();
         assert!(store::WriteLock::acquire(tmp.path()).is_ok());
+        // An empty lock, as a crash before its unsynced pid reached the disk leaves it.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("write.lock"), "").unwrap();
+        assert!(store::WriteLock::acquire(tmp.path()).is_ok());
     }
 }

@@ -351,8 +351,9 @@ impl WriteLock {
         for _ in 0..2 {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut file) => {
+                    // Not synced: other processes read it from the page cache, and the empty
+                    // or missing file a crash can leave names no owner, so it is taken over.
                     let _ = write!(file, "{}", std::process::id());
-                    let _ = file.sync_all();
                     return Ok(WriteLock { path });
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {

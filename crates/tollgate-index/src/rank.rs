@@ -90,15 +90,23 @@ pub enum Signal {
     /// A question ("how is …", "where are …") asks about code: tests rank lower for it than
     /// for a change description, whose changes usually include tests.
     QuestionTests,
+    /// A change description ("Fix hover links in docs") lifts a file whose name holds one of
+    /// its words (`hover.rs`), compared after a light stemming and without change boilerplate.
+    PathWords,
+    /// A change description lifts the files that changed together with its best files in past
+    /// commits (a share of their score, by how often they changed together).
+    CoChange,
 }
 
 impl Signal {
-    const ALL: [Signal; 5] = [
+    const ALL: [Signal; 7] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
         Signal::TestIntent,
         Signal::QuestionTests,
+        Signal::PathWords,
+        Signal::CoChange,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +116,8 @@ impl Signal {
             Signal::FileClassPenalty => "file-class-penalty",
             Signal::TestIntent => "test-intent",
             Signal::QuestionTests => "question-tests",
+            Signal::PathWords => "path-words",
+            Signal::CoChange => "co-change",
         }
     }
 }
@@ -159,6 +169,12 @@ pub(crate) struct QueryTerms {
     pub asks_for: HashSet<FileClass>,
     /// A question about the code (`how is …`, `where are …`): see [`FileClass::penalty`].
     pub question: bool,
+    /// A description of a change (words, not a question: a PR or commit title), whose answer
+    /// is the set of files such a change touches.
+    pub change: bool,
+    /// For a change description: its content words, stemmed ([`stem`]), without stop words
+    /// and change boilerplate (`fix`, `add`, `support`, …).
+    pub change_words: Vec<String>,
 }
 
 impl QueryTerms {
@@ -188,6 +204,18 @@ impl QueryTerms {
             .into_iter()
             .filter(|class| class.asked_by(text, &words, signals.on(Signal::TestIntent)))
             .collect();
+        let change = class == QueryClass::NaturalLanguage && !is_question(text);
+        let mut change_words: Vec<String> = if change {
+            tokens(text)
+                .iter()
+                .filter(|w| w.len() > 2 && !is_change_boilerplate(w))
+                .map(|w| stem(w).to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        change_words.sort();
+        change_words.dedup();
         QueryTerms {
             class,
             words,
@@ -195,8 +223,115 @@ impl QueryTerms {
             qualifiers,
             asks_for,
             question: signals.on(Signal::QuestionTests) && is_question(text),
+            change,
+            change_words,
         }
     }
+}
+
+/// Words of a change description that say what kind of change it is, not what it changes
+/// (file names such as `fix_visibility.rs` or `add_missing_match_arms.rs` hold them too).
+fn is_change_boilerplate(word: &str) -> bool {
+    matches!(
+        stem(word),
+        "fix"
+            | "add"
+            | "remove"
+            | "support"
+            | "use"
+            | "allow"
+            | "make"
+            | "don"
+            | "not"
+            | "dont"
+            | "when"
+            | "handle"
+            | "improve"
+            | "update"
+            | "change"
+            | "instead"
+            | "properly"
+            | "correctly"
+            | "issue"
+            | "bug"
+            | "new"
+    )
+}
+
+/// A word without its inflection (`traits` → `trait`, `priming` → `prim`, `fixed` → `fix`),
+/// so a title's words meet file names however either is inflected; a stem keeps 3 letters.
+pub(crate) fn stem(word: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(root) = word.strip_suffix(suffix)
+            && root.len() >= 3
+        {
+            return root;
+        }
+    }
+    word
+}
+
+/// Words of file names that say nothing about what the file is for.
+fn is_path_filler(word: &str) -> bool {
+    matches!(
+        word,
+        "src" | "lib" | "mod" | "crate" | "test" | "rs" | "py" | "index" | "init" | "main"
+    )
+}
+
+/// The factor on a file whose name (its stem, split into words and stemmed) holds words of
+/// a change description: 1 + the share of the description's words it holds. `None` when it
+/// holds none, or the query is not a change description.
+pub(crate) fn path_words_boost(terms: &QueryTerms, path: &str) -> Option<f32> {
+    if !terms.change || terms.change_words.is_empty() {
+        return None;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem_of_name = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let mut parts: Vec<String> = tokens(stem_of_name)
+        .iter()
+        .filter(|w| !is_path_filler(w))
+        .map(|w| stem(w).to_string())
+        .collect();
+    parts.sort();
+    parts.dedup();
+    let matched = parts
+        .iter()
+        .filter(|p| terms.change_words.binary_search(p).is_ok())
+        .count();
+    (matched > 0).then(|| 1.0 + PATH_WORDS_WEIGHT * matched as f32 / terms.change_words.len() as f32)
+}
+
+/// The weight of [`path_words_boost`] (chosen on rust-analyzer, pytest and flask: 0.5, 1, 2).
+const PATH_WORDS_WEIGHT: f32 = 1.0;
+
+/// How strongly each file changed together with `seed`, from `commits`, the commits that
+/// touched it (each a list of paths): the number of commits they share, each counting
+/// 1 / (its other files) so a sweeping commit says little about any pair, divided by the
+/// seed's commits so a file that changes with everything spreads thin. Sorted by path.
+pub(crate) fn co_change_shares(seed: &str, commits: &[Vec<String>]) -> Vec<(String, f32)> {
+    let touching: Vec<&Vec<String>> = commits
+        .iter()
+        .filter(|files| files.iter().any(|f| f == seed))
+        .collect();
+    if touching.is_empty() {
+        return Vec::new();
+    }
+    let mut shares: std::collections::BTreeMap<&str, f32> = std::collections::BTreeMap::new();
+    for files in &touching {
+        let others = files.iter().filter(|f| *f != seed).count();
+        if others == 0 {
+            continue;
+        }
+        for file in files.iter().filter(|f| *f != seed) {
+            *shares.entry(file).or_insert(0.0) += 1.0 / others as f32;
+        }
+    }
+    let n_commits = touching.len() as f32;
+    shares
+        .into_iter()
+        .map(|(file, share)| (file.to_string(), share / n_commits))
+        .collect()
 }
 
 /// Kinds that define something, as the chunker names them.

@@ -13,7 +13,10 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
-use crate::rank::{self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost};
+use crate::rank::{
+    self, FileClass, QueryClass, QueryTerms, Signal, Signals, co_change_shares, definition_boost,
+    path_words_boost,
+};
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
@@ -25,6 +28,12 @@ use crate::{IndexConfig, history};
 /// matches one asking about a pull request); their files would add RRF's heavy tail of noise,
 /// growing with the number of commits fetched.
 const HISTORY_MIN_SCORE: f32 = 0.5;
+
+/// Co-change expansion ([`Signal::CoChange`]): the best files it starts from, the commits read
+/// for each, and the share of a seed's score a file gets for always changing with it.
+const CO_CHANGE_SEEDS: usize = 3;
+const CO_CHANGE_COMMITS: usize = 200;
+const CO_CHANGE_WEIGHT: f32 = 0.25;
 
 /// How hard to search.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -359,6 +368,9 @@ pub fn search(
     // similarities of unrelated chunks are far from 0).
     let scale = Scale::new(candidates.values(), history.values());
     let mut ranked = rank_files(candidates, &history, &scale, &terms, &query.signals);
+    if query.signals.on(Signal::CoChange) && terms.change && !history.is_empty() {
+        co_change(&mut ranked, &dir.join("history"), &terms)?;
+    }
     let entries = pick_entries(&mut ranked, &searcher, query, top_k)?;
 
     let shown: Vec<&StoredChunk> = entries
@@ -567,10 +579,70 @@ fn rank_files(
                 file.boosts.push((file.class.as_str(), factor));
             }
         }
+        if signals.on(Signal::PathWords)
+            && let Some(factor) = path_words_boost(terms, path)
+        {
+            file.score *= factor;
+            file.boosts.push(("path words", factor));
+        }
     }
     let mut ranked: Vec<(String, FileScore)> = files.into_iter().collect();
     ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
     ranked
+}
+
+/// Co-change expansion for a change description: each file that changed together with one of
+/// the best [`CO_CHANGE_SEEDS`] files in past commits gets a share of that file's score
+/// ([`co_change_shares`]; its class penalty applies), then the files are ranked again.
+fn co_change(
+    ranked: &mut Vec<(String, FileScore)>,
+    history_dir: &std::path::Path,
+    terms: &QueryTerms,
+) -> Result<(), IndexError> {
+    let seeds: Vec<(String, f32)> = ranked
+        .iter()
+        .take(CO_CHANGE_SEEDS)
+        .filter(|(_, file)| file.score > 0.0)
+        .map(|(path, file)| (path.clone(), file.score))
+        .collect();
+    let mut added: HashMap<String, f32> = HashMap::new();
+    for (seed, seed_score) in &seeds {
+        let commits = history::commits_touching(history_dir, seed, CO_CHANGE_COMMITS)?;
+        for (path, share) in co_change_shares(seed, &commits) {
+            *added.entry(path).or_insert(0.0) += CO_CHANGE_WEIGHT * seed_score * share;
+        }
+    }
+    if added.is_empty() {
+        return Ok(());
+    }
+    let mut index: HashMap<String, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (path, _))| (path.clone(), i))
+        .collect();
+    let mut paths: Vec<String> = added.keys().cloned().collect();
+    paths.sort_by(|a, b| added[b].total_cmp(&added[a]).then_with(|| a.cmp(b)));
+    for (rank, path) in paths.into_iter().enumerate() {
+        let i = *index.entry(path.clone()).or_insert_with(|| {
+            let mut file = FileScore::new(false);
+            file.class = FileClass::of(&path, false);
+            ranked.push((path.clone(), file));
+            ranked.len() - 1
+        });
+        let file = &mut ranked[i].1;
+        let mut addition = added[&path];
+        if !terms.asks_for.contains(&file.class) {
+            addition *= file.class.penalty(terms.question);
+        }
+        file.score += addition;
+        file.co_change = Some(Evidence {
+            arm: Arm::CoChange,
+            rank: rank + 1,
+            score: addition,
+        });
+    }
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
+    Ok(())
 }
 
 /// The results as (sort key, file index, chunk index): each file's best chunk at the file's
@@ -628,6 +700,7 @@ fn explain(terms: &QueryTerms, file: &FileScore, scored: &ScoredChunk, scale: &S
             .evidence
             .iter()
             .chain(file.history.as_ref())
+            .chain(file.co_change.as_ref())
             .map(|e| ArmEvidence {
                 arm: e.arm.as_str(),
                 rank: e.rank,
@@ -656,6 +729,7 @@ fn hit(
         .iter()
         .map(|e| e.arm.channel())
         .chain(file.history.as_ref().map(|_| Channel::History))
+        .chain(file.co_change.as_ref().map(|_| Channel::History))
         .collect();
     channels.sort();
     channels.dedup();
@@ -712,6 +786,8 @@ enum Arm {
     Lexical,
     Vector,
     History,
+    /// Changed together with a best file in past commits: its score is what it added.
+    CoChange,
 }
 
 impl Arm {
@@ -719,7 +795,7 @@ impl Arm {
         match self {
             Arm::Lexical => Channel::Lexical,
             Arm::Vector => Channel::Vector,
-            Arm::History => Channel::History,
+            Arm::History | Arm::CoChange => Channel::History,
         }
     }
 
@@ -728,6 +804,7 @@ impl Arm {
             Arm::Lexical => "lexical",
             Arm::Vector => "vector",
             Arm::History => "history",
+            Arm::CoChange => "co-change",
         }
     }
 }
@@ -758,6 +835,8 @@ struct FileScore {
     score: f32,
     chunks: Vec<ScoredChunk>,
     history: Option<Evidence>,
+    /// What co-change added ([`co_change`]).
+    co_change: Option<Evidence>,
     generated: bool,
     class: FileClass,
     boosts: Vec<(&'static str, f32)>,
@@ -769,6 +848,7 @@ impl FileScore {
             score: 0.0,
             chunks: Vec::new(),
             history: None,
+            co_change: None,
             generated,
             class: FileClass::Code,
             boosts: Vec::new(),
@@ -802,6 +882,9 @@ impl Scale {
 
     /// `evidence`'s score in 0..=1 within its arm.
     fn of(&self, evidence: &Evidence) -> f32 {
+        if evidence.arm == Arm::CoChange {
+            return evidence.score;
+        }
         let name = evidence.arm.as_str();
         let best = self.best.get(name).copied().unwrap_or(1.0);
         if evidence.arm == Arm::Vector {

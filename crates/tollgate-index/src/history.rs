@@ -529,65 +529,6 @@ pub(crate) fn search(
     Ok(out)
 }
 
-/// The file lists of up to `limit` commits that touched `path` (bulk commits left out, as in
-/// [`rank_files`]), for co-change. Found through the commits' path words (every word of
-/// `path` must be there), then checked against their stored file lists.
-pub(crate) fn commits_touching(
-    dir: &Path,
-    path: &str,
-    limit: usize,
-) -> Result<Vec<Vec<String>>, IndexError> {
-    let Some((index, f)) = open(dir, false)? else {
-        return Ok(Vec::new());
-    };
-    let mut words = tokens(path);
-    words.sort();
-    words.dedup();
-    if words.is_empty() || limit == 0 {
-        return Ok(Vec::new());
-    }
-    let must: Vec<(Occur, Box<dyn Query>)> = words
-        .iter()
-        .map(|word| {
-            let term = TermQuery::new(
-                Term::from_field_text(f.paths_text, word),
-                IndexRecordOption::Basic,
-            );
-            (Occur::Must, Box::new(term) as Box<dyn Query>)
-        })
-        .collect();
-    let reader: tantivy::IndexReader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .try_into()?;
-    let searcher = reader.searcher();
-    // Words shared by many paths (`src`, `crates`) match more commits than touched the file:
-    // read a few times the limit and keep those whose file list holds it.
-    let top = searcher.search(
-        &BooleanQuery::new(must),
-        &TopDocs::with_limit(limit * 4).order_by_score(),
-    )?;
-    let mut out = Vec::new();
-    for (_, address) in top {
-        let doc: TantivyDocument = searcher.doc(address)?;
-        let files: Vec<String> = doc
-            .get_first(f.files)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect();
-        if files.len() <= MAX_FILES_FOR_RANKING && files.iter().any(|file| file == path) {
-            out.push(files);
-            if out.len() == limit {
-                break;
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Files ranked by their best commit for `query` (max aggregation), best first.
 pub(crate) fn rank_files(
     dir: &Path,

@@ -93,9 +93,10 @@ pub enum Signal {
     /// A change description ("Fix hover links in docs") lifts a file whose name holds one of
     /// its words (`hover.rs`), compared after a light stemming and without change boilerplate.
     PathWords,
-    /// A change description lifts the files that changed together with its best files in past
-    /// commits (a share of their score, by how often they changed together).
-    CoChange,
+    /// A change description is looked up without its boilerplate words (`Fix …`, `Add
+    /// support for …`), which match code named after them (`fix_visibility.rs`) and every
+    /// commit message.
+    QueryRewrite,
 }
 
 impl Signal {
@@ -106,7 +107,7 @@ impl Signal {
         Signal::TestIntent,
         Signal::QuestionTests,
         Signal::PathWords,
-        Signal::CoChange,
+        Signal::QueryRewrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -117,7 +118,7 @@ impl Signal {
             Signal::TestIntent => "test-intent",
             Signal::QuestionTests => "question-tests",
             Signal::PathWords => "path-words",
-            Signal::CoChange => "co-change",
+            Signal::QueryRewrite => "query-rewrite",
         }
     }
 }
@@ -175,6 +176,9 @@ pub(crate) struct QueryTerms {
     /// For a change description: its content words, stemmed ([`stem`]), without stop words
     /// and change boilerplate (`fix`, `add`, `support`, …).
     pub change_words: Vec<String>,
+    /// What the channels look up: the query, or for a change description the query without
+    /// its boilerplate words ([`Signal::QueryRewrite`]).
+    pub retrieval: String,
 }
 
 impl QueryTerms {
@@ -225,8 +229,37 @@ impl QueryTerms {
             question: signals.on(Signal::QuestionTests) && is_question(text),
             change,
             change_words,
+            retrieval: if change && signals.on(Signal::QueryRewrite) {
+                without_boilerplate(text)
+            } else {
+                text.to_string()
+            },
         }
     }
+}
+
+/// `text` without the words that only say what kind of change it describes; `text` itself
+/// when nothing else would be left.
+fn without_boilerplate(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut kept_word = false;
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_alphanumeric() || c == '_') {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        if is_change_boilerplate(&word.to_lowercase()) {
+            out.push(' ');
+        } else {
+            out.push_str(word);
+            kept_word = true;
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    if kept_word { out } else { text.to_string() }
 }
 
 /// Words of a change description that say what kind of change it is, not what it changes
@@ -304,35 +337,6 @@ pub(crate) fn path_words_boost(terms: &QueryTerms, path: &str) -> Option<f32> {
 
 /// The weight of [`path_words_boost`] (chosen on rust-analyzer, pytest and flask: 0.5, 1, 2).
 const PATH_WORDS_WEIGHT: f32 = 1.0;
-
-/// How strongly each file changed together with `seed`, from `commits`, the commits that
-/// touched it (each a list of paths): the number of commits they share, each counting
-/// 1 / (its other files) so a sweeping commit says little about any pair, divided by the
-/// seed's commits so a file that changes with everything spreads thin. Sorted by path.
-pub(crate) fn co_change_shares(seed: &str, commits: &[Vec<String>]) -> Vec<(String, f32)> {
-    let touching: Vec<&Vec<String>> = commits
-        .iter()
-        .filter(|files| files.iter().any(|f| f == seed))
-        .collect();
-    if touching.is_empty() {
-        return Vec::new();
-    }
-    let mut shares: std::collections::BTreeMap<&str, f32> = std::collections::BTreeMap::new();
-    for files in &touching {
-        let others = files.iter().filter(|f| *f != seed).count();
-        if others == 0 {
-            continue;
-        }
-        for file in files.iter().filter(|f| *f != seed) {
-            *shares.entry(file).or_insert(0.0) += 1.0 / others as f32;
-        }
-    }
-    let n_commits = touching.len() as f32;
-    shares
-        .into_iter()
-        .map(|(file, share)| (file.to_string(), share / n_commits))
-        .collect()
-}
 
 /// Kinds that define something, as the chunker names them.
 fn is_definition_kind(kind: &str) -> bool {
@@ -753,6 +757,26 @@ mod tests {
                 .asks_for
                 .contains(&FileClass::Test)
         );
+    }
+
+    #[test]
+    fn change_descriptions_lift_files_named_after_their_words() {
+        let on = Signals::default();
+        let change = QueryTerms::new("Fix hover links for traits", &on);
+        assert!(change.change);
+        assert_eq!(change.change_words, ["hover", "link", "trait"]);
+        let boost = |terms: &QueryTerms, path: &str| path_words_boost(terms, path);
+        // A word of the title, whole or inflected, names the file.
+        assert_eq!(boost(&change, "crates/ide/src/hover.rs"), Some(1.0 + 1.0 / 3.0));
+        assert_eq!(boost(&change, "crates/hir-ty/src/tests/traits.rs"), Some(1.0 + 1.0 / 3.0));
+        assert_eq!(boost(&change, "src/hover_links.rs"), Some(1.0 + 2.0 / 3.0));
+        // Boilerplate and directories name nothing; neither does a question or a name.
+        assert_eq!(boost(&change, "crates/ide-assists/src/handlers/fix_visibility.rs"), None);
+        assert_eq!(boost(&change, "crates/hover/src/lib.rs"), None);
+        let question = QueryTerms::new("how are hover links rendered", &on);
+        assert!(!question.change);
+        assert_eq!(boost(&question, "crates/ide/src/hover.rs"), None);
+        assert_eq!(boost(&QueryTerms::new("hover", &on), "src/hover.rs"), None);
     }
 
     #[test]

@@ -14,8 +14,7 @@ use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
 use crate::rank::{
-    self, FileClass, QueryClass, QueryTerms, Signal, Signals, co_change_shares, definition_boost,
-    path_words_boost,
+    self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost, path_words_boost,
 };
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
@@ -28,12 +27,6 @@ use crate::{IndexConfig, history};
 /// matches one asking about a pull request); their files would add RRF's heavy tail of noise,
 /// growing with the number of commits fetched.
 const HISTORY_MIN_SCORE: f32 = 0.5;
-
-/// Co-change expansion ([`Signal::CoChange`]): the best files it starts from, the commits read
-/// for each, and the share of a seed's score a file gets for always changing with it.
-const CO_CHANGE_SEEDS: usize = 3;
-const CO_CHANGE_COMMITS: usize = 200;
-const CO_CHANGE_WEIGHT: f32 = 0.25;
 
 /// How hard to search.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -330,7 +323,7 @@ pub fn search(
     // Chunk candidates from the lexical and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
     if wanted(Channel::Lexical) {
-        let chunks = searcher.search(&query.text, fetch, allowed.as_ref())?;
+        let chunks = searcher.search(&terms.retrieval, fetch, allowed.as_ref())?;
         add_candidates(&mut candidates, chunks, Arm::Lexical);
         outcome.channels.push(Channel::Lexical);
     }
@@ -339,7 +332,7 @@ pub fn search(
             config,
             embedder,
             &searcher,
-            &query.text,
+            &terms.retrieval,
             fetch,
             allowed.as_ref(),
         ) {
@@ -358,7 +351,8 @@ pub fn search(
     }
     let mut history = HashMap::new();
     if wanted(Channel::History)
-        && let Some(found) = history_evidence(dir, query, fetch, allowed.as_ref())?
+        && let Some(found) =
+            history_evidence(dir, query, &terms.retrieval, fetch, allowed.as_ref())?
     {
         history = found;
         outcome.channels.push(Channel::History);
@@ -368,10 +362,7 @@ pub fn search(
     // similarities of unrelated chunks are far from 0).
     let scale = Scale::new(candidates.values(), history.values());
     let mut ranked = rank_files(candidates, &history, &scale, &terms, &query.signals);
-    if query.signals.on(Signal::CoChange) && terms.change && !history.is_empty() {
-        co_change(&mut ranked, &dir.join("history"), &terms)?;
-    }
-    let entries = pick_entries(&mut ranked, &searcher, query, top_k)?;
+    let entries = pick_entries(&mut ranked, &searcher, query, &terms.retrieval, top_k)?;
 
     let shown: Vec<&StoredChunk> = entries
         .iter()
@@ -472,6 +463,7 @@ fn add_candidates(
 fn history_evidence(
     dir: &std::path::Path,
     query: &SearchQuery,
+    text: &str,
     fetch: usize,
     allowed: Option<&AllowedKeys>,
 ) -> Result<Option<HashMap<String, Evidence>>, IndexError> {
@@ -484,7 +476,7 @@ fn history_evidence(
         Mode::Deep => 400,
     };
     let is_allowed = |path: &str| allowed.is_none_or(|keys| keys.contains(&file_key(path)));
-    let ranked = history::rank_files(&history_dir, &query.text, commits)?;
+    let ranked = history::rank_files(&history_dir, text, commits)?;
     let files = ranked
         .into_iter()
         .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
@@ -591,60 +583,6 @@ fn rank_files(
     ranked
 }
 
-/// Co-change expansion for a change description: each file that changed together with one of
-/// the best [`CO_CHANGE_SEEDS`] files in past commits gets a share of that file's score
-/// ([`co_change_shares`]; its class penalty applies), then the files are ranked again.
-fn co_change(
-    ranked: &mut Vec<(String, FileScore)>,
-    history_dir: &std::path::Path,
-    terms: &QueryTerms,
-) -> Result<(), IndexError> {
-    let seeds: Vec<(String, f32)> = ranked
-        .iter()
-        .take(CO_CHANGE_SEEDS)
-        .filter(|(_, file)| file.score > 0.0)
-        .map(|(path, file)| (path.clone(), file.score))
-        .collect();
-    let mut added: HashMap<String, f32> = HashMap::new();
-    for (seed, seed_score) in &seeds {
-        let commits = history::commits_touching(history_dir, seed, CO_CHANGE_COMMITS)?;
-        for (path, share) in co_change_shares(seed, &commits) {
-            *added.entry(path).or_insert(0.0) += CO_CHANGE_WEIGHT * seed_score * share;
-        }
-    }
-    if added.is_empty() {
-        return Ok(());
-    }
-    let mut index: HashMap<String, usize> = ranked
-        .iter()
-        .enumerate()
-        .map(|(i, (path, _))| (path.clone(), i))
-        .collect();
-    let mut paths: Vec<String> = added.keys().cloned().collect();
-    paths.sort_by(|a, b| added[b].total_cmp(&added[a]).then_with(|| a.cmp(b)));
-    for (rank, path) in paths.into_iter().enumerate() {
-        let i = *index.entry(path.clone()).or_insert_with(|| {
-            let mut file = FileScore::new(false);
-            file.class = FileClass::of(&path, false);
-            ranked.push((path.clone(), file));
-            ranked.len() - 1
-        });
-        let file = &mut ranked[i].1;
-        let mut addition = added[&path];
-        if !terms.asks_for.contains(&file.class) {
-            addition *= file.class.penalty(terms.question);
-        }
-        file.score += addition;
-        file.co_change = Some(Evidence {
-            arm: Arm::CoChange,
-            rank: rank + 1,
-            score: addition,
-        });
-    }
-    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then_with(|| a.0.cmp(&b.0)));
-    Ok(())
-}
-
 /// The results as (sort key, file index, chunk index): each file's best chunk at the file's
 /// score; a further chunk of the same file only where its own, halved, score still beats the
 /// files below. A file found by history alone gets its best-matching chunk, else its first.
@@ -652,6 +590,7 @@ fn pick_entries(
     ranked: &mut [(String, FileScore)],
     searcher: &Searcher,
     query: &SearchQuery,
+    text: &str,
     top_k: usize,
 ) -> Result<Vec<(f32, usize, usize)>, IndexError> {
     let per_file = query.chunks_per_file.max(1);
@@ -660,7 +599,7 @@ fn pick_entries(
         if file.chunks.is_empty() {
             let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(path)]));
             let mut chunk = searcher
-                .search(&query.text, 1, Some(&only))?
+                .search(text, 1, Some(&only))?
                 .pop()
                 .map(|(_, c)| c);
             if chunk.is_none() {
@@ -700,7 +639,6 @@ fn explain(terms: &QueryTerms, file: &FileScore, scored: &ScoredChunk, scale: &S
             .evidence
             .iter()
             .chain(file.history.as_ref())
-            .chain(file.co_change.as_ref())
             .map(|e| ArmEvidence {
                 arm: e.arm.as_str(),
                 rank: e.rank,
@@ -729,7 +667,6 @@ fn hit(
         .iter()
         .map(|e| e.arm.channel())
         .chain(file.history.as_ref().map(|_| Channel::History))
-        .chain(file.co_change.as_ref().map(|_| Channel::History))
         .collect();
     channels.sort();
     channels.dedup();
@@ -786,8 +723,6 @@ enum Arm {
     Lexical,
     Vector,
     History,
-    /// Changed together with a best file in past commits: its score is what it added.
-    CoChange,
 }
 
 impl Arm {
@@ -795,7 +730,7 @@ impl Arm {
         match self {
             Arm::Lexical => Channel::Lexical,
             Arm::Vector => Channel::Vector,
-            Arm::History | Arm::CoChange => Channel::History,
+            Arm::History => Channel::History,
         }
     }
 
@@ -804,7 +739,6 @@ impl Arm {
             Arm::Lexical => "lexical",
             Arm::Vector => "vector",
             Arm::History => "history",
-            Arm::CoChange => "co-change",
         }
     }
 }
@@ -835,8 +769,6 @@ struct FileScore {
     score: f32,
     chunks: Vec<ScoredChunk>,
     history: Option<Evidence>,
-    /// What co-change added ([`co_change`]).
-    co_change: Option<Evidence>,
     generated: bool,
     class: FileClass,
     boosts: Vec<(&'static str, f32)>,
@@ -848,7 +780,6 @@ impl FileScore {
             score: 0.0,
             chunks: Vec::new(),
             history: None,
-            co_change: None,
             generated,
             class: FileClass::Code,
             boosts: Vec::new(),
@@ -882,9 +813,6 @@ impl Scale {
 
     /// `evidence`'s score in 0..=1 within its arm.
     fn of(&self, evidence: &Evidence) -> f32 {
-        if evidence.arm == Arm::CoChange {
-            return evidence.score;
-        }
         let name = evidence.arm.as_str();
         let best = self.best.get(name).copied().unwrap_or(1.0);
         if evidence.arm == Arm::Vector {

@@ -5,7 +5,7 @@
 //! (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone; search wires them
 //! together.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::tokenize::tokens;
 use crate::walk::is_test_path;
@@ -93,21 +93,16 @@ pub enum Signal {
     /// A change description ("Fix hover links in docs") lifts a file whose name holds one of
     /// its words (`hover.rs`), compared after a light stemming and without change boilerplate.
     PathWords,
-    /// A change description is looked up without its boilerplate words (`Fix …`, `Add
-    /// support for …`), which match code named after them (`fix_visibility.rs`) and every
-    /// commit message.
-    QueryRewrite,
 }
 
 impl Signal {
-    const ALL: [Signal; 7] = [
+    const ALL: [Signal; 6] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
         Signal::TestIntent,
         Signal::QuestionTests,
         Signal::PathWords,
-        Signal::QueryRewrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -118,7 +113,6 @@ impl Signal {
             Signal::TestIntent => "test-intent",
             Signal::QuestionTests => "question-tests",
             Signal::PathWords => "path-words",
-            Signal::QueryRewrite => "query-rewrite",
         }
     }
 }
@@ -176,9 +170,6 @@ pub(crate) struct QueryTerms {
     /// For a change description: its content words, stemmed ([`stem`]), without stop words
     /// and change boilerplate (`fix`, `add`, `support`, …).
     pub change_words: Vec<String>,
-    /// What the channels look up: the query, or for a change description the query without
-    /// its boilerplate words ([`Signal::QueryRewrite`]).
-    pub retrieval: String,
 }
 
 impl QueryTerms {
@@ -229,37 +220,8 @@ impl QueryTerms {
             question: signals.on(Signal::QuestionTests) && is_question(text),
             change,
             change_words,
-            retrieval: if change && signals.on(Signal::QueryRewrite) {
-                without_boilerplate(text)
-            } else {
-                text.to_string()
-            },
         }
     }
-}
-
-/// `text` without the words that only say what kind of change it describes; `text` itself
-/// when nothing else would be left.
-fn without_boilerplate(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut kept_word = false;
-    let mut rest = text;
-    while let Some(start) = rest.find(|c: char| c.is_alphanumeric() || c == '_') {
-        out.push_str(&rest[..start]);
-        let word_len = rest[start..]
-            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len() - start);
-        let word = &rest[start..start + word_len];
-        if is_change_boilerplate(&word.to_lowercase()) {
-            out.push(' ');
-        } else {
-            out.push_str(word);
-            kept_word = true;
-        }
-        rest = &rest[start + word_len..];
-    }
-    out.push_str(rest);
-    if kept_word { out } else { text.to_string() }
 }
 
 /// Words of a change description that say what kind of change it is, not what it changes
@@ -312,30 +274,62 @@ fn is_path_filler(word: &str) -> bool {
     )
 }
 
-/// The factor on a file whose name (its stem, split into words and stemmed) holds words of
-/// a change description: 1 + the share of the description's words it holds. `None` when it
-/// holds none, or the query is not a change description.
-pub(crate) fn path_words_boost(terms: &QueryTerms, path: &str) -> Option<f32> {
+/// For a change description, the factor on each of `paths` (the candidate files) whose name
+/// (its stem, split into words and stemmed) holds words of the description: 1 + the share of
+/// the description's words it holds, each word counting 1/√(candidates whose name holds it),
+/// since a word that names many files (`string.test.ts` in every copy of a schema library)
+/// tells none of them apart. `None` for a file whose name holds none, and for every file
+/// when the query is not a change description.
+pub(crate) fn path_words_boosts(terms: &QueryTerms, paths: &[&str]) -> Vec<Option<f32>> {
     if !terms.change || terms.change_words.is_empty() {
-        return None;
+        return vec![None; paths.len()];
     }
+    let matched: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|path| {
+            name_words(path)
+                .into_iter()
+                .filter_map(|w| {
+                    let i = terms.change_words.binary_search(&w).ok()?;
+                    Some(terms.change_words[i].as_str())
+                })
+                .collect()
+        })
+        .collect();
+    let mut n_files: HashMap<&str, usize> = HashMap::new();
+    for word in matched.iter().flatten() {
+        *n_files.entry(word).or_insert(0) += 1;
+    }
+    let n_words = terms.change_words.len() as f32;
+    matched
+        .iter()
+        .map(|words| {
+            (!words.is_empty()).then(|| {
+                let share: f32 = words
+                    .iter()
+                    .map(|w| 1.0 / (n_files[w] as f32).sqrt())
+                    .sum();
+                1.0 + PATH_WORDS_WEIGHT * share / n_words
+            })
+        })
+        .collect()
+}
+
+/// The words of a file's name without its extension, stemmed, without filler.
+fn name_words(path: &str) -> Vec<String> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem_of_name = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    let mut parts: Vec<String> = tokens(stem_of_name)
+    let mut words: Vec<String> = tokens(stem_of_name)
         .iter()
         .filter(|w| !is_path_filler(w))
         .map(|w| stem(w).to_string())
         .collect();
-    parts.sort();
-    parts.dedup();
-    let matched = parts
-        .iter()
-        .filter(|p| terms.change_words.binary_search(p).is_ok())
-        .count();
-    (matched > 0).then(|| 1.0 + PATH_WORDS_WEIGHT * matched as f32 / terms.change_words.len() as f32)
+    words.sort();
+    words.dedup();
+    words
 }
 
-/// The weight of [`path_words_boost`] (chosen on rust-analyzer, pytest and flask: 0.5, 1, 2).
+/// The weight of [`path_words_boosts`] (chosen on rust-analyzer, pytest and flask: 0.5, 1, 2).
 const PATH_WORDS_WEIGHT: f32 = 1.0;
 
 /// Kinds that define something, as the chunker names them.
@@ -765,18 +759,38 @@ mod tests {
         let change = QueryTerms::new("Fix hover links for traits", &on);
         assert!(change.change);
         assert_eq!(change.change_words, ["hover", "link", "trait"]);
-        let boost = |terms: &QueryTerms, path: &str| path_words_boost(terms, path);
-        // A word of the title, whole or inflected, names the file.
-        assert_eq!(boost(&change, "crates/ide/src/hover.rs"), Some(1.0 + 1.0 / 3.0));
-        assert_eq!(boost(&change, "crates/hir-ty/src/tests/traits.rs"), Some(1.0 + 1.0 / 3.0));
-        assert_eq!(boost(&change, "src/hover_links.rs"), Some(1.0 + 2.0 / 3.0));
-        // Boilerplate and directories name nothing; neither does a question or a name.
-        assert_eq!(boost(&change, "crates/ide-assists/src/handlers/fix_visibility.rs"), None);
-        assert_eq!(boost(&change, "crates/hover/src/lib.rs"), None);
+        let paths = [
+            "crates/ide/src/hover.rs",
+            "crates/hir-ty/src/tests/traits.rs",
+            "src/hover_links.rs",
+            // Boilerplate and directories name nothing.
+            "crates/ide-assists/src/handlers/fix_visibility.rs",
+            "crates/links/src/lib.rs",
+        ];
+        let third = 1.0 / 3.0;
+        let shared = third / 2f32.sqrt(); // `hover` names two of the files
+        let rounded = |factors: Vec<Option<f32>>| -> Vec<Option<i32>> {
+            factors
+                .into_iter()
+                .map(|f| f.map(|f| (f * 1e4).round() as i32))
+                .collect()
+        };
+        assert_eq!(
+            rounded(path_words_boosts(&change, &paths)),
+            rounded(vec![
+                Some(1.0 + shared),
+                Some(1.0 + third),
+                Some(1.0 + shared + third),
+                None,
+                None
+            ])
+        );
+        // Neither a question nor a name is a change description.
         let question = QueryTerms::new("how are hover links rendered", &on);
         assert!(!question.change);
-        assert_eq!(boost(&question, "crates/ide/src/hover.rs"), None);
-        assert_eq!(boost(&QueryTerms::new("hover", &on), "src/hover.rs"), None);
+        assert_eq!(path_words_boosts(&question, &paths[..1]), [None]);
+        let name = QueryTerms::new("hover", &on);
+        assert_eq!(path_words_boosts(&name, &paths[..1]), [None]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
 use crate::rank::{
-    self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost, path_words_boost,
+    self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost, path_words_boosts,
 };
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
@@ -323,7 +323,7 @@ pub fn search(
     // Chunk candidates from the lexical and vector arms, each with its evidence.
     let mut candidates: HashMap<u64, Candidate> = HashMap::new();
     if wanted(Channel::Lexical) {
-        let chunks = searcher.search(&terms.retrieval, fetch, allowed.as_ref())?;
+        let chunks = searcher.search(&query.text, fetch, allowed.as_ref())?;
         add_candidates(&mut candidates, chunks, Arm::Lexical);
         outcome.channels.push(Channel::Lexical);
     }
@@ -332,7 +332,7 @@ pub fn search(
             config,
             embedder,
             &searcher,
-            &terms.retrieval,
+            &query.text,
             fetch,
             allowed.as_ref(),
         ) {
@@ -351,8 +351,7 @@ pub fn search(
     }
     let mut history = HashMap::new();
     if wanted(Channel::History)
-        && let Some(found) =
-            history_evidence(dir, query, &terms.retrieval, fetch, allowed.as_ref())?
+        && let Some(found) = history_evidence(dir, query, fetch, allowed.as_ref())?
     {
         history = found;
         outcome.channels.push(Channel::History);
@@ -362,7 +361,7 @@ pub fn search(
     // similarities of unrelated chunks are far from 0).
     let scale = Scale::new(candidates.values(), history.values());
     let mut ranked = rank_files(candidates, &history, &scale, &terms, &query.signals);
-    let entries = pick_entries(&mut ranked, &searcher, query, &terms.retrieval, top_k)?;
+    let entries = pick_entries(&mut ranked, &searcher, query, top_k)?;
 
     let shown: Vec<&StoredChunk> = entries
         .iter()
@@ -463,7 +462,6 @@ fn add_candidates(
 fn history_evidence(
     dir: &std::path::Path,
     query: &SearchQuery,
-    text: &str,
     fetch: usize,
     allowed: Option<&AllowedKeys>,
 ) -> Result<Option<HashMap<String, Evidence>>, IndexError> {
@@ -476,7 +474,7 @@ fn history_evidence(
         Mode::Deep => 400,
     };
     let is_allowed = |path: &str| allowed.is_none_or(|keys| keys.contains(&file_key(path)));
-    let ranked = history::rank_files(&history_dir, text, commits)?;
+    let ranked = history::rank_files(&history_dir, &query.text, commits)?;
     let files = ranked
         .into_iter()
         .filter(|(_, score)| *score >= HISTORY_MIN_SCORE)
@@ -571,11 +569,16 @@ fn rank_files(
                 file.boosts.push((file.class.as_str(), factor));
             }
         }
-        if signals.on(Signal::PathWords)
-            && let Some(factor) = path_words_boost(terms, path)
-        {
-            file.score *= factor;
-            file.boosts.push(("path words", factor));
+    }
+    if signals.on(Signal::PathWords) {
+        let paths: Vec<String> = files.keys().cloned().collect();
+        let names: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let factors = path_words_boosts(terms, &names);
+        for (path, factor) in paths.iter().zip(factors) {
+            if let (Some(factor), Some(file)) = (factor, files.get_mut(path)) {
+                file.score *= factor;
+                file.boosts.push(("path words", factor));
+            }
         }
     }
     let mut ranked: Vec<(String, FileScore)> = files.into_iter().collect();
@@ -590,7 +593,6 @@ fn pick_entries(
     ranked: &mut [(String, FileScore)],
     searcher: &Searcher,
     query: &SearchQuery,
-    text: &str,
     top_k: usize,
 ) -> Result<Vec<(f32, usize, usize)>, IndexError> {
     let per_file = query.chunks_per_file.max(1);
@@ -599,7 +601,7 @@ fn pick_entries(
         if file.chunks.is_empty() {
             let only: AllowedKeys = Arc::new(HashKeySet::from_iter([file_key(path)]));
             let mut chunk = searcher
-                .search(text, 1, Some(&only))?
+                .search(&query.text, 1, Some(&only))?
                 .pop()
                 .map(|(_, c)| c);
             if chunk.is_none() {

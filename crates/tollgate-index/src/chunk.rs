@@ -78,7 +78,8 @@ pub fn chunk_file(language: Language, text: &str) -> Chunked {
         Language::Kotlin => tree_sitter_kotlin_sg::LANGUAGE.into(),
         Language::Swift => tree_sitter_swift::LANGUAGE.into(),
         Language::Markdown => return markdown_sections(text),
-        Language::Other => {
+        // No grammar compiled in: line windows.
+        Language::Scala | Language::Elixir | Language::Dart | Language::Other => {
             return Chunked {
                 chunks: whole_file_windows(text),
                 ..Chunked::default()
@@ -519,7 +520,11 @@ fn is_import_or_comment(language: Language, node: Node, text: &str) -> bool {
             }
             Language::Kotlin => matches!(kind, "package_header" | "import_list"),
             Language::Swift => kind == "import_declaration",
-            Language::Markdown | Language::Other => false,
+            Language::Scala
+            | Language::Elixir
+            | Language::Dart
+            | Language::Markdown
+            | Language::Other => false,
         }
 }
 

@@ -9,116 +9,26 @@ use ignore::WalkBuilder;
 /// Files larger than this are not indexed (data dumps, bundles).
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
-/// A source language, as far as chunking and filters care.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Language {
-    Rust,
-    TypeScript,
-    Tsx,
-    JavaScript,
-    Python,
-    Go,
-    Java,
-    C,
-    Cpp,
-    CSharp,
-    Ruby,
-    Php,
-    Kotlin,
-    Swift,
-    Markdown,
-    /// Anything else that is text: indexed by line windows.
-    Other,
-}
+/// A file's language: one list with the review's conventions (`tollgate-lang`).
+pub use tollgate_lang::Language;
 
-impl Language {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::Rust => "rust",
-            Language::TypeScript => "typescript",
-            Language::Tsx => "tsx",
-            Language::JavaScript => "javascript",
-            Language::Python => "python",
-            Language::Go => "go",
-            Language::Java => "java",
-            Language::C => "c",
-            Language::Cpp => "cpp",
-            Language::CSharp => "csharp",
-            Language::Ruby => "ruby",
-            Language::Php => "php",
-            Language::Kotlin => "kotlin",
-            Language::Swift => "swift",
-            Language::Markdown => "markdown",
-            Language::Other => "text",
-        }
+/// The language of a file the index holds, by its name; `None` for files it skips (media,
+/// archives, lock files, minified bundles, declaration files, data).
+pub fn detect_language(path: &Path) -> Option<Language> {
+    let name = path.file_name()?.to_str()?;
+    let lower = name.to_ascii_lowercase();
+    let ext = lower.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
+    if SKIPPED_NAMES.contains(&lower.as_str())
+        || SKIPPED_EXTENSIONS.contains(&ext)
+        || lower.ends_with(".min.js")
+        || lower.ends_with(".min.css")
+        || lower.ends_with(".map")
+        || lower.ends_with(".lock")
+        || lower.ends_with(".d.ts")
+    {
+        return None;
     }
-
-    pub fn parse(name: &str) -> Option<Language> {
-        let lang = match name.to_ascii_lowercase().as_str() {
-            "rust" | "rs" => Language::Rust,
-            "typescript" | "ts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "javascript" | "js" | "jsx" => Language::JavaScript,
-            "python" | "py" => Language::Python,
-            "go" | "golang" => Language::Go,
-            "java" => Language::Java,
-            "c" | "h" => Language::C,
-            "cpp" | "c++" | "cc" | "cxx" | "hpp" => Language::Cpp,
-            "csharp" | "cs" | "c#" => Language::CSharp,
-            "ruby" | "rb" => Language::Ruby,
-            "php" => Language::Php,
-            "kotlin" | "kt" | "kts" => Language::Kotlin,
-            "swift" => Language::Swift,
-            "markdown" | "md" => Language::Markdown,
-            "text" | "other" => Language::Other,
-            _ => return None,
-        };
-        Some(lang)
-    }
-
-    /// The language of a file by its name; `None` for files the index skips (media, archives,
-    /// lock files, data).
-    pub fn detect(path: &Path) -> Option<Language> {
-        let name = path.file_name()?.to_str()?;
-        let lower = name.to_ascii_lowercase();
-        if SKIPPED_NAMES.contains(&lower.as_str())
-            || lower.ends_with(".min.js")
-            || lower.ends_with(".min.css")
-            || lower.ends_with(".map")
-            || lower.ends_with(".lock")
-            || lower.ends_with(".d.ts")
-        {
-            return None;
-        }
-        // Ruby's build files have no extension.
-        if matches!(lower.as_str(), "gemfile" | "rakefile") {
-            return Some(Language::Ruby);
-        }
-        let ext = lower.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
-        let lang = match ext {
-            "rs" => Language::Rust,
-            "ts" | "mts" | "cts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
-            "py" | "pyi" => Language::Python,
-            "go" => Language::Go,
-            "java" => Language::Java,
-            // `.h` stays C: C code may use `new` or `class` as identifiers.
-            "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "inl" => {
-                Language::Cpp
-            }
-            "cs" | "csx" => Language::CSharp,
-            "rb" | "rake" | "gemspec" => Language::Ruby,
-            "php" | "phtml" => Language::Php,
-            "kt" | "kts" => Language::Kotlin,
-            "swift" => Language::Swift,
-            "md" | "markdown" | "mdx" => Language::Markdown,
-            _ if SKIPPED_EXTENSIONS.contains(&ext) => return None,
-            _ => Language::Other,
-        };
-        Some(lang)
-    }
+    Some(Language::of_path(&lower))
 }
 
 const SKIPPED_NAMES: &[&str] = &[
@@ -226,8 +136,23 @@ pub struct WalkedFile {
     pub mtime_ns: u128,
 }
 
+/// Whether a walk enters hidden files and directories (`.github/`, `.eslintrc.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// The index's walk: dotfiles are tool state and editor config more often than code.
+    Skip,
+    /// The plan scan's: a task about CI or linting names `.github/workflows/*` or a dotfile.
+    Include,
+}
+
 /// Walks `root/under` and returns the indexable files sorted by path.
 pub fn walk(root: &Path, under: Option<&str>) -> Vec<WalkedFile> {
+    walk_tree(root, under, Hidden::Skip)
+}
+
+/// [`walk`], choosing whether hidden files are entered. The skipped directories (`.git`,
+/// `node_modules`, `target`, …), file kinds and sizes are the same either way.
+pub fn walk_tree(root: &Path, under: Option<&str>, hidden: Hidden) -> Vec<WalkedFile> {
     let start = match under {
         Some(sub) if !sub.is_empty() && sub != "." => root.join(sub),
         _ => root.to_path_buf(),
@@ -235,7 +160,7 @@ pub fn walk(root: &Path, under: Option<&str>) -> Vec<WalkedFile> {
     let files = std::sync::Mutex::new(Vec::new());
     // Parallel: most of a walk is waiting on `stat`.
     WalkBuilder::new(&start)
-        .hidden(true)
+        .hidden(hidden == Hidden::Skip)
         .git_ignore(true)
         .git_global(false)
         .git_exclude(true)
@@ -269,7 +194,7 @@ fn walked_file(root: &Path, entry: &ignore::DirEntry) -> Option<WalkedFile> {
         return None;
     }
     let abs = entry.path();
-    let language = Language::detect(abs)?;
+    let language = detect_language(abs)?;
     let meta = entry.metadata().ok()?;
     if meta.len() > MAX_FILE_BYTES || meta.len() == 0 {
         return None;
@@ -340,33 +265,30 @@ mod tests {
 
     #[test]
     fn languages_and_skips() {
-        assert_eq!(Language::detect(Path::new("a/b.rs")), Some(Language::Rust));
-        assert_eq!(Language::detect(Path::new("x.tsx")), Some(Language::Tsx));
+        assert_eq!(detect_language(Path::new("a/b.rs")), Some(Language::Rust));
+        assert_eq!(detect_language(Path::new("x.tsx")), Some(Language::Tsx));
         assert_eq!(
-            Language::detect(Path::new("README.md")),
+            detect_language(Path::new("README.md")),
             Some(Language::Markdown)
         );
         assert_eq!(
-            Language::detect(Path::new("Makefile")),
+            detect_language(Path::new("Makefile")),
             Some(Language::Other)
         );
-        assert_eq!(Language::detect(Path::new("src/list.h")), Some(Language::C));
-        assert_eq!(Language::detect(Path::new("a.hpp")), Some(Language::Cpp));
-        assert_eq!(Language::detect(Path::new("A.cs")), Some(Language::CSharp));
-        assert_eq!(Language::detect(Path::new("Gemfile")), Some(Language::Ruby));
-        assert_eq!(Language::detect(Path::new("t.rake")), Some(Language::Ruby));
-        assert_eq!(Language::detect(Path::new("i.php")), Some(Language::Php));
-        assert_eq!(Language::detect(Path::new("b.kts")), Some(Language::Kotlin));
-        assert_eq!(
-            Language::detect(Path::new("V.swift")),
-            Some(Language::Swift)
-        );
+        assert_eq!(detect_language(Path::new("src/list.h")), Some(Language::C));
+        assert_eq!(detect_language(Path::new("a.hpp")), Some(Language::Cpp));
+        assert_eq!(detect_language(Path::new("A.cs")), Some(Language::CSharp));
+        assert_eq!(detect_language(Path::new("Gemfile")), Some(Language::Ruby));
+        assert_eq!(detect_language(Path::new("t.rake")), Some(Language::Ruby));
+        assert_eq!(detect_language(Path::new("i.php")), Some(Language::Php));
+        assert_eq!(detect_language(Path::new("b.kts")), Some(Language::Kotlin));
+        assert_eq!(detect_language(Path::new("V.swift")), Some(Language::Swift));
         assert_eq!(Language::parse("C#"), Some(Language::CSharp));
         assert_eq!(Language::parse("c++"), Some(Language::Cpp));
         assert_eq!(Language::Kotlin.as_str(), "kotlin");
-        assert_eq!(Language::detect(Path::new("Cargo.lock")), None);
-        assert_eq!(Language::detect(Path::new("app.min.js")), None);
-        assert_eq!(Language::detect(Path::new("logo.png")), None);
+        assert_eq!(detect_language(Path::new("Cargo.lock")), None);
+        assert_eq!(detect_language(Path::new("app.min.js")), None);
+        assert_eq!(detect_language(Path::new("logo.png")), None);
         assert!(is_test_path("src/foo_test.go"));
         assert!(is_test_path("tests/it/main.rs"));
         assert!(is_test_path("pkg/test_utils.py"));

@@ -1,63 +1,127 @@
 //! What a repository path is: the language it is written in ([`Language::of_path`]) and whether
-//! it is a test by that language's conventions ([`is_test_path`]).
+//! it is a test by that language's conventions ([`is_test_path`]). One list of languages: the
+//! review's conventions, the code index's grammars and its `--lang` filter all name these.
 //!
 //! The review (whether a change touched tests) and the code index (tests rank below the code
 //! they test) must agree on what a test is, so the rule lives here, below both: one home, no
 //! dependencies.
 
-/// Languages with conventions of their own. Everything else is `Other`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A file's language, by its name: the one list the review's conventions and the code index's
+/// chunkers and filters share. `Other` is any other text (config, data, scripts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
     Rust,
     TypeScript,
+    /// TypeScript with JSX: the same conventions, its own grammar.
+    Tsx,
     JavaScript,
     Python,
     Go,
     Java,
-    Kotlin,
-    CSharp,
-    Ruby,
     C,
     Cpp,
+    CSharp,
+    Ruby,
     Php,
+    Kotlin,
     Swift,
     Scala,
     Elixir,
     Dart,
+    Markdown,
     Other,
 }
 
 impl Language {
-    /// The language of `path`, by its extension (`.tsx` is TypeScript, `.h` is C).
+    /// The language of `path` (`/`-separated), by its file name: its extension, or the
+    /// name itself for build files without one (`Gemfile`).
     pub fn of_path(path: &str) -> Language {
-        let ext = file_name(path)
-            .rsplit_once('.')
-            .map(|(_, ext)| ext.to_ascii_lowercase())
-            .unwrap_or_default();
-        match ext.as_str() {
+        let name = file_name(path).to_ascii_lowercase();
+        if matches!(name.as_str(), "gemfile" | "rakefile") {
+            return Language::Ruby;
+        }
+        let ext = name.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
+        match ext {
             "rs" => Language::Rust,
-            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
             "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
             "py" | "pyi" => Language::Python,
             "go" => Language::Go,
             "java" => Language::Java,
-            "kt" | "kts" => Language::Kotlin,
-            "cs" => Language::CSharp,
-            "rb" => Language::Ruby,
+            // `.h` stays C: C code may use `new` or `class` as identifiers.
             "c" | "h" => Language::C,
-            "cc" | "cpp" | "cxx" | "hh" | "hpp" | "hxx" => Language::Cpp,
-            "php" => Language::Php,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "inl" => {
+                Language::Cpp
+            }
+            "cs" | "csx" => Language::CSharp,
+            "rb" | "rake" | "gemspec" => Language::Ruby,
+            "php" | "phtml" => Language::Php,
+            "kt" | "kts" => Language::Kotlin,
             "swift" => Language::Swift,
             "scala" | "sc" => Language::Scala,
             "ex" | "exs" => Language::Elixir,
             "dart" => Language::Dart,
+            "md" | "markdown" | "mdx" => Language::Markdown,
             _ => Language::Other,
         }
     }
 
-    /// Whether this is source code (as opposed to data, docs or config).
+    /// Whether this is source code (as opposed to docs, data or config).
     pub fn is_code(self) -> bool {
-        self != Language::Other
+        !matches!(self, Language::Markdown | Language::Other)
+    }
+
+    /// Its name in filters and output (`--lang rust`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Python => "python",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::CSharp => "csharp",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
+            Language::Scala => "scala",
+            Language::Elixir => "elixir",
+            Language::Dart => "dart",
+            Language::Markdown => "markdown",
+            Language::Other => "text",
+        }
+    }
+
+    /// A language by its name or a usual alias (`rs`, `golang`, `c#`), case-insensitive.
+    pub fn parse(name: &str) -> Option<Language> {
+        let lang = match name.to_ascii_lowercase().as_str() {
+            "rust" | "rs" => Language::Rust,
+            "typescript" | "ts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "javascript" | "js" | "jsx" => Language::JavaScript,
+            "python" | "py" => Language::Python,
+            "go" | "golang" => Language::Go,
+            "java" => Language::Java,
+            "c" | "h" => Language::C,
+            "cpp" | "c++" | "cc" | "cxx" | "hpp" => Language::Cpp,
+            "csharp" | "cs" | "c#" => Language::CSharp,
+            "ruby" | "rb" => Language::Ruby,
+            "php" => Language::Php,
+            "kotlin" | "kt" | "kts" => Language::Kotlin,
+            "swift" => Language::Swift,
+            "scala" => Language::Scala,
+            "elixir" | "ex" => Language::Elixir,
+            "dart" => Language::Dart,
+            "markdown" | "md" => Language::Markdown,
+            "text" | "other" => Language::Other,
+            _ => return None,
+        };
+        Some(lang)
     }
 }
 
@@ -100,7 +164,7 @@ pub fn is_test_path(path: &str) -> bool {
                 // `#[cfg(test)] mod tests;` lives in `tests.rs`.
                 || matches!(name, "tests.rs" | "test.rs")
         }
-        Language::TypeScript | Language::JavaScript => {
+        Language::TypeScript | Language::Tsx | Language::JavaScript => {
             [".test.", ".spec.", ".e2e.", "_test.", "_spec."]
                 .iter()
                 .any(|part| name.contains(part))
@@ -139,7 +203,7 @@ pub fn is_test_path(path: &str) -> bool {
         Language::Swift => name.ends_with("tests.swift") || name.ends_with("test.swift"),
         Language::Elixir => name.ends_with("_test.exs"),
         Language::Dart => name.ends_with("_test.dart"),
-        Language::Other => {
+        Language::Markdown | Language::Other => {
             name.starts_with("test_") || name.contains("_test.") || name.contains(".test.")
         }
     }
@@ -202,9 +266,22 @@ mod tests {
 
     #[test]
     fn languages_by_extension() {
-        assert_eq!(Language::of_path("a/b.TSX"), Language::TypeScript);
+        assert_eq!(Language::of_path("a/b.TSX"), Language::Tsx);
+        assert_eq!(Language::of_path("Gemfile"), Language::Ruby);
+        assert_eq!(Language::of_path("lib/tasks/db.rake"), Language::Ruby);
+        assert_eq!(Language::of_path("a.hpp"), Language::Cpp);
         assert_eq!(Language::of_path("x.h"), Language::C);
         assert_eq!(Language::of_path("Makefile"), Language::Other);
+        assert_eq!(Language::of_path("README.md"), Language::Markdown);
         assert!(!Language::of_path("README.md").is_code());
+        assert!(Language::of_path("src/app.scala").is_code());
+        for language in [
+            Language::Rust,
+            Language::Tsx,
+            Language::Dart,
+            Language::Other,
+        ] {
+            assert_eq!(Language::parse(language.as_str()), Some(language));
+        }
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::session::{self, SessionSettings};
-use tollgate::store::{Lease, StepUsage, Store};
+use tollgate::store::{Lease, StepUsage, Store, sessions};
 
 use crate::util::{TestRepo, tollgate};
 
@@ -131,21 +131,34 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
         boot: boot.clone(),
     };
     let now = time_ms();
-    store.session_claim(&id, &lease, now, &|_| false).unwrap();
-    assert!(store.step_begin(&id, 0, "dead-process", 0, now).unwrap());
     store
-        .step_complete(
-            &id,
-            0,
-            "dead-process",
-            7.5,
-            StepUsage::default(),
-            &[],
-            &[],
-            now,
-        )
+        .write(|tx| sessions::claim(tx, &id, &lease, now, &|_| false))
         .unwrap();
-    assert!(store.step_begin(&id, 1, "dead-process", 1, now).unwrap());
+    assert!(
+        store
+            .write(|tx| sessions::step_begin(tx, &id, 0, "dead-process", 0, now))
+            .unwrap()
+    );
+    store
+        .write(|tx| {
+            sessions::step_complete(
+                tx,
+                &id,
+                0,
+                "dead-process",
+                7.5,
+                StepUsage::default(),
+                &[],
+                &[],
+                now,
+            )
+        })
+        .unwrap();
+    assert!(
+        store
+            .write(|tx| sessions::step_begin(tx, &id, 1, "dead-process", 1, now))
+            .unwrap()
+    );
     drop(store);
 
     if boot.is_some() {

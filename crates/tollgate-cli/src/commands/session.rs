@@ -14,7 +14,7 @@ use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_
 use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
 use tollgate::session::{self, Resumed, SessionSettings, SessionState};
-use tollgate::store::Store;
+use tollgate::store::{Store, sessions};
 
 use super::ExitStatus;
 use crate::args::{SessionCommand, SessionStartArgs};
@@ -167,7 +167,7 @@ fn foreground(
     settings: &SessionSettings,
 ) -> anyhow::Result<ExitStatus> {
     let id = claimed.id().to_string();
-    let total = store.session_steps(&id)?.len() as u64;
+    let total = store.read(|tx| sessions::steps(tx, &id))?.len() as u64;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} steps, {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),

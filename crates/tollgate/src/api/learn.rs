@@ -130,12 +130,8 @@ pub fn learn_record(
         at: at.to_string(),
         evidence,
     };
-    if let Err(message) = record.validate() {
-        let field = ["fingerprint", "rule_id", "path", "scope"]
-            .into_iter()
-            .find(|field| message.contains(&format!("`{field}`")))
-            .unwrap_or("fingerprint");
-        return Err(ApiError::invalid(field, message));
+    if let Err(invalid) = record.validate() {
+        return Err(ApiError::invalid(invalid.field, invalid.to_string()));
     }
     let n_records = learnings::append(workspace, record.clone()).map_err(from_learnings)?;
     Ok(LearnRecordResponse {
@@ -222,6 +218,24 @@ mod tests {
             reason: reason.into(),
             by: "alice".into(),
             scope: None,
+        }
+    }
+
+    #[test]
+    fn a_refused_record_names_its_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, fn(&mut LearnRecordRequest)); 4] = [
+            ("rule_id", |r| r.rule_id = " ".into()),
+            ("path", |r| r.path = "../outside.rs".into()),
+            ("fingerprint", |r| r.fingerprint = "a b".into()),
+            ("scope", |r| r.scope = Some("src/[".into())),
+        ];
+        for (field, spoil) in cases {
+            let mut bad = request("test data");
+            spoil(&mut bad);
+            let err = learn_record(dir.path(), Disposition::Dismissed, bad, "t").unwrap_err();
+            assert_eq!(err.field.as_deref(), Some(field), "{err:?}");
+            assert!(err.message.contains(&format!("`{field}`")), "{err:?}");
         }
     }
 

@@ -128,8 +128,7 @@ pub fn validate(
     };
     let commit_hash = revision("commit_hash", &request.commit_hash)?;
     let base_ref = revision("base_ref", &request.base_ref)?;
-    let mut changed_files = parse_changed_files(&request.changed_files)
-        .map_err(|message| invalid("changed_files", message))?;
+    let mut changed_files = parse_changed_files(&request.changed_files)?;
     for path in &changed_files {
         if let Some(reason) = refuse_path(path) {
             return Err(invalid(
@@ -184,12 +183,14 @@ pub fn validate(
 }
 
 /// A list, a JSON array string or a comma-separated string; entries trimmed, `./` dropped.
-fn parse_changed_files(arg: &ChangedFilesArg) -> Result<Vec<String>, String> {
+fn parse_changed_files(arg: &ChangedFilesArg) -> Result<Vec<String>, SessionError> {
     let raw: Vec<String> = match arg {
         ChangedFilesArg::List(list) => list.clone(),
         ChangedFilesArg::Text(text) if text.trim_start().starts_with('[') => {
-            serde_json::from_str(text)
-                .map_err(|err| format!("not a JSON array of strings: {err}"))?
+            serde_json::from_str(text).map_err(|err| SessionError::InvalidInput {
+                field: "changed_files",
+                message: format!("not a JSON array of strings: {err}"),
+            })?
         }
         ChangedFilesArg::Text(text) => text.split(',').map(str::to_string).collect(),
     };

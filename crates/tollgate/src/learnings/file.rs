@@ -36,7 +36,9 @@ pub fn load(workspace: &Path) -> Result<Ledger, LearningsError> {
 pub fn append(workspace: &Path, record: Record) -> Result<usize, LearningsError> {
     record
         .validate()
-        .map_err(|message| LearningsError::Invalid { message })?;
+        .map_err(|invalid| LearningsError::Invalid {
+            message: invalid.to_string(),
+        })?;
     let mut ledger = load(workspace)?;
     ledger.push(record);
     open(workspace)?

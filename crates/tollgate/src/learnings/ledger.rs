@@ -103,10 +103,11 @@ impl Record {
         serde_json::to_string(self).expect("a record always serialises")
     }
 
-    /// Checks the fields a record must have; `at` names it in the message.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the fields a record must have.
+    pub fn validate(&self) -> Result<(), InvalidRecord> {
+        let invalid = |field, problem: String| Err(InvalidRecord { field, problem });
         if self.fingerprint.is_empty() && self.scope.is_none() {
-            return Err("`fingerprint` is empty (and there is no `scope`)".into());
+            return invalid("fingerprint", "is empty (and there is no `scope`)".into());
         }
         if self.fingerprint.len() > 128
             || !self
@@ -114,8 +115,9 @@ impl Record {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_'))
         {
-            return Err(
-                "`fingerprint` must be at most 128 letters, digits, `:`, `-` or `_`".into(),
+            return invalid(
+                "fingerprint",
+                "must be at most 128 letters, digits, `:`, `-` or `_`".into(),
             );
         }
         for (name, value) in [
@@ -124,26 +126,40 @@ impl Record {
             ("by", &self.by),
         ] {
             if value.chars().count() > MAX_FIELD_CHARS {
-                return Err(format!("`{name}` is over {MAX_FIELD_CHARS} characters"));
+                return invalid(name, format!("is over {MAX_FIELD_CHARS} characters"));
             }
         }
         if self.rule_id.trim().is_empty() {
-            return Err("`rule_id` is empty".into());
+            return invalid("rule_id", "is empty".into());
         }
         if self.path.starts_with('/') || self.path.split('/').any(|part| part == "..") {
-            return Err(format!(
-                "`path` `{}` must be relative to the repository root",
-                self.path.escape_debug()
-            ));
+            return invalid(
+                "path",
+                format!(
+                    "`{}` must be relative to the repository root",
+                    self.path.escape_debug()
+                ),
+            );
         }
         if self.reason.chars().count() > MAX_REASON_CHARS {
-            return Err(format!("`reason` is over {MAX_REASON_CHARS} characters"));
+            return invalid("reason", format!("is over {MAX_REASON_CHARS} characters"));
         }
         if let Some(scope) = &self.scope {
-            Glob::new(scope).map_err(|err| format!("`scope` is not a glob: {err}"))?;
+            if let Err(err) = Glob::new(scope) {
+                return invalid("scope", format!("is not a glob: {err}"));
+            }
         }
         Ok(())
     }
+}
+
+/// The field of a [`Record`] that [`Record::validate`] refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{field}` {problem}")]
+pub struct InvalidRecord {
+    /// The record's field, by its name in the ledger (`rule_id`).
+    pub field: &'static str,
+    pub problem: String,
 }
 
 /// A parsed ledger: its records in file order (a later record about the same finding wins).
@@ -169,7 +185,9 @@ impl Ledger {
             };
             let record: Record =
                 serde_json::from_str(line).map_err(|err| parse_error(err.to_string()))?;
-            record.validate().map_err(parse_error)?;
+            record
+                .validate()
+                .map_err(|invalid| parse_error(invalid.to_string()))?;
             ledger.push(record);
         }
         Ok(ledger)

@@ -22,7 +22,8 @@ pub use apply::{Applied, Learnings};
 pub use conventions::{MAX_CONVENTIONS, MAX_CONVENTIONS_CHARS, conventions};
 pub use file::{MAX_CODE_BYTES, append, evidence_in_workspace, load};
 pub use ledger::{
-    Disposition, LEDGER_FILE, Ledger, MAX_FIELD_CHARS, MAX_LEDGER_BYTES, MAX_REASON_CHARS, Record,
+    Disposition, InvalidRecord, LEDGER_FILE, Ledger, MAX_FIELD_CHARS, MAX_LEDGER_BYTES,
+    MAX_REASON_CHARS, Record,
 };
 pub use propose::{MIN_REPEATS, propose_invariants};
 

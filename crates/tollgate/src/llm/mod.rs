@@ -79,7 +79,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{LlmConfig, ProviderKind};
-use crate::store::{CachedResponse, Store};
+use crate::store::{CachedResponse, Store, llm_cache};
 
 /// One call: instructions, content, and the shape the answer must have.
 #[derive(Debug, Clone)]
@@ -406,7 +406,7 @@ impl LlmClient {
             max_output_tokens,
         );
         if let Some(store) = &self.store {
-            match store.llm_cache_get(&key) {
+            match store.write(|tx| llm_cache::get(tx, &key)) {
                 Ok(Some(hit)) => match validator.parse(&hit.response) {
                     Ok(value) => {
                         return Ok(JsonResponse {
@@ -501,7 +501,7 @@ impl LlmClient {
                 input_tokens: usage.input_tokens,
                 output_tokens: usage.output_tokens,
             };
-            if let Err(err) = store.llm_cache_put(&key, &entry) {
+            if let Err(err) = store.write(|tx| llm_cache::put(tx, &key, &entry)) {
                 tracing::warn!(error = %err, "the model answer could not be cached");
             }
         }

@@ -10,7 +10,7 @@ use super::entry::{check_images, check_metadata, check_text, normalize_tags};
 use super::{Entry, Filter, FtsQuery, Image, MemoryError, NewEntry, Page, Source};
 use crate::secrets;
 use crate::store::Store;
-use crate::store::memory::{InsertRow, UpdateRow};
+use crate::store::memory::{self as sql, InsertRow, UpdateRow};
 
 /// The knowledge store of one [`Store`], embedding with one [`Embedder`].
 #[derive(Debug, Clone, Copy)]
@@ -258,7 +258,7 @@ impl<'a> Memory<'a> {
             })
             .collect();
         if atomic {
-            let ids = self.store.memory_insert(&rows)?;
+            let ids = self.store.write(|tx| sql::insert_all(tx, &rows))?;
             return Ok(ids
                 .into_iter()
                 .zip(&prepared)
@@ -274,7 +274,9 @@ impl<'a> Memory<'a> {
             .iter()
             .zip(&prepared)
             .map(|(row, (_, n))| {
-                let ids = self.store.memory_insert(std::slice::from_ref(row))?;
+                let ids = self
+                    .store
+                    .write(|tx| sql::insert_all(tx, std::slice::from_ref(row)))?;
                 Ok(Stored {
                     id: ids[0],
                     n_secrets_scrubbed: *n,
@@ -291,7 +293,7 @@ impl<'a> Memory<'a> {
         ids: &[i64],
         include_images: bool,
     ) -> Result<Vec<Entry>, MemoryError> {
-        let entries = self.store.memory_get(ids, include_images)?;
+        let entries = self.store.read(|tx| sql::get(tx, ids, include_images))?;
         let missing: Vec<i64> = ids
             .iter()
             .copied()
@@ -315,7 +317,7 @@ impl<'a> Memory<'a> {
     ) -> Result<Vec<Entry>, MemoryError> {
         Ok(self
             .store
-            .memory_list(filter, page.limit, page.offset, include_images)?)
+            .read(|tx| sql::list(tx, filter, page.limit, page.offset, include_images))?)
     }
 
     /// Full-text search (BM25) among entries matching `filter`.
@@ -332,10 +334,10 @@ impl<'a> Memory<'a> {
         };
         let hits = self
             .store
-            .memory_fts(query, filter, page.offset + page.limit, highlight)?;
+            .read(|tx| sql::fts(tx, query, filter, page.offset + page.limit, highlight))?;
         let hits: Vec<_> = hits.into_iter().skip(page.offset).collect();
         let ids: Vec<i64> = hits.iter().map(|(id, _, _)| *id).collect();
-        let entries = self.store.memory_get(&ids, include_images)?;
+        let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
         Ok(entries
             .into_iter()
             .zip(hits)
@@ -361,7 +363,7 @@ impl<'a> Memory<'a> {
         let ranked = self.nearest(text, filter, page.offset + page.limit)?;
         let ranked: Vec<_> = ranked.into_iter().skip(page.offset).collect();
         let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
-        let entries = self.store.memory_get(&ids, include_images)?;
+        let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
         Ok(entries
             .into_iter()
             .zip(ranked)
@@ -395,7 +397,7 @@ impl<'a> Memory<'a> {
         let fts: Vec<(i64, f64)> = match query {
             Some(query) if arms.contains(&SearchArm::Fts) => self
                 .store
-                .memory_fts(query, filter, want, false)?
+                .read(|tx| sql::fts(tx, query, filter, want, false))?
                 .into_iter()
                 .map(|(id, score, _)| (id, score))
                 .collect(),
@@ -416,7 +418,7 @@ impl<'a> Memory<'a> {
             .take(page.limit)
             .collect();
         let ids: Vec<i64> = page_hits.iter().map(|(id, _)| *id).collect();
-        let entries = self.store.memory_get(&ids, include_images)?;
+        let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
         let hits = entries
             .into_iter()
             .zip(page_hits)
@@ -488,7 +490,9 @@ impl<'a> Memory<'a> {
             ids,
         };
         if atomic {
-            self.store.memory_update(&rows)?.map_err(not_found)?;
+            self.store
+                .write(|tx| sql::update_all(tx, &rows))?
+                .map_err(not_found)?;
             return Ok(scrubbed.iter().map(|(_, n)| Ok(*n)).collect());
         }
         Ok(rows
@@ -496,7 +500,7 @@ impl<'a> Memory<'a> {
             .zip(&scrubbed)
             .map(|(row, (_, n))| {
                 self.store
-                    .memory_update(std::slice::from_ref(row))?
+                    .write(|tx| sql::update_all(tx, std::slice::from_ref(row)))?
                     .map_err(not_found)?;
                 Ok(*n)
             })
@@ -514,15 +518,15 @@ impl<'a> Memory<'a> {
                 "give context ids, thread ids or an age: a source alone would delete too much",
             ));
         }
-        Ok(self.store.memory_delete(criteria)?)
+        Ok(self.store.write(|tx| sql::delete(tx, criteria))?)
     }
 
     pub fn threads(&self) -> Result<Vec<ThreadSummary>, MemoryError> {
-        Ok(self.store.memory_threads()?)
+        Ok(self.store.read(|tx| sql::threads(tx))?)
     }
 
     pub fn statistics(&self) -> Result<Statistics, MemoryError> {
-        Ok(self.store.memory_statistics()?)
+        Ok(self.store.read(|tx| sql::statistics(tx))?)
     }
 
     /// The `limit` entries (matching `filter`, embedded by this embedder) nearest to `text`,
@@ -545,12 +549,13 @@ impl<'a> Memory<'a> {
                 .unwrap_or_default(),
         );
         let mut scored: Vec<(i64, f32)> = Vec::new();
-        self.store
-            .memory_vectors(&self.embedder.id(), filter, |id, bytes| {
+        self.store.read(|tx| {
+            sql::vectors(tx, &self.embedder.id(), filter, |id, bytes| {
                 if let Some(dot) = query.similarity(bytes) {
                     scored.push((id, dot));
                 }
-            })?;
+            })
+        })?;
         // Highest similarity first; ties by id, so the order never varies.
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(limit);

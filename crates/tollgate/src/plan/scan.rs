@@ -5,9 +5,9 @@
 //! between those files, extracted with cheap line patterns (Rust `mod`/`use`, JS/TS
 //! `import`/`require`, Python `import`/`from`, C `#include`).
 //!
-//! The walk honours `.gitignore` (the `ignore` crate), never follows symlinks, skips `.git` and
-//! `.tollgate`, and reads at most [`MAX_FILE_BYTES`] of at most [`MAX_FILES`] files, so a huge
-//! repository costs a bounded scan.
+//! The walk is the code index's (`.gitignore`, no symlinks, no `.git`, `.tollgate`, vendored or
+//! build directories, media or lock files) with hidden files added, and the scan reads at most
+//! [`MAX_FILE_BYTES`] of at most [`MAX_FILES`] files, so a huge repository costs a bounded scan.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -15,6 +15,7 @@ use std::path::Path;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tollgate_index::rank::FileClass;
 use tollgate_index::tokens;
+use tollgate_index::walk::{Hidden, walk_tree};
 
 /// Files looked at, at most.
 const MAX_FILES: usize = 20_000;
@@ -210,29 +211,10 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
     let mut result = ScanResult::default();
     let mut found_mentions = BTreeSet::new();
     let mut candidates = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .filter_entry(|entry| {
-            let name = entry.file_name().to_string_lossy();
-            !(entry.depth() > 0
-                && matches!(
-                    name.as_ref(),
-                    ".git" | ".tollgate" | "node_modules" | "target"
-                ))
-        })
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(relative) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let Some(path) = relative.to_str().map(|p| p.replace('\\', "/")) else {
-            continue;
-        };
+    // The index's walk (its ignore rules, skipped directories, file kinds and size limit), with
+    // hidden files: a task about CI names `.github/workflows/*`.
+    for file in walk_tree(root, None, Hidden::Include) {
+        let path = file.path;
         if include.as_ref().is_some_and(|set| !set.is_match(&path))
             || exclude.as_ref().is_some_and(|set| set.is_match(&path))
         {
@@ -266,7 +248,7 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
             .filter(|w| path_tokens.iter().any(|t| same_word(t, w)))
             .collect();
         let content = if is_known_extension(&extension) || extension.is_empty() {
-            read_prefix(entry.path())
+            read_prefix(&file.abs)
         } else {
             None
         };
@@ -344,9 +326,19 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
     result.files = candidates;
     result.missing_mentions = mentions
         .into_iter()
-        .filter(|m| !found_mentions.contains(m) && m.contains('.'))
+        .filter(|m| !found_mentions.contains(m) && m.contains('.') && !exists_inside(root, m))
         .collect();
     result
+}
+
+/// Whether `mention` names a file under `root` that the walk left out (empty, over its size
+/// limit): it exists, so it is no candidate for creation. Only plain relative paths are looked up.
+fn exists_inside(root: &Path, mention: &str) -> bool {
+    let relative = Path::new(mention);
+    relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)))
+        && root.join(relative).is_file()
 }
 
 fn glob_set(patterns: &[String]) -> Option<GlobSet> {
@@ -730,6 +722,43 @@ mod tests {
             result.files[1]
                 .matched_words
                 .contains(&"backoff".to_string())
+        );
+    }
+
+    #[test]
+    fn the_scan_walks_like_the_index_and_adds_hidden_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| write_file(dir.path(), rel, text);
+        write(".github/workflows/ci.yml", "name: retry the flaky job\n");
+        write("src/retry.rs", "// retry\n");
+        // Build output and lock files are the index's to skip, and now the scan's.
+        write("dist/retry.js", "// retry\n");
+        write("package-lock.json", "{\"retry\": 1}\n");
+        write("src/pkg/__init__.py", "");
+        let options = ScanOptions {
+            max_files: 10,
+            include_paths: &[],
+            exclude_paths: &[],
+        };
+        let result = scan(
+            dir.path(),
+            "retry the flaky job in src/pkg/__init__.py",
+            &options,
+        );
+        let paths: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+        assert!(paths.contains(&".github/workflows/ci.yml"), "{paths:?}");
+        assert!(paths.contains(&"src/retry.rs"), "{paths:?}");
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.starts_with("dist/") || p.ends_with(".json")),
+            "{paths:?}"
+        );
+        // An empty file the walk leaves out still exists: no candidate for creation.
+        assert!(
+            result.missing_mentions.is_empty(),
+            "{:?}",
+            result.missing_mentions
         );
     }
 }

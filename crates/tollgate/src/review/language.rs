@@ -20,7 +20,7 @@ impl LanguageRules for Language {
     fn declares_public_api(&self, line: &str) -> bool {
         let pattern: &Regex = match self {
             Language::Rust => &RUST_PUB,
-            Language::TypeScript | Language::JavaScript => &JS_EXPORT,
+            Language::TypeScript | Language::Tsx | Language::JavaScript => &JS_EXPORT,
             Language::Python => &PY_PUBLIC,
             Language::Go => &GO_EXPORTED,
             Language::Java | Language::Kotlin | Language::CSharp => &JAVA_PUBLIC,
@@ -32,6 +32,7 @@ impl LanguageRules for Language {
             | Language::Scala
             | Language::Elixir
             | Language::Dart
+            | Language::Markdown
             | Language::Other => return false,
         };
         pattern.is_match(line)
@@ -51,7 +52,9 @@ impl LanguageRules for Language {
                         && !trimmed.contains("```text")
                         && !trimmed.contains("```ignore")
             }
-            Language::TypeScript | Language::JavaScript => trimmed.contains("import.meta.vitest"),
+            Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                trimmed.contains("import.meta.vitest")
+            }
             Language::Python => trimmed.starts_with(">>> "),
             _ => false,
         }
@@ -117,6 +120,10 @@ mod tests {
             (Language::Rust, "    pub async fn run() {"),
             (Language::Rust, "pub struct Config {"),
             (Language::TypeScript, "export function f() {}"),
+            (
+                Language::of_path("web/Button.tsx"),
+                "export const Button = () => {",
+            ),
             (Language::JavaScript, "module.exports = { f };"),
             (Language::Python, "def handler(event):"),
             (Language::Python, "class Client:"),

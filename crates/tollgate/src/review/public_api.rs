@@ -181,7 +181,7 @@ fn declarations_in_hunk(
             && !in_export_list
             && !matches!(
                 language,
-                Language::TypeScript | Language::JavaScript | Language::Python
+                Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Python
             )
         {
             continue;
@@ -263,7 +263,7 @@ fn may_open_export_list(text: &str) -> bool {
 /// After `export {` (TypeScript/JavaScript) or `__all__ = [` (Python): the rest of the line.
 fn export_list_opening(language: Language, text: &str) -> Option<&str> {
     let pattern: &Regex = match language {
-        Language::TypeScript | Language::JavaScript => &JS_EXPORT_LIST,
+        Language::TypeScript | Language::Tsx | Language::JavaScript => &JS_EXPORT_LIST,
         Language::Python => &PY_ALL_LIST,
         _ => return None,
     };
@@ -297,7 +297,7 @@ fn declared_name(language: Language, text: &str) -> Option<String> {
         Language::Rust => {
             return Some(rust_declared_name(text).unwrap_or_else(|| normalized(text)));
         }
-        Language::TypeScript | Language::JavaScript => &JS_NAME,
+        Language::TypeScript | Language::Tsx | Language::JavaScript => &JS_NAME,
         Language::Python => &PY_NAME,
         Language::Go => &GO_NAME,
         Language::Java | Language::Kotlin | Language::CSharp => &JAVA_NAME,

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use crate::diff::{self, DiffSpec, GitError};
-use crate::store::{NewSession, NewStep, Store, StoreError, Transition};
+use crate::store::{NewSession, NewStep, Store, StoreError, Transition, sessions};
 
 /// Tunables of sessions. [`SessionSettings::default`] holds the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,22 +247,27 @@ pub fn create(
     );
     let id = format!("rs_{now}_{}", &lease::random_hex()[..8]);
     let total_steps = steps.len();
-    store.session_insert(&NewSession {
-        id: id.clone(),
-        commit_hash: valid.commit_hash,
-        base_ref: valid.base_ref,
-        base_sha: base_sha.clone(),
-        head_sha: head_sha.clone(),
-        title: valid.title,
-        author: valid.author,
-        additions: valid.additions,
-        deletions: valid.deletions,
-        changed_files: files.iter().map(|(p, _)| p.clone()).collect(),
-        max_workers: valid.max_workers,
-        max_attempts: settings.max_attempts,
-        warnings: warnings.clone(),
-        steps,
-        now,
+    store.write(|tx| {
+        sessions::insert(
+            tx,
+            &NewSession {
+                id: id.clone(),
+                commit_hash: valid.commit_hash,
+                base_ref: valid.base_ref,
+                base_sha: base_sha.clone(),
+                head_sha: head_sha.clone(),
+                title: valid.title,
+                author: valid.author,
+                additions: valid.additions,
+                deletions: valid.deletions,
+                changed_files: files.iter().map(|(p, _)| p.clone()).collect(),
+                max_workers: valid.max_workers,
+                max_attempts: settings.max_attempts,
+                warnings: warnings.clone(),
+                steps,
+                now,
+            },
+        )
     })?;
     Ok(ReactiveReviewPrResponse {
         session_id: id,
@@ -285,7 +290,7 @@ pub fn claim(
     let lease = lease::new_lease();
     let lease_ms = ms(settings.lease);
     let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    match store.session_claim(id, &lease, now, &dead)? {
+    match store.write(|tx| sessions::claim(tx, id, &lease, now, &dead))? {
         crate::store::Claim::Claimed(_) => Ok(ClaimedSession::new(id, lease)),
         crate::store::Claim::Owned { pid } => Err(SessionError::Busy {
             id: id.to_string(),
@@ -308,7 +313,7 @@ pub fn resume(
     let lease = lease::new_lease();
     let lease_ms = ms(settings.lease);
     let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    match store.session_resume(id, &lease, now, &dead)? {
+    match store.write(|tx| sessions::resume(tx, id, &lease, now, &dead))? {
         crate::store::Claim::Claimed(_) => Ok(Resumed::Claimed(ClaimedSession::new(id, lease))),
         crate::store::Claim::Owned { pid } => Ok(Resumed::ByOwner { pid }),
         crate::store::Claim::NotFound => Err(not_found(id)),
@@ -372,11 +377,11 @@ pub fn telemetry(
 fn housekeeping(store: &Store, settings: &SessionSettings, now: i64) -> Result<(), StoreError> {
     let lease_ms = ms(settings.lease);
     let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    let reaped = store.sessions_reap(now, lease_ms, &dead)?;
+    let reaped = store.write(|tx| sessions::reap(tx, now, lease_ms, &dead))?;
     for id in reaped {
         tracing::warn!(session = %id, "review session's worker died; the session is paused");
     }
-    store.sessions_expire(now - ms(settings.retention))?;
+    store.write(|tx| sessions::expire(tx, now - ms(settings.retention)))?;
     Ok(())
 }
 
@@ -388,7 +393,7 @@ fn transition(
     to: SessionState,
     reason: Option<&str>,
 ) -> Result<TransitionResponse, SessionError> {
-    match store.session_transition(id, from, to, reason, now_ms())? {
+    match store.write(|tx| sessions::transition(tx, id, from, to, reason, now_ms()))? {
         Transition::Done(session) => Ok(TransitionResponse {
             session_id: session.id,
             status: session.state,

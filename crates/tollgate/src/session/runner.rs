@@ -16,7 +16,7 @@ use crate::diff::{self, DiffSpec};
 use crate::findings::Finding;
 use crate::session::executor::{PipelineExecutor, StepExecutor, StepReport};
 use crate::session::{SessionError, SessionSettings, SessionState, SessionStatus, ms, now_ms};
-use crate::store::{FindingRow, Lease, StepRecord, StepState, Store};
+use crate::store::{FindingRow, Lease, StepRecord, StepState, Store, sessions};
 
 /// A session whose lease this process holds: hand it to [`drive`]. Dropping it without driving
 /// leaves the lease to expire, after which the session is marked paused.
@@ -77,7 +77,7 @@ pub fn drive(
     observer: &(dyn Fn(&StepEvent) + Sync),
 ) -> Result<SessionStatus, SessionError> {
     let session = store
-        .session_get(&claimed.id)?
+        .read(|tx| sessions::get(tx, &claimed.id))?
         .ok_or_else(|| SessionError::NotFound {
             id: claimed.id.clone(),
         })?;
@@ -97,14 +97,19 @@ pub fn drive(
                 "cannot read the diff {}..{}: {err}",
                 session.base_sha, session.head_sha
             );
-            store.session_transition(
-                &claimed.id,
-                &[SessionState::Running, SessionState::Paused],
-                SessionState::Failed,
-                Some(&reason),
-                now_ms(),
-            )?;
-            store.session_release(&claimed.id, &claimed.lease.token, now_ms(), 0)?;
+            store.write(|tx| {
+                sessions::transition(
+                    tx,
+                    &claimed.id,
+                    &[SessionState::Running, SessionState::Paused],
+                    SessionState::Failed,
+                    Some(&reason),
+                    now_ms(),
+                )
+            })?;
+            store.write(|tx| {
+                sessions::release(tx, &claimed.id, &claimed.lease.token, now_ms(), 0)
+            })?;
             return crate::session::status::status(store, &claimed.id, false, settings, now_ms());
         }
     };
@@ -125,7 +130,7 @@ pub(crate) fn drive_with(
     let token = claimed.lease.token.as_str();
     let lost = || SessionError::LeaseLost { id: id.to_string() };
     let mut session = store
-        .session_get(id)?
+        .read(|tx| sessions::get(tx, id))?
         .ok_or_else(|| SessionError::NotFound { id: id.to_string() })?;
     let max_workers = session.max_workers.max(1);
     let mut accounted = Instant::now();
@@ -146,17 +151,14 @@ pub(crate) fn drive_with(
             if !lease_lost {
                 if last_heartbeat.elapsed() >= settings.heartbeat {
                     last_heartbeat = Instant::now();
-                    match store.session_heartbeat(
-                        id,
-                        token,
-                        now_ms(),
-                        take_active(&mut accounted),
-                    )? {
+                    match store.write(|tx| {
+                        sessions::heartbeat(tx, id, token, now_ms(), take_active(&mut accounted))
+                    })? {
                         Some(fresh) => session = fresh,
                         None => lease_lost = true,
                     }
                 } else {
-                    match store.session_get(id)? {
+                    match store.read(|tx| sessions::get(tx, id))? {
                         Some(fresh) if fresh.lease.as_ref().is_some_and(|l| l.token == token) => {
                             session = fresh
                         }
@@ -171,10 +173,12 @@ pub(crate) fn drive_with(
                     return Err(lost());
                 }
             } else if session.state == SessionState::Running {
-                let steps = store.session_steps(id)?;
+                let steps = store.read(|tx| sessions::steps(tx, id))?;
                 if steps.iter().all(|s| s.state == StepState::Completed) && in_flight.is_empty() {
-                    if store.session_complete(id, token, now_ms())? {
-                        store.session_release(id, token, now_ms(), take_active(&mut accounted))?;
+                    if store.write(|tx| sessions::complete(tx, id, token, now_ms()))? {
+                        store.write(|tx| {
+                            sessions::release(tx, id, token, now_ms(), take_active(&mut accounted))
+                        })?;
                         return Ok(SessionState::Completed);
                     }
                     continue;
@@ -195,7 +199,9 @@ pub(crate) fn drive_with(
                     let worker = (0..max_workers)
                         .find(|w| !in_flight.values().any(|busy| busy == w))
                         .unwrap_or(0);
-                    if !store.step_begin(id, step.idx, token, worker, now_ms())? {
+                    if !store.write(|tx| {
+                        sessions::step_begin(tx, id, step.idx, token, worker, now_ms())
+                    })? {
                         break;
                     }
                     in_flight.insert(step.idx, worker);
@@ -213,7 +219,9 @@ pub(crate) fn drive_with(
             } else if in_flight.is_empty() {
                 // Paused, cancelled or failed, and nothing left running: give the lease up,
                 // unless a resume arrived meanwhile.
-                if store.session_release(id, token, now_ms(), take_active(&mut accounted))? {
+                if store.write(|tx| {
+                    sessions::release(tx, id, token, now_ms(), take_active(&mut accounted))
+                })? {
                     return Ok(session.state);
                 }
                 continue;
@@ -226,7 +234,7 @@ pub(crate) fn drive_with(
                         record(store, id, token, &step, elapsed, result, &session, settings)?;
                     match event {
                         Some(mut event) => {
-                            let steps = store.session_steps(id)?;
+                            let steps = store.read(|tx| sessions::steps(tx, id))?;
                             event.completed_steps = steps
                                 .iter()
                                 .filter(|s| s.state == StepState::Completed)
@@ -264,16 +272,19 @@ fn record(
         Ok(report) => {
             let rows: Vec<FindingRow> = report.findings.iter().map(finding_row).collect();
             let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
-            let Some(n_new) = store.step_complete(
-                id,
-                step.idx,
-                token,
-                duration_ms,
-                report.usage,
-                &rows,
-                &report.gate_reasons,
-                now,
-            )?
+            let Some(n_new) = store.write(|tx| {
+                sessions::step_complete(
+                    tx,
+                    id,
+                    step.idx,
+                    token,
+                    duration_ms,
+                    report.usage,
+                    &rows,
+                    &report.gate_reasons,
+                    now,
+                )
+            })?
             else {
                 return Ok(None);
             };
@@ -305,7 +316,9 @@ fn record(
                     preview(&step.files)
                 )
             };
-            if !store.step_fail(id, step.idx, token, &reason, retry_at, now)? {
+            if !store
+                .write(|tx| sessions::step_fail(tx, id, step.idx, token, &reason, retry_at, now))?
+            {
                 return Ok(None);
             }
             tracing::warn!(session = %id, step = step.idx, attempt, will_retry, "review step failed: {error}");

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::findings::{Finding, Severity};
 use crate::session::{SessionError, SessionSettings, SessionState, StepState, lease, ms};
-use crate::store::{SessionRecord, StepRecord, Store};
+use crate::store::{SessionRecord, StepRecord, Store, sessions};
 
 /// Output of `get_review_status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -204,8 +204,8 @@ pub(crate) fn status(
     now: i64,
 ) -> Result<SessionStatus, SessionError> {
     let session = load(store, id)?;
-    let steps = store.session_steps(id)?;
-    let stored = store.session_findings(id)?;
+    let steps = store.read(|tx| sessions::steps(tx, id))?;
+    let stored = store.read(|tx| sessions::findings(tx, id))?;
     let mut by_severity: BTreeMap<String, usize> = Severity::ALL
         .iter()
         .map(|s| (s.as_str().to_string(), 0))
@@ -287,7 +287,7 @@ pub(crate) fn telemetry(
     now: i64,
 ) -> Result<SessionTelemetry, SessionError> {
     let session = load(store, id)?;
-    let steps = store.session_steps(id)?;
+    let steps = store.read(|tx| sessions::steps(tx, id))?;
     let durations: Vec<f64> = steps
         .iter()
         .filter(|s| s.state == StepState::Completed)
@@ -381,7 +381,7 @@ fn eta_ms(steps: &[StepRecord], max_workers: u32) -> Option<u64> {
 
 fn load(store: &Store, id: &str) -> Result<SessionRecord, SessionError> {
     store
-        .session_get(id)?
+        .read(|tx| sessions::get(tx, id))?
         .ok_or_else(|| SessionError::NotFound { id: id.to_string() })
 }
 

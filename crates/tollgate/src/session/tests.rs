@@ -11,7 +11,7 @@ use super::runner::drive_with;
 use super::*;
 use crate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest};
 use crate::config::RawConfig;
-use crate::store::{NewSession, NewStep, StepRecord, StepUsage, Store};
+use crate::store::{NewSession, NewStep, StepRecord, StepUsage, Store, sessions};
 
 fn fast() -> SessionSettings {
     SessionSettings {
@@ -208,34 +208,39 @@ fn bad_refs_and_files_outside_the_diff_are_clear_errors() {
     assert!(err.to_string().contains("nope"), "{err}");
     let err = create(&store, dir.path(), &request(&base, &head, "x.rs"), &fast()).unwrap_err();
     assert_eq!(err.field(), Some("changed_files"));
-    assert!(store.session_list().unwrap().is_empty());
+    assert!(store.read(|tx| sessions::list(tx)).unwrap().is_empty());
 }
 
 /// A session stored directly, with `n` one-file steps.
 fn stored_session(store: &Store, id: &str, n: usize, workers: u32, attempts: u32) {
     store
-        .session_insert(&NewSession {
-            id: id.into(),
-            commit_hash: "h".into(),
-            base_ref: "b".into(),
-            base_sha: "b".into(),
-            head_sha: "h".into(),
-            title: None,
-            author: None,
-            additions: None,
-            deletions: None,
-            changed_files: (0..n).map(|i| format!("f{i}")).collect(),
-            max_workers: workers,
-            max_attempts: attempts,
-            warnings: vec![],
-            steps: (0..n)
-                .map(|i| NewStep {
-                    kind: "files".into(),
-                    files: vec![format!("f{i}")],
-                    changed_lines: 10,
-                })
-                .collect(),
-            now: now_ms(),
+        .write(|tx| {
+            sessions::insert(
+                tx,
+                &NewSession {
+                    id: id.into(),
+                    commit_hash: "h".into(),
+                    base_ref: "b".into(),
+                    base_sha: "b".into(),
+                    head_sha: "h".into(),
+                    title: None,
+                    author: None,
+                    additions: None,
+                    deletions: None,
+                    changed_files: (0..n).map(|i| format!("f{i}")).collect(),
+                    max_workers: workers,
+                    max_attempts: attempts,
+                    warnings: vec![],
+                    steps: (0..n)
+                        .map(|i| NewStep {
+                            kind: "files".into(),
+                            files: vec![format!("f{i}")],
+                            changed_lines: 10,
+                        })
+                        .collect(),
+                    now: now_ms(),
+                },
+            )
         })
         .unwrap();
 }
@@ -363,20 +368,31 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
     // A "process" that finished step 0, started step 1 and died.
     let claimed = claim(&store, "s", &settings).unwrap();
     let token = claimed.lease_token().to_string();
-    assert!(store.step_begin("s", 0, &token, 0, now_ms()).unwrap());
+    assert!(
+        store
+            .write(|tx| sessions::step_begin(tx, "s", 0, &token, 0, now_ms()))
+            .unwrap()
+    );
     store
-        .step_complete(
-            "s",
-            0,
-            &token,
-            1.0,
-            StepUsage::default(),
-            &[],
-            &[],
-            now_ms(),
-        )
+        .write(|tx| {
+            sessions::step_complete(
+                tx,
+                "s",
+                0,
+                &token,
+                1.0,
+                StepUsage::default(),
+                &[],
+                &[],
+                now_ms(),
+            )
+        })
         .unwrap();
-    assert!(store.step_begin("s", 1, &token, 0, now_ms()).unwrap());
+    assert!(
+        store
+            .write(|tx| sessions::step_begin(tx, "s", 1, &token, 0, now_ms()))
+            .unwrap()
+    );
     drop(claimed);
     let before = status(&store, "s", false, &settings).unwrap();
     assert_eq!(before.status, SessionState::Running);

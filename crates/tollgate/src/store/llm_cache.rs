@@ -1,9 +1,9 @@
 //! The model response cache: what a model answered, keyed by a hash the `llm` layer computes
 //! from everything that determines the answer (provider, model, schema, prompt).
 
-use rusqlite::OptionalExtension;
+use rusqlite::{Connection, OptionalExtension, Transaction};
 
-use super::{Store, StoreError};
+use super::StoreError;
 use crate::clock::now_rfc3339;
 
 /// A stored model answer and what it cost when it was first paid for.
@@ -22,38 +22,34 @@ pub struct LlmCacheStats {
     pub hits: u64,
 }
 
-impl Store {
-    /// The cached answer for `key`, counting the hit.
-    pub fn llm_cache_get(&self, key: &str) -> Result<Option<CachedResponse>, StoreError> {
-        self.write(|tx| {
-            let found = tx
-                .query_row(
-                    "SELECT model, response, input_tokens, output_tokens FROM llm_cache WHERE key = ?1",
-                    [key],
-                    |row| {
-                        Ok(CachedResponse {
-                            model: row.get(0)?,
-                            response: row.get(1)?,
-                            input_tokens: row.get::<_, i64>(2)?.max(0) as u64,
-                            output_tokens: row.get::<_, i64>(3)?.max(0) as u64,
-                        })
-                    },
-                )
-                .optional()?;
-            if found.is_some() {
-                tx.execute(
-                    "UPDATE llm_cache SET hits = hits + 1, last_hit_at = ?2 WHERE key = ?1",
-                    (key, now_rfc3339()),
-                )?;
-            }
-            Ok(found)
-        })
+/// The cached answer for `key`, counting the hit.
+pub fn get(tx: &Transaction<'_>, key: &str) -> Result<Option<CachedResponse>, StoreError> {
+    let found = tx
+        .query_row(
+            "SELECT model, response, input_tokens, output_tokens FROM llm_cache WHERE key = ?1",
+            [key],
+            |row| {
+                Ok(CachedResponse {
+                    model: row.get(0)?,
+                    response: row.get(1)?,
+                    input_tokens: row.get::<_, i64>(2)?.max(0) as u64,
+                    output_tokens: row.get::<_, i64>(3)?.max(0) as u64,
+                })
+            },
+        )
+        .optional()?;
+    if found.is_some() {
+        tx.execute(
+            "UPDATE llm_cache SET hits = hits + 1, last_hit_at = ?2 WHERE key = ?1",
+            (key, now_rfc3339()),
+        )?;
     }
+    Ok(found)
+}
 
-    /// Stores (or replaces) the answer for `key`.
-    pub fn llm_cache_put(&self, key: &str, entry: &CachedResponse) -> Result<(), StoreError> {
-        self.write(|tx| {
-            tx.execute(
+/// Stores (or replaces) the answer for `key`.
+pub fn put(tx: &Transaction<'_>, key: &str, entry: &CachedResponse) -> Result<(), StoreError> {
+    tx.execute(
                 "INSERT INTO llm_cache (key, model, response, input_tokens, output_tokens, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(key) DO UPDATE SET model = excluded.model, response = excluded.response,
@@ -68,31 +64,28 @@ impl Store {
                     now_rfc3339(),
                 ),
             )?;
-            Ok(())
-        })
-    }
+    Ok(())
+}
 
-    /// How many answers are cached and how often they were reused.
-    pub fn llm_cache_stats(&self) -> Result<LlmCacheStats, StoreError> {
-        self.read(|tx| {
-            tx.query_row(
-                "SELECT count(*), coalesce(sum(hits), 0) FROM llm_cache",
-                [],
-                |row| {
-                    Ok(LlmCacheStats {
-                        entries: row.get::<_, i64>(0)?.max(0) as u64,
-                        hits: row.get::<_, i64>(1)?.max(0) as u64,
-                    })
-                },
-            )
-            .map_err(StoreError::from)
-        })
-    }
+/// How many answers are cached and how often they were reused.
+pub fn stats(tx: &Connection) -> Result<LlmCacheStats, StoreError> {
+    tx.query_row(
+        "SELECT count(*), coalesce(sum(hits), 0) FROM llm_cache",
+        [],
+        |row| {
+            Ok(LlmCacheStats {
+                entries: row.get::<_, i64>(0)?.max(0) as u64,
+                hits: row.get::<_, i64>(1)?.max(0) as u64,
+            })
+        },
+    )
+    .map_err(StoreError::from)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
 
     #[test]
     fn put_get_and_stats_survive_a_reopen() {
@@ -106,14 +99,14 @@ mod tests {
         };
         {
             let store = Store::open(&path).unwrap();
-            assert_eq!(store.llm_cache_get("k").unwrap(), None);
-            store.llm_cache_put("k", &entry).unwrap();
+            assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), None);
+            store.write(|tx| put(tx, "k", &entry)).unwrap();
         }
         let store = Store::open(&path).unwrap();
-        assert_eq!(store.llm_cache_get("k").unwrap(), Some(entry.clone()));
-        assert_eq!(store.llm_cache_get("k").unwrap(), Some(entry));
+        assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry.clone()));
+        assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry));
         assert_eq!(
-            store.llm_cache_stats().unwrap(),
+            store.read(|tx| stats(tx)).unwrap(),
             LlmCacheStats {
                 entries: 1,
                 hits: 2

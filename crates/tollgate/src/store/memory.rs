@@ -3,10 +3,10 @@
 //! [`Filter`] into a `WHERE` clause whose every value is a bound parameter.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Transaction, params_from_iter};
+use rusqlite::{Connection, Transaction, params_from_iter};
 use serde_json::{Map, Value};
 
-use super::{Store, StoreError};
+use super::StoreError;
 use crate::memory::{
     ContentType, DeleteCriteria, Entry, Filter, FtsQuery, Image, ImageMime, MetadataChange,
     MetadataCondition, Operator, Source, Statistics, ThreadSummary,
@@ -40,259 +40,227 @@ pub(crate) struct UpdateRow<'a> {
 /// A full-text hit: entry id, BM25 relevance (higher is better), highlighted text if asked.
 pub(crate) type FtsHit = (i64, f64, Option<String>);
 
-impl Store {
-    /// Inserts `rows` in one transaction; their ids in order.
-    pub(crate) fn memory_insert(&self, rows: &[InsertRow<'_>]) -> Result<Vec<i64>, StoreError> {
-        self.write(|tx| rows.iter().map(|row| insert(tx, row)).collect())
-    }
+/// Inserts `rows` in one transaction; their ids in order.
+pub(crate) fn insert_all(
+    tx: &Transaction<'_>,
+    rows: &[InsertRow<'_>],
+) -> Result<Vec<i64>, StoreError> {
+    rows.iter().map(|row| insert(tx, row)).collect()
+}
 
-    /// Applies `rows` in one transaction. An id that does not exist rolls back everything and
-    /// is returned as `Err(ids)`.
-    pub(crate) fn memory_update(
-        &self,
-        rows: &[UpdateRow<'_>],
-    ) -> Result<Result<(), Vec<i64>>, StoreError> {
-        #[derive(Debug)]
-        enum Abort {
-            Missing(Vec<i64>),
-            Store(StoreError),
-        }
-        impl From<StoreError> for Abort {
-            fn from(err: StoreError) -> Abort {
-                Abort::Store(err)
-            }
-        }
-        let result = self.write(|tx| {
-            let missing: Vec<i64> = rows
-                .iter()
-                .filter(|row| !exists(tx, row.id).unwrap_or(false))
-                .map(|row| row.id)
-                .collect();
-            if !missing.is_empty() {
-                return Err(Abort::Missing(missing));
-            }
-            for row in rows {
-                update(tx, row)?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => Ok(Ok(())),
-            Err(Abort::Missing(ids)) => Ok(Err(ids)),
-            Err(Abort::Store(err)) => Err(err),
-        }
+/// Applies `rows`, all or none: when an id does not exist nothing is written and the missing
+/// ids are returned as `Err(ids)`.
+pub(crate) fn update_all(
+    tx: &Transaction<'_>,
+    rows: &[UpdateRow<'_>],
+) -> Result<Result<(), Vec<i64>>, StoreError> {
+    let missing: Vec<i64> = rows
+        .iter()
+        .filter(|row| !exists(tx, row.id).unwrap_or(false))
+        .map(|row| row.id)
+        .collect();
+    if !missing.is_empty() {
+        return Ok(Err(missing));
     }
-
-    /// The entries with these ids that exist, in the order asked.
-    pub(crate) fn memory_get(
-        &self,
-        ids: &[i64],
-        include_images: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.read(|tx| hydrate(tx, ids, include_images))
+    for row in rows {
+        update(tx, row)?;
     }
+    Ok(Ok(()))
+}
 
-    /// Entries matching `filter`, newest first.
-    pub(crate) fn memory_list(
-        &self,
-        filter: &Filter,
-        limit: usize,
-        offset: usize,
-        include_images: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.read(|tx| {
-            let mut params = Vec::new();
-            let clause = where_clause(filter, &mut params);
-            let sql = format!(
-                "SELECT e.id FROM memory_entries e WHERE {clause}
+/// The entries with these ids that exist, in the order asked.
+pub(crate) fn get(
+    tx: &Connection,
+    ids: &[i64],
+    include_images: bool,
+) -> Result<Vec<Entry>, StoreError> {
+    hydrate(tx, ids, include_images)
+}
+
+/// Entries matching `filter`, newest first.
+pub(crate) fn list(
+    tx: &Connection,
+    filter: &Filter,
+    limit: usize,
+    offset: usize,
+    include_images: bool,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut params = Vec::new();
+    let clause = where_clause(filter, &mut params);
+    let sql = format!(
+        "SELECT e.id FROM memory_entries e WHERE {clause}
                  ORDER BY e.created_ms DESC, e.id DESC LIMIT {} OFFSET {}",
-                sql_count(limit),
-                sql_count(offset)
-            );
-            let ids = ids_of(tx, &sql, &params)?;
-            hydrate(tx, &ids, include_images)
-        })
-    }
+        sql_count(limit),
+        sql_count(offset)
+    );
+    let ids = ids_of(tx, &sql, &params)?;
+    hydrate(tx, &ids, include_images)
+}
 
-    /// The best `limit` full-text hits among entries matching `filter` (the filter applies
-    /// before the cut), best first.
-    pub(crate) fn memory_fts(
-        &self,
-        query: &FtsQuery,
-        filter: &Filter,
-        limit: usize,
-        highlight: bool,
-    ) -> Result<Vec<FtsHit>, StoreError> {
-        self.read(|tx| {
-            let mut params = vec![SqlValue::Text(query.as_str().to_string())];
-            let clause = where_clause(filter, &mut params);
-            let highlight_sql = if highlight {
-                "highlight(memory_fts, 0, '<mark>', '</mark>')"
-            } else {
-                "NULL"
-            };
-            let sql = format!(
-                "SELECT e.id, bm25(memory_fts) AS relevance, {highlight_sql}
+/// The best `limit` full-text hits among entries matching `filter` (the filter applies
+/// before the cut), best first.
+pub(crate) fn fts(
+    tx: &Connection,
+    query: &FtsQuery,
+    filter: &Filter,
+    limit: usize,
+    highlight: bool,
+) -> Result<Vec<FtsHit>, StoreError> {
+    let mut params = vec![SqlValue::Text(query.as_str().to_string())];
+    let clause = where_clause(filter, &mut params);
+    let highlight_sql = if highlight {
+        "highlight(memory_fts, 0, '<mark>', '</mark>')"
+    } else {
+        "NULL"
+    };
+    let sql = format!(
+        "SELECT e.id, bm25(memory_fts) AS relevance, {highlight_sql}
                  FROM memory_fts JOIN memory_entries e ON e.id = memory_fts.rowid
                  WHERE memory_fts MATCH ?1 AND {clause}
                  ORDER BY relevance, e.id LIMIT {}",
-                sql_count(limit)
-            );
-            let mut stmt = tx.prepare(&sql)?;
-            let rows = stmt.query_map(params_from_iter(params.iter()), |row| {
-                Ok((row.get::<_, i64>(0)?, -row.get::<_, f64>(1)?, row.get(2)?))
-            })?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
-    }
+        sql_count(limit)
+    );
+    let mut stmt = tx.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(params.iter()), |row| {
+        Ok((row.get::<_, i64>(0)?, -row.get::<_, f64>(1)?, row.get(2)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
 
-    /// Calls `visit` with the id and vector bytes of every entry matching `filter` embedded by
-    /// `model`.
-    pub(crate) fn memory_vectors(
-        &self,
-        model: &str,
-        filter: &Filter,
-        mut visit: impl FnMut(i64, &[u8]),
-    ) -> Result<(), StoreError> {
-        self.read(|tx| {
-            let mut params = vec![SqlValue::Text(model.to_string())];
-            let clause = where_clause(filter, &mut params);
-            let sql = format!(
-                "SELECT e.id, v.vector FROM memory_entries e
+/// Calls `visit` with the id and vector bytes of every entry matching `filter` embedded by
+/// `model`.
+pub(crate) fn vectors(
+    tx: &Connection,
+    model: &str,
+    filter: &Filter,
+    mut visit: impl FnMut(i64, &[u8]),
+) -> Result<(), StoreError> {
+    let mut params = vec![SqlValue::Text(model.to_string())];
+    let clause = where_clause(filter, &mut params);
+    let sql = format!(
+        "SELECT e.id, v.vector FROM memory_entries e
                  JOIN memory_embeddings v ON v.entry_id = e.id
                  WHERE v.model = ?1 AND {clause}"
-            );
-            let mut stmt = tx.prepare(&sql)?;
-            let mut rows = stmt.query(params_from_iter(params.iter()))?;
-            while let Some(row) = rows.next()? {
-                let id: i64 = row.get(0)?;
-                let bytes = row.get_ref(1)?.as_blob().unwrap_or_default();
-                visit(id, bytes);
-            }
-            Ok(())
-        })
+    );
+    let mut stmt = tx.prepare(&sql)?;
+    let mut rows = stmt.query(params_from_iter(params.iter()))?;
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        let bytes = row.get_ref(1)?.as_blob().unwrap_or_default();
+        visit(id, bytes);
     }
+    Ok(())
+}
 
-    /// Deletes what `criteria` selects; how many entries went.
-    pub(crate) fn memory_delete(&self, criteria: &DeleteCriteria) -> Result<usize, StoreError> {
-        self.write(|tx| {
-            let mut conditions = Vec::new();
-            let mut params = Vec::new();
-            if !criteria.ids.is_empty() {
-                conditions.push(format!(
-                    "id IN ({})",
-                    placeholders(
-                        &mut params,
-                        criteria.ids.iter().map(|id| SqlValue::Integer(*id))
-                    )
-                ));
-            }
-            if !criteria.thread_ids.is_empty() {
-                conditions.push(format!(
-                    "thread_id IN ({})",
-                    placeholders(
-                        &mut params,
-                        criteria
-                            .thread_ids
-                            .iter()
-                            .map(|t| SqlValue::Text(t.clone()))
-                    )
-                ));
-            }
-            if let Some(source) = criteria.source {
-                params.push(SqlValue::Text(source.as_str().to_string()));
-                conditions.push(format!("source = ?{}", params.len()));
-            }
-            if let Some(before) = criteria.created_before_ms {
-                params.push(SqlValue::Integer(before));
-                conditions.push(format!("created_ms < ?{}", params.len()));
-            }
-            if conditions.is_empty() {
-                return Ok(0);
-            }
-            let sql = format!(
-                "DELETE FROM memory_entries WHERE {}",
-                conditions.join(" AND ")
-            );
-            Ok(tx.execute(&sql, params_from_iter(params.iter()))?)
-        })
+/// Deletes what `criteria` selects; how many entries went.
+pub(crate) fn delete(tx: &Transaction<'_>, criteria: &DeleteCriteria) -> Result<usize, StoreError> {
+    let mut conditions = Vec::new();
+    let mut params = Vec::new();
+    if !criteria.ids.is_empty() {
+        conditions.push(format!(
+            "id IN ({})",
+            placeholders(
+                &mut params,
+                criteria.ids.iter().map(|id| SqlValue::Integer(*id))
+            )
+        ));
     }
+    if !criteria.thread_ids.is_empty() {
+        conditions.push(format!(
+            "thread_id IN ({})",
+            placeholders(
+                &mut params,
+                criteria
+                    .thread_ids
+                    .iter()
+                    .map(|t| SqlValue::Text(t.clone()))
+            )
+        ));
+    }
+    if let Some(source) = criteria.source {
+        params.push(SqlValue::Text(source.as_str().to_string()));
+        conditions.push(format!("source = ?{}", params.len()));
+    }
+    if let Some(before) = criteria.created_before_ms {
+        params.push(SqlValue::Integer(before));
+        conditions.push(format!("created_ms < ?{}", params.len()));
+    }
+    if conditions.is_empty() {
+        return Ok(0);
+    }
+    let sql = format!(
+        "DELETE FROM memory_entries WHERE {}",
+        conditions.join(" AND ")
+    );
+    Ok(tx.execute(&sql, params_from_iter(params.iter()))?)
+}
 
-    /// Every thread with its counts, most recently active first.
-    pub(crate) fn memory_threads(&self) -> Result<Vec<ThreadSummary>, StoreError> {
-        self.read(|tx| {
-            let mut stmt = tx.prepare(
-                "SELECT thread_id, count(*),
+/// Every thread with its counts, most recently active first.
+pub(crate) fn threads(tx: &Connection) -> Result<Vec<ThreadSummary>, StoreError> {
+    let mut stmt = tx.prepare(
+        "SELECT thread_id, count(*),
                         sum(source = 'user'), sum(source = 'agent'),
                         sum(content_type = 'multimodal'),
                         min(created_ms), max(created_ms)
                  FROM memory_entries GROUP BY thread_id
                  ORDER BY max(created_ms) DESC, thread_id",
-            )?;
-            let rows = stmt.query_map([], |row| {
-                Ok(ThreadSummary {
-                    thread_id: row.get(0)?,
-                    entry_count: count(row.get(1)?),
-                    user_count: count(row.get(2)?),
-                    agent_count: count(row.get(3)?),
-                    multimodal_count: count(row.get(4)?),
-                    first_ms: row.get(5)?,
-                    last_ms: row.get(6)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<_, _>>()?)
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok(ThreadSummary {
+            thread_id: row.get(0)?,
+            entry_count: count(row.get(1)?),
+            user_count: count(row.get(2)?),
+            agent_count: count(row.get(3)?),
+            multimodal_count: count(row.get(4)?),
+            first_ms: row.get(5)?,
+            last_ms: row.get(6)?,
         })
-    }
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
 
-    /// Totals over the whole store.
-    pub(crate) fn memory_statistics(&self) -> Result<Statistics, StoreError> {
-        self.read(|tx| {
-            let (total, user, agent, multimodal, threads): (i64, i64, i64, i64, i64) = tx
-                .query_row(
-                    "SELECT count(*), coalesce(sum(source = 'user'), 0),
+/// Totals over the whole store.
+pub(crate) fn statistics(tx: &Connection) -> Result<Statistics, StoreError> {
+    let (total, user, agent, multimodal, threads): (i64, i64, i64, i64, i64) = tx.query_row(
+        "SELECT count(*), coalesce(sum(source = 'user'), 0),
                             coalesce(sum(source = 'agent'), 0),
                             coalesce(sum(content_type = 'multimodal'), 0),
                             count(DISTINCT thread_id)
                      FROM memory_entries",
-                    [],
-                    |row| {
-                        Ok((
-                            row.get(0)?,
-                            row.get(1)?,
-                            row.get(2)?,
-                            row.get(3)?,
-                            row.get(4)?,
-                        ))
-                    },
-                )?;
-            let images: i64 =
-                tx.query_row("SELECT count(*) FROM memory_images", [], |row| row.get(0))?;
-            let tags: i64 =
-                tx.query_row("SELECT count(DISTINCT tag) FROM memory_tags", [], |row| {
-                    row.get(0)
-                })?;
-            let embedded: i64 =
-                tx.query_row("SELECT count(*) FROM memory_embeddings", [], |row| {
-                    row.get(0)
-                })?;
-            let bytes: i64 = tx.query_row(
-                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
-                [],
-                |row| row.get(0),
-            )?;
-            Ok(Statistics {
-                total_entries: count(total),
-                user_entries: count(user),
-                agent_entries: count(agent),
-                multimodal_entries: count(multimodal),
-                total_threads: count(threads),
-                total_images: count(images),
-                unique_tags: count(tags),
-                embedded_entries: count(embedded),
-                database_bytes: count(bytes),
-            })
-        })
-    }
+        [],
+        |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
+        },
+    )?;
+    let images: i64 = tx.query_row("SELECT count(*) FROM memory_images", [], |row| row.get(0))?;
+    let tags: i64 = tx.query_row("SELECT count(DISTINCT tag) FROM memory_tags", [], |row| {
+        row.get(0)
+    })?;
+    let embedded: i64 = tx.query_row("SELECT count(*) FROM memory_embeddings", [], |row| {
+        row.get(0)
+    })?;
+    let bytes: i64 = tx.query_row(
+        "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+        [],
+        |row| row.get(0),
+    )?;
+    Ok(Statistics {
+        total_entries: count(total),
+        user_entries: count(user),
+        agent_entries: count(agent),
+        multimodal_entries: count(multimodal),
+        total_threads: count(threads),
+        total_images: count(images),
+        unique_tags: count(tags),
+        embedded_entries: count(embedded),
+        database_bytes: count(bytes),
+    })
 }
 
 fn count(value: i64) -> u64 {
@@ -304,7 +272,7 @@ fn sql_count(value: usize) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn exists(tx: &Transaction<'_>, id: i64) -> Result<bool, StoreError> {
+fn exists(tx: &Connection, id: i64) -> Result<bool, StoreError> {
     Ok(tx.query_row(
         "SELECT EXISTS(SELECT 1 FROM memory_entries WHERE id = ?1)",
         [id],
@@ -426,18 +394,14 @@ fn write_embedding(
     Ok(())
 }
 
-fn ids_of(tx: &Transaction<'_>, sql: &str, params: &[SqlValue]) -> Result<Vec<i64>, StoreError> {
+fn ids_of(tx: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<i64>, StoreError> {
     let mut stmt = tx.prepare(sql)?;
     let rows = stmt.query_map(params_from_iter(params.iter()), |row| row.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// The entries with `ids`, in that order (missing ones left out).
-fn hydrate(
-    tx: &Transaction<'_>,
-    ids: &[i64],
-    include_images: bool,
-) -> Result<Vec<Entry>, StoreError> {
+fn hydrate(tx: &Connection, ids: &[i64], include_images: bool) -> Result<Vec<Entry>, StoreError> {
     let mut entries = Vec::with_capacity(ids.len());
     let mut entry_stmt = tx.prepare_cached(
         "SELECT thread_id, source, content_type, text, metadata, created_ms, updated_ms

@@ -1,8 +1,13 @@
 //! Persistence in an embedded SQLite database (`.tollgate/tollgate.db` in the workspace).
 //!
 //! One file holds everything that must outlive a process: the LLM response cache, plans with their
-//! versions, approvals and step states, review sessions and their findings. Each concern keeps its
-//! SQL in its own submodule; this module owns opening, pragmas, migrations and transactions.
+//! versions, approvals and step states, review sessions and their findings, the knowledge store.
+//! Each concern keeps its SQL in its own submodule, as functions on a connection; this module owns
+//! opening, pragmas, migrations and transactions. One way to persist: a caller runs those
+//! functions in [`Store::write`] (functions that change rows take a `&Transaction`) or
+//! [`Store::read`] (which hands out only a `&Connection`, so no write can land in a snapshot
+//! that is rolled back), one transaction per operation, several functions in one when they must
+//! change together.
 //!
 //! Concurrency: WAL mode lets readers run beside one writer, across processes (the MCP server and
 //! the CLI at once); writers take the write lock up front (`BEGIN IMMEDIATE`) and wait for it up to
@@ -10,12 +15,12 @@
 //! process killed mid-write leaves the previous state, never half of the new one.
 
 pub(crate) mod apply_journal;
-mod llm_cache;
+pub mod llm_cache;
 #[cfg(feature = "index")]
 pub(crate) mod memory;
 mod migrate;
 pub(crate) mod plans;
-mod sessions;
+pub mod sessions;
 
 use crate::ErrorCode;
 use std::path::{Path, PathBuf};
@@ -208,8 +213,10 @@ impl Store {
         Ok(value)
     }
 
-    /// Runs `f` in one read transaction: a consistent snapshot even while others write.
-    pub fn read<T, E>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
+    /// Runs `f` in one read transaction: a consistent snapshot even while others write. `f` gets
+    /// the connection, not the transaction, so a function that writes (they take a
+    /// `&Transaction`) cannot be called here, where its change would be rolled back.
+    pub fn read<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {

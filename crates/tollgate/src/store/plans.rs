@@ -6,7 +6,7 @@
 //! processes doing read-modify-write on the same plan serialise instead of overwriting each
 //! other. Plan content is opaque JSON here; its model lives in `plan`.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::StoreError;
 use crate::clock::now_rfc3339;
@@ -188,7 +188,7 @@ pub struct NewPlan<'a> {
 }
 
 /// Creates a plan with its first version and returns its index row.
-pub fn insert_plan(conn: &Connection, plan: &NewPlan<'_>) -> Result<PlanRow, StoreError> {
+pub fn insert_plan(conn: &Transaction<'_>, plan: &NewPlan<'_>) -> Result<PlanRow, StoreError> {
     let NewPlan {
         id,
         name,
@@ -229,7 +229,7 @@ fn insert_version(
 
 /// Appends a version (the next number) and makes it current; returns its number.
 pub fn append_version(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     plan_id: &str,
     facts: PlanFacts<'_>,
     plan_json: &str,
@@ -299,7 +299,7 @@ pub fn list_plans(conn: &Connection, filter: &PlanFilter<'_>) -> Result<Vec<Plan
 
 /// Updates name and tags of a plan.
 pub fn set_name_and_tags(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     plan_id: &str,
     name: Option<&str>,
     tags: &[String],
@@ -311,7 +311,7 @@ pub fn set_name_and_tags(
     Ok(())
 }
 
-pub fn set_status(conn: &Connection, plan_id: &str, status: &str) -> Result<(), StoreError> {
+pub fn set_status(conn: &Transaction<'_>, plan_id: &str, status: &str) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE plans SET status = ?2, updated_at = ?3 WHERE id = ?1",
         params![plan_id, status, now_rfc3339()],
@@ -320,7 +320,7 @@ pub fn set_status(conn: &Connection, plan_id: &str, status: &str) -> Result<(), 
 }
 
 /// Soft-deletes a plan: it disappears from listings and frees its name, nothing is erased.
-pub fn soft_delete(conn: &Connection, plan_id: &str) -> Result<bool, StoreError> {
+pub fn soft_delete(conn: &Transaction<'_>, plan_id: &str) -> Result<bool, StoreError> {
     let changed = conn.execute(
         "UPDATE plans SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
         params![plan_id, now_rfc3339()],
@@ -391,7 +391,7 @@ pub fn version_count(conn: &Connection, plan_id: &str) -> Result<u32, StoreError
 
 /// Appends to the event log.
 pub fn log_event(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     plan_id: &str,
     step_number: Option<u32>,
     kind: &str,
@@ -458,7 +458,7 @@ fn finish_approval(
     Ok(approval)
 }
 
-pub fn insert_approval(conn: &Connection, approval: &ApprovalRow) -> Result<(), StoreError> {
+pub fn insert_approval(conn: &Transaction<'_>, approval: &ApprovalRow) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO plan_approvals (id, plan_id, plan_version, kind, step_numbers, status, requested_by, requested_at, note)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -500,7 +500,7 @@ pub fn approvals(conn: &Connection, plan_id: &str) -> Result<Vec<ApprovalRow>, S
 /// Records the answer to a pending approval; `false` when it was no longer pending (someone
 /// else answered first).
 pub fn respond_approval(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     id: &str,
     status: &str,
     responded_by: &str,
@@ -550,7 +550,7 @@ pub fn step_states(conn: &Connection, plan_id: &str) -> Result<Vec<StepStateRow>
 
 /// Writes a step's state (insert or replace).
 pub fn put_step_state(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     plan_id: &str,
     state: &StepStateRow,
 ) -> Result<(), StoreError> {
@@ -577,7 +577,7 @@ pub fn put_step_state(
 }
 
 pub fn insert_applied_change(
-    conn: &Connection,
+    conn: &Transaction<'_>,
     plan_id: &str,
     change: &AppliedChangeRow,
 ) -> Result<(), StoreError> {
@@ -645,7 +645,7 @@ fn applied_change_row(row: &Row<'_>) -> rusqlite::Result<AppliedChangeRow> {
     })
 }
 
-pub fn mark_batch_undone(conn: &Connection, batch_id: &str) -> Result<(), StoreError> {
+pub fn mark_batch_undone(conn: &Transaction<'_>, batch_id: &str) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE plan_applied_changes SET undone_at = ?2 WHERE batch_id = ?1 AND undone_at IS NULL",
         params![batch_id, now_rfc3339()],

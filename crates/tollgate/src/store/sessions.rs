@@ -11,11 +11,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Store, StoreError};
+use super::StoreError;
 
 /// Where a session is in its life. `Completed`, `Failed` and `Cancelled` are final.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -261,11 +261,9 @@ pub struct Lease {
     pub boot: Option<String>,
 }
 
-impl Store {
-    /// Stores a new session (state `queued`) and its steps.
-    pub fn session_insert(&self, new: &NewSession) -> Result<(), StoreError> {
-        self.write(|tx| {
-            tx.execute(
+/// Stores a new session (state `queued`) and its steps.
+pub fn insert(tx: &Transaction<'_>, new: &NewSession) -> Result<(), StoreError> {
+    tx.execute(
                 "INSERT INTO review_sessions (id, commit_hash, base_ref, base_sha, head_sha, title,
                      author, additions, deletions, changed_files, max_workers, max_attempts, state,
                      warnings, created_at, last_activity_at)
@@ -287,414 +285,384 @@ impl Store {
                     new.now,
                 ],
             )?;
-            for (idx, step) in new.steps.iter().enumerate() {
-                tx.execute(
-                    "INSERT INTO review_session_steps (session_id, idx, kind, files, changed_lines, state)
+    for (idx, step) in new.steps.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO review_session_steps (session_id, idx, kind, files, changed_lines, state)
                      VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
-                    params![
-                        new.id,
-                        idx as i64,
-                        step.kind,
-                        to_json(&step.files),
-                        to_i64(step.changed_lines)
-                    ],
-                )?;
-            }
-            Ok(())
-        })
+            params![
+                new.id,
+                idx as i64,
+                step.kind,
+                to_json(&step.files),
+                to_i64(step.changed_lines)
+            ],
+        )?;
     }
+    Ok(())
+}
 
-    pub fn session_get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
-        self.read(|tx| get_session(tx, id))
-    }
+pub fn get(tx: &Connection, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+    get_session(tx, id)
+}
 
-    /// Every session, newest first.
-    pub fn session_list(&self) -> Result<Vec<SessionRecord>, StoreError> {
-        self.read(|tx| {
-            let mut stmt = tx.prepare(&format!(
-                "SELECT {SESSION_COLUMNS} FROM review_sessions ORDER BY created_at DESC, id"
-            ))?;
-            let rows = stmt.query_map([], session_from_row)?;
-            rows.map(|row| row.map_err(StoreError::from)?)
-                .collect::<Result<Vec<_>, _>>()
-        })
-    }
+/// Every session, newest first.
+pub fn list(tx: &Connection) -> Result<Vec<SessionRecord>, StoreError> {
+    let mut stmt = tx.prepare(&format!(
+        "SELECT {SESSION_COLUMNS} FROM review_sessions ORDER BY created_at DESC, id"
+    ))?;
+    let rows = stmt.query_map([], session_from_row)?;
+    rows.map(|row| row.map_err(StoreError::from)?)
+        .collect::<Result<Vec<_>, _>>()
+}
 
-    pub fn session_steps(&self, id: &str) -> Result<Vec<StepRecord>, StoreError> {
-        self.read(|tx| {
-            let mut stmt = tx.prepare(
+pub fn steps(tx: &Connection, id: &str) -> Result<Vec<StepRecord>, StoreError> {
+    let mut stmt = tx.prepare(
                 "SELECT idx, kind, files, changed_lines, state, attempts, last_error, next_attempt_at,
                         worker, started_at, finished_at, duration_ms, findings_reported, findings_new,
                         llm_passes, input_tokens, output_tokens, cost_usd, cache_hits, gate_reasons
                  FROM review_session_steps WHERE session_id = ?1 ORDER BY idx",
             )?;
-            let rows = stmt.query_map([id], step_from_row)?;
-            rows.map(|row| row.map_err(StoreError::from)?)
-                .collect::<Result<Vec<_>, _>>()
-        })
-    }
+    let rows = stmt.query_map([id], step_from_row)?;
+    rows.map(|row| row.map_err(StoreError::from)?)
+        .collect::<Result<Vec<_>, _>>()
+}
 
-    /// The session's findings in the order they were found.
-    pub fn session_findings(&self, id: &str) -> Result<Vec<StoredFinding>, StoreError> {
-        self.read(|tx| {
-            let mut stmt = tx.prepare(
-                "SELECT step_idx, fingerprint, severity, finding FROM review_session_findings
+/// The session's findings in the order they were found.
+pub fn findings(tx: &Connection, id: &str) -> Result<Vec<StoredFinding>, StoreError> {
+    let mut stmt = tx.prepare(
+        "SELECT step_idx, fingerprint, severity, finding FROM review_session_findings
                  WHERE session_id = ?1 ORDER BY rowid",
-            )?;
-            let rows = stmt.query_map([id], |row| {
-                Ok(StoredFinding {
-                    step_idx: row.get(0)?,
-                    fingerprint: row.get(1)?,
-                    severity: row.get(2)?,
-                    json: row.get(3)?,
-                })
-            })?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(StoreError::from)
+    )?;
+    let rows = stmt.query_map([id], |row| {
+        Ok(StoredFinding {
+            step_idx: row.get(0)?,
+            fingerprint: row.get(1)?,
+            severity: row.get(2)?,
+            json: row.get(3)?,
         })
-    }
+    })?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::from)
+}
 
-    /// Moves the session from one of `from` to `to`, recording `reason` (kept as is when
-    /// `None`). A final state also releases the lease only if nobody holds one: a running owner
-    /// notices and releases it itself.
-    pub fn session_transition(
-        &self,
-        id: &str,
-        from: &[SessionState],
-        to: SessionState,
-        reason: Option<&str>,
-        now: i64,
-    ) -> Result<Transition, StoreError> {
-        self.write(|tx| {
-            let Some(session) = get_session(tx, id)? else {
-                return Ok(Transition::NotFound);
-            };
-            if !from.contains(&session.state) {
-                return Ok(Transition::Refused(session.state));
-            }
-            tx.execute(
-                "UPDATE review_sessions SET state = ?2, reason = coalesce(?3, reason),
+/// Moves the session from one of `from` to `to`, recording `reason` (kept as is when
+/// `None`). A final state also releases the lease only if nobody holds one: a running owner
+/// notices and releases it itself.
+pub fn transition(
+    tx: &Transaction<'_>,
+    id: &str,
+    from: &[SessionState],
+    to: SessionState,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Transition, StoreError> {
+    let Some(session) = get_session(tx, id)? else {
+        return Ok(Transition::NotFound);
+    };
+    if !from.contains(&session.state) {
+        return Ok(Transition::Refused(session.state));
+    }
+    tx.execute(
+        "UPDATE review_sessions SET state = ?2, reason = coalesce(?3, reason),
                      last_activity_at = ?4,
                      finished_at = CASE WHEN ?5 THEN ?4 ELSE finished_at END
                  WHERE id = ?1",
-                params![id, to.as_str(), reason, now, to.is_final()],
-            )?;
-            Ok(Transition::Done(Box::new(
-                get_session(tx, id)?.ok_or_else(vanished)?,
-            )))
-        })
-    }
+        params![id, to.as_str(), reason, now, to.is_final()],
+    )?;
+    Ok(Transition::Done(Box::new(
+        get_session(tx, id)?.ok_or_else(vanished)?,
+    )))
+}
 
-    /// Takes the lease of a `queued` session, or of one whose owner is gone (`is_dead`), and
-    /// marks it running. Steps left `running` by a dead owner go back to `pending`.
-    pub fn session_claim(
-        &self,
-        id: &str,
-        lease: &Lease,
-        now: i64,
-        is_dead: &dyn Fn(&LeaseRecord) -> bool,
-    ) -> Result<Claim, StoreError> {
-        self.write(|tx| {
-            let Some(session) = get_session(tx, id)? else {
-                return Ok(Claim::NotFound);
-            };
-            if !matches!(session.state, SessionState::Queued | SessionState::Running) {
-                return Ok(Claim::Refused(session.state));
-            }
-            take_lease(tx, &session, lease, now, is_dead)
-        })
+/// Takes the lease of a `queued` session, or of one whose owner is gone (`is_dead`), and
+/// marks it running. Steps left `running` by a dead owner go back to `pending`.
+pub fn claim(
+    tx: &Transaction<'_>,
+    id: &str,
+    lease: &Lease,
+    now: i64,
+    is_dead: &dyn Fn(&LeaseRecord) -> bool,
+) -> Result<Claim, StoreError> {
+    let Some(session) = get_session(tx, id)? else {
+        return Ok(Claim::NotFound);
+    };
+    if !matches!(session.state, SessionState::Queued | SessionState::Running) {
+        return Ok(Claim::Refused(session.state));
     }
+    take_lease(tx, &session, lease, now, is_dead)
+}
 
-    /// Resumes a `paused` session: its state becomes `running`; when no live process holds its
-    /// lease the caller takes it (and must run the session).
-    pub fn session_resume(
-        &self,
-        id: &str,
-        lease: &Lease,
-        now: i64,
-        is_dead: &dyn Fn(&LeaseRecord) -> bool,
-    ) -> Result<Claim, StoreError> {
-        self.write(|tx| {
-            let Some(session) = get_session(tx, id)? else {
-                return Ok(Claim::NotFound);
-            };
-            if session.state != SessionState::Paused {
-                return Ok(Claim::Refused(session.state));
-            }
-            tx.execute(
-                "UPDATE review_sessions SET state = 'running', reason = NULL, last_activity_at = ?2
+/// Resumes a `paused` session: its state becomes `running`; when no live process holds its
+/// lease the caller takes it (and must run the session).
+pub fn resume(
+    tx: &Transaction<'_>,
+    id: &str,
+    lease: &Lease,
+    now: i64,
+    is_dead: &dyn Fn(&LeaseRecord) -> bool,
+) -> Result<Claim, StoreError> {
+    let Some(session) = get_session(tx, id)? else {
+        return Ok(Claim::NotFound);
+    };
+    if session.state != SessionState::Paused {
+        return Ok(Claim::Refused(session.state));
+    }
+    tx.execute(
+        "UPDATE review_sessions SET state = 'running', reason = NULL, last_activity_at = ?2
                  WHERE id = ?1",
-                params![id, now],
-            )?;
-            take_lease(tx, &session, lease, now, is_dead)
-        })
-    }
+        params![id, now],
+    )?;
+    take_lease(tx, &session, lease, now, is_dead)
+}
 
-    /// Renews the lease and accounts `active_ms`; `None` when the caller no longer holds it.
-    pub fn session_heartbeat(
-        &self,
-        id: &str,
-        token: &str,
-        now: i64,
-        add_active_ms: i64,
-    ) -> Result<Option<SessionRecord>, StoreError> {
-        self.write(|tx| {
-            let n = tx.execute(
-                "UPDATE review_sessions SET heartbeat_at = ?3, active_ms = active_ms + ?4
+/// Renews the lease and accounts `active_ms`; `None` when the caller no longer holds it.
+pub fn heartbeat(
+    tx: &Transaction<'_>,
+    id: &str,
+    token: &str,
+    now: i64,
+    add_active_ms: i64,
+) -> Result<Option<SessionRecord>, StoreError> {
+    let n = tx.execute(
+        "UPDATE review_sessions SET heartbeat_at = ?3, active_ms = active_ms + ?4
                  WHERE id = ?1 AND owner_token = ?2",
-                params![id, token, now, add_active_ms.max(0)],
-            )?;
-            if n == 0 {
-                return Ok(None);
-            }
-            get_session(tx, id)
-        })
+        params![id, token, now, add_active_ms.max(0)],
+    )?;
+    if n == 0 {
+        return Ok(None);
     }
+    get_session(tx, id)
+}
 
-    /// Gives the lease up, unless the session is `running` again (resumed while its owner was
-    /// winding down): then the owner carries on and `false` is returned.
-    pub fn session_release(
-        &self,
-        id: &str,
-        token: &str,
-        now: i64,
-        add_active_ms: i64,
-    ) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            let n = tx.execute(
-                "UPDATE review_sessions SET owner_token = NULL, owner_pid = NULL, owner_boot = NULL,
+/// Gives the lease up, unless the session is `running` again (resumed while its owner was
+/// winding down): then the owner carries on and `false` is returned.
+pub fn release(
+    tx: &Transaction<'_>,
+    id: &str,
+    token: &str,
+    now: i64,
+    add_active_ms: i64,
+) -> Result<bool, StoreError> {
+    let n = tx.execute(
+        "UPDATE review_sessions SET owner_token = NULL, owner_pid = NULL, owner_boot = NULL,
                      heartbeat_at = NULL, active_ms = active_ms + ?4, last_activity_at = ?3
                  WHERE id = ?1 AND owner_token = ?2 AND state != 'running'",
-                params![id, token, now, add_active_ms.max(0)],
-            )?;
-            Ok(n > 0)
-        })
-    }
+        params![id, token, now, add_active_ms.max(0)],
+    )?;
+    Ok(n > 0)
+}
 
-    /// Marks a step running on `worker`; `false` when the caller lost the lease or the session
-    /// is no longer running.
-    pub fn step_begin(
-        &self,
-        id: &str,
-        idx: u32,
-        token: &str,
-        worker: u32,
-        now: i64,
-    ) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            if !owns_running(tx, id, token)? {
-                return Ok(false);
-            }
-            tx.execute(
-                "UPDATE review_session_steps SET state = 'running', worker = ?3, started_at = ?4
+/// Marks a step running on `worker`; `false` when the caller lost the lease or the session
+/// is no longer running.
+pub fn step_begin(
+    tx: &Transaction<'_>,
+    id: &str,
+    idx: u32,
+    token: &str,
+    worker: u32,
+    now: i64,
+) -> Result<bool, StoreError> {
+    if !owns_running(tx, id, token)? {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE review_session_steps SET state = 'running', worker = ?3, started_at = ?4
                  WHERE session_id = ?1 AND idx = ?2 AND state = 'pending'",
-                params![id, idx, worker, now],
-            )?;
-            tx.execute(
-                "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
-                params![id, now],
-            )?;
-            Ok(true)
-        })
-    }
+        params![id, idx, worker, now],
+    )?;
+    tx.execute(
+        "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
+        params![id, now],
+    )?;
+    Ok(true)
+}
 
-    /// Records a finished step and its findings in one transaction. Findings whose fingerprint
-    /// the session already has are skipped; returns how many were new, `None` when the caller
-    /// lost the lease (nothing is written).
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one row's columns, written at once"
-    )]
-    pub fn step_complete(
-        &self,
-        id: &str,
-        idx: u32,
-        token: &str,
-        duration_ms: f64,
-        usage: StepUsage,
-        findings: &[FindingRow],
-        gate_reasons: &[String],
-        now: i64,
-    ) -> Result<Option<u64>, StoreError> {
-        let gate_reasons =
-            serde_json::to_string(gate_reasons).map_err(|err| StoreError::Corrupt {
-                what: "step gate_reasons".to_string(),
-                reason: err.to_string(),
-            })?;
-        self.write(|tx| {
-            if !owns(tx, id, token)? {
-                return Ok(None);
-            }
-            let mut n_new = 0u64;
-            for finding in findings {
-                n_new += tx.execute(
-                    "INSERT OR IGNORE INTO review_session_findings
+/// Records a finished step and its findings in one transaction. Findings whose fingerprint
+/// the session already has are skipped; returns how many were new, `None` when the caller
+/// lost the lease (nothing is written).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one row's columns, written at once"
+)]
+pub fn step_complete(
+    tx: &Transaction<'_>,
+    id: &str,
+    idx: u32,
+    token: &str,
+    duration_ms: f64,
+    usage: StepUsage,
+    findings: &[FindingRow],
+    gate_reasons: &[String],
+    now: i64,
+) -> Result<Option<u64>, StoreError> {
+    let gate_reasons = serde_json::to_string(gate_reasons).map_err(|err| StoreError::Corrupt {
+        what: "step gate_reasons".to_string(),
+        reason: err.to_string(),
+    })?;
+
+    if !owns(tx, id, token)? {
+        return Ok(None);
+    }
+    let mut n_new = 0u64;
+    for finding in findings {
+        n_new += tx.execute(
+            "INSERT OR IGNORE INTO review_session_findings
                          (session_id, fingerprint, step_idx, severity, finding)
                      VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![id, finding.fingerprint, idx, finding.severity, finding.json],
-                )? as u64;
-            }
-            tx.execute(
-                "UPDATE review_session_steps SET state = 'completed', finished_at = ?3,
+            params![id, finding.fingerprint, idx, finding.severity, finding.json],
+        )? as u64;
+    }
+    tx.execute(
+        "UPDATE review_session_steps SET state = 'completed', finished_at = ?3,
                      duration_ms = ?4, findings_reported = ?5, findings_new = ?6,
                      attempts = attempts + 1, llm_passes = ?7, input_tokens = ?8,
                      output_tokens = ?9, cost_usd = ?10, cache_hits = ?11, gate_reasons = ?12
                  WHERE session_id = ?1 AND idx = ?2",
-                params![
-                    id,
-                    idx,
-                    now,
-                    duration_ms,
-                    findings.len() as i64,
-                    to_i64(n_new),
-                    to_i64(usage.llm_passes),
-                    to_i64(usage.input_tokens),
-                    to_i64(usage.output_tokens),
-                    usage.cost_usd,
-                    to_i64(usage.cache_hits),
-                    gate_reasons,
-                ],
-            )?;
-            tx.execute(
-                "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
-                params![id, now],
-            )?;
-            Ok(Some(n_new))
-        })
-    }
+        params![
+            id,
+            idx,
+            now,
+            duration_ms,
+            findings.len() as i64,
+            to_i64(n_new),
+            to_i64(usage.llm_passes),
+            to_i64(usage.input_tokens),
+            to_i64(usage.output_tokens),
+            usage.cost_usd,
+            to_i64(usage.cache_hits),
+            gate_reasons,
+        ],
+    )?;
+    tx.execute(
+        "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
+        params![id, now],
+    )?;
+    Ok(Some(n_new))
+}
 
-    /// Records a failed attempt. With `retry_at` the step waits for another attempt; without,
-    /// it has failed for good and so has a running or paused session, with `error` as reason.
-    /// `false` when the caller lost the lease.
-    pub fn step_fail(
-        &self,
-        id: &str,
-        idx: u32,
-        token: &str,
-        error: &str,
-        retry_at: Option<i64>,
-        now: i64,
-    ) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            if !owns(tx, id, token)? {
-                return Ok(false);
-            }
-            let state = if retry_at.is_some() {
-                "pending"
-            } else {
-                "failed"
-            };
-            tx.execute(
-                "UPDATE review_session_steps SET state = ?3, attempts = attempts + 1,
+/// Records a failed attempt. With `retry_at` the step waits for another attempt; without,
+/// it has failed for good and so has a running or paused session, with `error` as reason.
+/// `false` when the caller lost the lease.
+pub fn step_fail(
+    tx: &Transaction<'_>,
+    id: &str,
+    idx: u32,
+    token: &str,
+    error: &str,
+    retry_at: Option<i64>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    if !owns(tx, id, token)? {
+        return Ok(false);
+    }
+    let state = if retry_at.is_some() {
+        "pending"
+    } else {
+        "failed"
+    };
+    tx.execute(
+        "UPDATE review_session_steps SET state = ?3, attempts = attempts + 1,
                      last_error = ?4, next_attempt_at = ?5, finished_at = ?6
                  WHERE session_id = ?1 AND idx = ?2",
-                params![id, idx, state, error, retry_at.unwrap_or(0), now],
-            )?;
-            if retry_at.is_none() {
-                tx.execute(
-                    "UPDATE review_sessions SET state = 'failed', reason = ?2, finished_at = ?3,
+        params![id, idx, state, error, retry_at.unwrap_or(0), now],
+    )?;
+    if retry_at.is_none() {
+        tx.execute(
+            "UPDATE review_sessions SET state = 'failed', reason = ?2, finished_at = ?3,
                          last_activity_at = ?3
                      WHERE id = ?1 AND state IN ('running', 'paused')",
-                    params![id, error, now],
-                )?;
-            } else {
-                tx.execute(
-                    "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
-                    params![id, now],
-                )?;
-            }
-            Ok(true)
-        })
+            params![id, error, now],
+        )?;
+    } else {
+        tx.execute(
+            "UPDATE review_sessions SET last_activity_at = ?2 WHERE id = ?1",
+            params![id, now],
+        )?;
     }
+    Ok(true)
+}
 
-    /// Completes a running session whose steps are all completed; `false` otherwise.
-    pub fn session_complete(&self, id: &str, token: &str, now: i64) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            if !owns_running(tx, id, token)? {
-                return Ok(false);
-            }
-            let unfinished: i64 = tx.query_row(
-                "SELECT count(*) FROM review_session_steps
+/// Completes a running session whose steps are all completed; `false` otherwise.
+pub fn complete(tx: &Transaction<'_>, id: &str, token: &str, now: i64) -> Result<bool, StoreError> {
+    if !owns_running(tx, id, token)? {
+        return Ok(false);
+    }
+    let unfinished: i64 = tx.query_row(
+        "SELECT count(*) FROM review_session_steps
                  WHERE session_id = ?1 AND state != 'completed'",
-                [id],
-                |row| row.get(0),
-            )?;
-            if unfinished > 0 {
-                return Ok(false);
-            }
-            tx.execute(
-                "UPDATE review_sessions SET state = 'completed', finished_at = ?2,
+        [id],
+        |row| row.get(0),
+    )?;
+    if unfinished > 0 {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE review_sessions SET state = 'completed', finished_at = ?2,
                      last_activity_at = ?2
                  WHERE id = ?1",
-                params![id, now],
-            )?;
-            Ok(true)
-        })
-    }
+        params![id, now],
+    )?;
+    Ok(true)
+}
 
-    /// Sessions that are `queued` or `running` but whose owner is gone (`is_dead`), or that no
-    /// process claimed within `unclaimed_ms`, become `paused` with a reason saying so; their
-    /// unfinished steps run again on resume. Returns their ids.
-    pub fn sessions_reap(
-        &self,
-        now: i64,
-        unclaimed_ms: i64,
-        is_dead: &dyn Fn(&LeaseRecord) -> bool,
-    ) -> Result<Vec<String>, StoreError> {
-        self.write(|tx| {
-            let candidates: Vec<SessionRecord> = {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT {SESSION_COLUMNS} FROM review_sessions
+/// Sessions that are `queued` or `running` but whose owner is gone (`is_dead`), or that no
+/// process claimed within `unclaimed_ms`, become `paused` with a reason saying so; their
+/// unfinished steps run again on resume. Returns their ids.
+pub fn reap(
+    tx: &Transaction<'_>,
+    now: i64,
+    unclaimed_ms: i64,
+    is_dead: &dyn Fn(&LeaseRecord) -> bool,
+) -> Result<Vec<String>, StoreError> {
+    let candidates: Vec<SessionRecord> = {
+        let mut stmt = tx.prepare(&format!(
+            "SELECT {SESSION_COLUMNS} FROM review_sessions
                      WHERE state IN ('queued', 'running')"
-                ))?;
-                let rows = stmt.query_map([], session_from_row)?;
-                rows.map(|row| row.map_err(StoreError::from)?)
-                    .collect::<Result<Vec<_>, _>>()?
-            };
-            let mut reaped = Vec::new();
-            for session in candidates {
-                let reason = match &session.lease {
-                    Some(lease) if is_dead(lease) => format!(
-                        "the process running it (pid {}) stopped: no heartbeat since {} ms ago; \
+        ))?;
+        let rows = stmt.query_map([], session_from_row)?;
+        rows.map(|row| row.map_err(StoreError::from)?)
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let mut reaped = Vec::new();
+    for session in candidates {
+        let reason = match &session.lease {
+            Some(lease) if is_dead(lease) => format!(
+                "the process running it (pid {}) stopped: no heartbeat since {} ms ago; \
                          resume the session to run its unfinished steps",
-                        lease.pid,
-                        now - lease.heartbeat_at
-                    ),
-                    Some(_) => continue,
-                    None if now - session.last_activity_at > unclaimed_ms => format!(
-                        "no process ran it for {} ms; resume the session to run its unfinished steps",
-                        now - session.last_activity_at
-                    ),
-                    None => continue,
-                };
-                tx.execute(
-                    "UPDATE review_sessions SET state = 'paused', reason = ?2, owner_token = NULL,
+                lease.pid,
+                now - lease.heartbeat_at
+            ),
+            Some(_) => continue,
+            None if now - session.last_activity_at > unclaimed_ms => format!(
+                "no process ran it for {} ms; resume the session to run its unfinished steps",
+                now - session.last_activity_at
+            ),
+            None => continue,
+        };
+        tx.execute(
+            "UPDATE review_sessions SET state = 'paused', reason = ?2, owner_token = NULL,
                          owner_pid = NULL, owner_boot = NULL, heartbeat_at = NULL,
                          last_activity_at = ?3
                      WHERE id = ?1",
-                    params![session.id, reason, now],
-                )?;
-                tx.execute(
-                    "UPDATE review_session_steps SET state = 'pending', worker = NULL
+            params![session.id, reason, now],
+        )?;
+        tx.execute(
+            "UPDATE review_session_steps SET state = 'pending', worker = NULL
                      WHERE session_id = ?1 AND state = 'running'",
-                    [&session.id],
-                )?;
-                reaped.push(session.id);
-            }
-            Ok(reaped)
-        })
+            [&session.id],
+        )?;
+        reaped.push(session.id);
     }
+    Ok(reaped)
+}
 
-    /// Deletes final sessions (with their steps and findings) that ended before `cutoff`.
-    pub fn sessions_expire(&self, cutoff: i64) -> Result<usize, StoreError> {
-        self.write(|tx| {
-            Ok(tx.execute(
-                "DELETE FROM review_sessions
+/// Deletes final sessions (with their steps and findings) that ended before `cutoff`.
+pub fn expire(tx: &Transaction<'_>, cutoff: i64) -> Result<usize, StoreError> {
+    Ok(tx.execute(
+        "DELETE FROM review_sessions
                  WHERE state IN ('completed', 'failed', 'cancelled') AND finished_at < ?1",
-                [cutoff],
-            )?)
-        })
-    }
+        [cutoff],
+    )?)
 }
 
 const SESSION_COLUMNS: &str = "id, commit_hash, base_ref, base_sha, head_sha, title, author,
@@ -702,7 +670,7 @@ const SESSION_COLUMNS: &str = "id, commit_hash, base_ref, base_sha, head_sha, ti
     created_at, started_at, finished_at, last_activity_at, active_ms, owner_token, owner_pid,
     owner_boot, heartbeat_at";
 
-fn get_session(tx: &Transaction<'_>, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+fn get_session(tx: &Connection, id: &str) -> Result<Option<SessionRecord>, StoreError> {
     tx.query_row(
         &format!("SELECT {SESSION_COLUMNS} FROM review_sessions WHERE id = ?1"),
         [id],
@@ -847,7 +815,7 @@ fn take_lease(
     )))
 }
 
-fn owns(tx: &Transaction<'_>, id: &str, token: &str) -> Result<bool, StoreError> {
+fn owns(tx: &Connection, id: &str, token: &str) -> Result<bool, StoreError> {
     Ok(tx.query_row(
         "SELECT EXISTS(SELECT 1 FROM review_sessions WHERE id = ?1 AND owner_token = ?2)",
         [id, token],
@@ -855,7 +823,7 @@ fn owns(tx: &Transaction<'_>, id: &str, token: &str) -> Result<bool, StoreError>
     )?)
 }
 
-fn owns_running(tx: &Transaction<'_>, id: &str, token: &str) -> Result<bool, StoreError> {
+fn owns_running(tx: &Connection, id: &str, token: &str) -> Result<bool, StoreError> {
     Ok(tx.query_row(
         "SELECT EXISTS(SELECT 1 FROM review_sessions
                        WHERE id = ?1 AND owner_token = ?2 AND state = 'running')",
@@ -897,6 +865,7 @@ fn to_u64(value: i64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
 
     fn new_session(id: &str, now: i64) -> NewSession {
         NewSession {
@@ -948,10 +917,12 @@ mod tests {
     #[test]
     fn a_session_runs_through_its_steps_and_dedupes_findings() {
         let store = Store::open_in_memory().unwrap();
-        store.session_insert(&new_session("s1", 100)).unwrap();
+        store
+            .write(|tx| insert(tx, &new_session("s1", 100)))
+            .unwrap();
         let alive = |_: &LeaseRecord| false;
         let Claim::Claimed(session) = store
-            .session_claim("s1", &lease("t1"), 110, &alive)
+            .write(|tx| claim(tx, "s1", &lease("t1"), 110, &alive))
             .unwrap()
         else {
             panic!("not claimed");
@@ -961,81 +932,142 @@ mod tests {
         // A second process cannot take a live lease.
         assert_eq!(
             store
-                .session_claim("s1", &lease("t2"), 111, &alive)
+                .write(|tx| claim(tx, "s1", &lease("t2"), 111, &alive))
                 .unwrap(),
             Claim::Owned { pid: 7 }
         );
-        assert!(store.step_begin("s1", 0, "t1", 0, 120).unwrap());
+        assert!(
+            store
+                .write(|tx| step_begin(tx, "s1", 0, "t1", 0, 120))
+                .unwrap()
+        );
         let usage = StepUsage::default();
         let n_new = store
-            .step_complete("s1", 0, "t1", 5.0, usage, &[row("f1"), row("f2")], &[], 130)
+            .write(|tx| {
+                step_complete(
+                    tx,
+                    "s1",
+                    0,
+                    "t1",
+                    5.0,
+                    usage,
+                    &[row("f1"), row("f2")],
+                    &[],
+                    130,
+                )
+            })
             .unwrap();
         assert_eq!(n_new, Some(2));
-        assert!(!store.session_complete("s1", "t1", 131).unwrap());
-        assert!(store.step_begin("s1", 1, "t1", 1, 132).unwrap());
+        assert!(!store.write(|tx| complete(tx, "s1", "t1", 131)).unwrap());
+        assert!(
+            store
+                .write(|tx| step_begin(tx, "s1", 1, "t1", 1, 132))
+                .unwrap()
+        );
         let n_new = store
-            .step_complete("s1", 1, "t1", 5.0, usage, &[row("f2"), row("f3")], &[], 140)
+            .write(|tx| {
+                step_complete(
+                    tx,
+                    "s1",
+                    1,
+                    "t1",
+                    5.0,
+                    usage,
+                    &[row("f2"), row("f3")],
+                    &[],
+                    140,
+                )
+            })
             .unwrap();
         assert_eq!(n_new, Some(1), "f2 is already stored");
         // Someone without the lease writes nothing.
         assert_eq!(
             store
-                .step_complete("s1", 1, "other", 1.0, usage, &[row("f9")], &[], 141)
+                .write(|tx| step_complete(tx, "s1", 1, "other", 1.0, usage, &[row("f9")], &[], 141))
                 .unwrap(),
             None
         );
-        assert!(store.session_complete("s1", "t1", 150).unwrap());
-        let findings = store.session_findings("s1").unwrap();
+        assert!(store.write(|tx| complete(tx, "s1", "t1", 150)).unwrap());
+        let findings = store.read(|tx| super::findings(tx, "s1")).unwrap();
         let prints: Vec<&str> = findings.iter().map(|f| f.fingerprint.as_str()).collect();
         assert_eq!(prints, ["f1", "f2", "f3"]);
         assert_eq!(findings[2].step_idx, 1);
-        let session = store.session_get("s1").unwrap().unwrap();
+        let session = store.read(|tx| get(tx, "s1")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Completed);
         assert_eq!(session.finished_at, Some(150));
         // Final: no transition out, and release works.
-        assert!(store.session_release("s1", "t1", 151, 40).unwrap());
+        assert!(store.write(|tx| release(tx, "s1", "t1", 151, 40)).unwrap());
         assert_eq!(
             store
-                .session_transition(
+                .write(|tx| transition(
+                    tx,
                     "s1",
                     &[SessionState::Paused],
                     SessionState::Running,
                     None,
                     152
-                )
+                ))
                 .unwrap(),
             Transition::Refused(SessionState::Completed)
         );
-        assert_eq!(store.sessions_expire(150).unwrap(), 0);
-        assert_eq!(store.sessions_expire(151).unwrap(), 1);
-        assert_eq!(store.session_get("s1").unwrap(), None);
-        assert!(store.session_findings("s1").unwrap().is_empty());
+        assert_eq!(store.write(|tx| expire(tx, 150)).unwrap(), 0);
+        assert_eq!(store.write(|tx| expire(tx, 151)).unwrap(), 1);
+        assert_eq!(store.read(|tx| get(tx, "s1")).unwrap(), None);
+        assert!(
+            store
+                .read(|tx| super::findings(tx, "s1"))
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_dead_owner_is_reaped_and_its_running_steps_rerun() {
         let store = Store::open_in_memory().unwrap();
-        store.session_insert(&new_session("s2", 0)).unwrap();
+        store.write(|tx| insert(tx, &new_session("s2", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
-        store.session_claim("s2", &lease("t1"), 1, &alive).unwrap();
-        assert!(store.step_begin("s2", 0, "t1", 0, 2).unwrap());
-        assert!(store.sessions_reap(3, 1000, &alive).unwrap().is_empty());
+        store
+            .write(|tx| claim(tx, "s2", &lease("t1"), 1, &alive))
+            .unwrap();
+        assert!(
+            store
+                .write(|tx| step_begin(tx, "s2", 0, "t1", 0, 2))
+                .unwrap()
+        );
+        assert!(
+            store
+                .write(|tx| reap(tx, 3, 1000, &alive))
+                .unwrap()
+                .is_empty()
+        );
         let dead = |_: &LeaseRecord| true;
-        assert_eq!(store.sessions_reap(4, 1000, &dead).unwrap(), ["s2"]);
-        let session = store.session_get("s2").unwrap().unwrap();
+        assert_eq!(store.write(|tx| reap(tx, 4, 1000, &dead)).unwrap(), ["s2"]);
+        let session = store.read(|tx| get(tx, "s2")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Paused);
         assert!(session.reason.unwrap().contains("pid 7"));
         assert_eq!(session.lease, None);
-        let steps = store.session_steps("s2").unwrap();
+        let steps = store.read(|tx| steps(tx, "s2")).unwrap();
         assert_eq!(steps[0].state, StepState::Pending);
         // The old owner's late write is refused.
         assert_eq!(
             store
-                .step_complete("s2", 0, "t1", 1.0, StepUsage::default(), &[], &[], 5)
+                .write(|tx| step_complete(
+                    tx,
+                    "s2",
+                    0,
+                    "t1",
+                    1.0,
+                    StepUsage::default(),
+                    &[],
+                    &[],
+                    5
+                ))
                 .unwrap(),
             None
         );
-        let Claim::Claimed(session) = store.session_resume("s2", &lease("t2"), 6, &alive).unwrap()
+        let Claim::Claimed(session) = store
+            .write(|tx| resume(tx, "s2", &lease("t2"), 6, &alive))
+            .unwrap()
         else {
             panic!("resume did not hand over the lease");
         };
@@ -1046,21 +1078,27 @@ mod tests {
     #[test]
     fn the_last_failed_attempt_fails_the_session_with_the_reason() {
         let store = Store::open_in_memory().unwrap();
-        store.session_insert(&new_session("s3", 0)).unwrap();
+        store.write(|tx| insert(tx, &new_session("s3", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
-        store.session_claim("s3", &lease("t"), 1, &alive).unwrap();
-        assert!(store.step_fail("s3", 1, "t", "boom", Some(50), 2).unwrap());
-        let steps = store.session_steps("s3").unwrap();
+        store
+            .write(|tx| claim(tx, "s3", &lease("t"), 1, &alive))
+            .unwrap();
+        assert!(
+            store
+                .write(|tx| step_fail(tx, "s3", 1, "t", "boom", Some(50), 2))
+                .unwrap()
+        );
+        let steps = store.read(|tx| steps(tx, "s3")).unwrap();
         assert_eq!(
             (steps[1].state, steps[1].attempts, steps[1].next_attempt_at),
             (StepState::Pending, 1, 50)
         );
         assert!(
             store
-                .step_fail("s3", 1, "t", "boom again", None, 60)
+                .write(|tx| step_fail(tx, "s3", 1, "t", "boom again", None, 60))
                 .unwrap()
         );
-        let session = store.session_get("s3").unwrap().unwrap();
+        let session = store.read(|tx| get(tx, "s3")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Failed);
         assert_eq!(session.reason.as_deref(), Some("boom again"));
     }

@@ -740,7 +740,8 @@ fn references(
             continue;
         }
         if let Some(lang) = language {
-            let detected = Language::detect(std::path::Path::new(&m.path)).map(|l| l.as_str());
+            let detected = tollgate_index::walk::detect_language(std::path::Path::new(&m.path))
+                .map(|l| l.as_str());
             if detected != Some(lang) {
                 continue;
             }

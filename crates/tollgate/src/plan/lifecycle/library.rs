@@ -198,7 +198,7 @@ pub(crate) fn current_plan(
 /// Records `plan` as the next version of the saved plan `row` (validated, with its version
 /// fields set), and voids an approval of the previous content. Returns the new version.
 pub(crate) fn record_version(
-    conn: &rusqlite::Connection,
+    conn: &rusqlite::Transaction<'_>,
     row: &PlanRow,
     plan: &mut Plan,
     meta: VersionMeta<'_>,

@@ -1,5 +1,5 @@
 //! The lifecycle half of planning: what happens to a plan once it is saved. `library` (save,
-//! load, list, delete, versions; the one way plans are persisted, through `store::plans`),
+//! load, list, delete, versions; plans are persisted through `store::plans`, the store's one way),
 //! `history` (versions, comparison, rollback), `approval`, `progress` (the step state machine),
 //! `apply` and `journal` (file operations with backups, crash-safe), `execute` (a model
 //! proposes each step's changes, applied or previewed), `undo`.

@@ -301,7 +301,7 @@ impl PlanState {
     /// Writes a step state and keeps it in memory.
     pub(crate) fn put(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         state: StepStateRow,
     ) -> Result<(), PlanStoreError> {
         sql::put_step_state(conn, &self.row.id, &state)?;
@@ -313,7 +313,7 @@ impl PlanState {
     /// executing while any has started.
     pub(crate) fn settle_plan_status(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         author: &str,
     ) -> Result<(), PlanStoreError> {
         let report = self.report();
@@ -358,7 +358,7 @@ impl PlanState {
     /// Marks a ready step in progress (one more attempt).
     pub(crate) fn start(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         number: StepNumber,
         author: &str,
     ) -> Result<(), PlanStoreError> {
@@ -407,7 +407,7 @@ impl PlanState {
     /// Completes a step that is in progress (or ready: started and finished in one call).
     pub(crate) fn complete(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         number: StepNumber,
         notes: &str,
         files: &[String],
@@ -442,7 +442,7 @@ impl PlanState {
     /// Fails a step that is in progress or ready; see [`FailStep`] for the options.
     pub(crate) fn fail(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         number: StepNumber,
         error: &str,
         option: FailOption,
@@ -538,7 +538,7 @@ impl PlanState {
     /// Puts a completed step back to pending once its changes were undone.
     pub(crate) fn reopen(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &rusqlite::Transaction<'_>,
         number: StepNumber,
         note: &str,
         author: &str,
@@ -617,7 +617,7 @@ pub fn complete_step(store: &Store, request: &CompleteStep) -> Result<StepUpdate
 
 /// [`complete_step`] inside the caller's transaction.
 pub(crate) fn complete_step_in(
-    tx: &rusqlite::Connection,
+    tx: &rusqlite::Transaction<'_>,
     request: &CompleteStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
@@ -658,7 +658,7 @@ pub fn fail_step(store: &Store, request: &FailStep) -> Result<StepUpdate, PlanSt
 
 /// [`fail_step`] inside the caller's transaction.
 pub(crate) fn fail_step_in(
-    tx: &rusqlite::Connection,
+    tx: &rusqlite::Transaction<'_>,
     request: &FailStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;

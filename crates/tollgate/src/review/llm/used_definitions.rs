@@ -100,7 +100,7 @@ mod with_index {
                 .language_of(path)
                 .map(str::to_string)
                 .or_else(|| {
-                    tollgate_index::walk::Language::detect(Path::new(path))
+                    tollgate_index::walk::detect_language(Path::new(path))
                         .map(|l| l.as_str().to_string())
                 })?;
             let mut names: Vec<String> = Vec::new();

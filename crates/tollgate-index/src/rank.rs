@@ -305,10 +305,7 @@ pub(crate) fn path_words_boosts(terms: &QueryTerms, paths: &[&str]) -> Vec<Optio
         .iter()
         .map(|words| {
             (!words.is_empty()).then(|| {
-                let share: f32 = words
-                    .iter()
-                    .map(|w| 1.0 / (n_files[w] as f32).sqrt())
-                    .sum();
+                let share: f32 = words.iter().map(|w| 1.0 / (n_files[w] as f32).sqrt()).sum();
                 1.0 + PATH_WORDS_WEIGHT * share / n_words
             })
         })

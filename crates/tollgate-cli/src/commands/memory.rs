@@ -8,8 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tollgate::api::ApiError;
 use tollgate::api::memory::{
-    self as api, DeleteContextBatchRequest, EntryOut, FtsSearchRequest, GetContextByIdsRequest,
-    HybridSearchRequest, SearchContextRequest, SemanticSearchRequest, StoreContextRequest,
+    self as api, DeleteContextBatchRequest, EntryOut, Filters, FtsSearchRequest,
+    GetContextByIdsRequest, HybridSearchRequest, SearchContextRequest, SemanticSearchRequest,
+    StoreContextRequest,
 };
 use tollgate::memory::Memory;
 use tollgate::store::Store;
@@ -78,15 +79,10 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
         }
         MemoryCommand::Find { filter } => {
             let request = SearchContextRequest {
-                thread_id: filter.thread.clone(),
-                source: filter.source.clone(),
-                tags: filter.tags.clone(),
-                metadata_filters: conditions(&filter)?,
-                start_date: filter.since.clone(),
-                end_date: filter.until.clone(),
                 limit: filter.limit.unwrap_or(30),
                 ..SearchContextRequest::default()
-            };
+            }
+            .with_filters(filters(&filter)?);
             let response = api::search_context(&memory, &request).map_err(coded)?;
             print(json, &response, || print_entries(&response.results))
         }
@@ -169,67 +165,33 @@ fn search(
     filter: &MemoryFilterArgs,
 ) -> anyhow::Result<ExitStatus> {
     let limit = filter.limit.unwrap_or(10);
-    let metadata_filters = conditions(filter)?;
+    let filters = filters(filter)?;
     match mode {
         "fts" => {
             let request = FtsSearchRequest {
-                query,
                 mode: fts_mode,
                 limit,
-                offset: 0,
-                thread_id: filter.thread.clone(),
-                source: filter.source.clone(),
-                tags: filter.tags.clone(),
-                content_type: None,
-                start_date: filter.since.clone(),
-                end_date: filter.until.clone(),
-                metadata: None,
-                metadata_filters,
-                highlight: false,
-                include_images: false,
-                explain_query: false,
-            };
+                ..api::search_request(&query)
+            }
+            .with_filters(filters);
             let response = api::fts_search_context(memory, &request).map_err(coded)?;
             print(json, &response, || print_entries(&response.results))
         }
         "semantic" => {
             let request = SemanticSearchRequest {
-                query,
                 limit,
-                offset: 0,
-                thread_id: filter.thread.clone(),
-                source: filter.source.clone(),
-                tags: filter.tags.clone(),
-                content_type: None,
-                start_date: filter.since.clone(),
-                end_date: filter.until.clone(),
-                metadata: None,
-                metadata_filters,
-                include_images: false,
-                explain_query: false,
-            };
+                ..api::search_request(&query)
+            }
+            .with_filters(filters);
             let response = api::semantic_search_context(memory, &request).map_err(coded)?;
             print(json, &response, || print_entries(&response.results))
         }
         "hybrid" => {
             let request = HybridSearchRequest {
-                query,
                 limit,
-                offset: 0,
-                search_modes: None,
-                fusion_method: "rrf".to_string(),
-                rrf_k: None,
-                thread_id: filter.thread.clone(),
-                source: filter.source.clone(),
-                tags: filter.tags.clone(),
-                content_type: None,
-                start_date: filter.since.clone(),
-                end_date: filter.until.clone(),
-                metadata: None,
-                metadata_filters,
-                include_images: false,
-                explain_query: false,
-            };
+                ..api::search_request(&query)
+            }
+            .with_filters(filters);
             let response = api::hybrid_search_context(memory, &request).map_err(coded)?;
             print(json, &response, || print_entries(&response.results))
         }
@@ -239,16 +201,25 @@ fn search(
     }
 }
 
-/// The `--where` conditions, each a JSON object of `metadata_filters`.
-fn conditions(filter: &MemoryFilterArgs) -> anyhow::Result<Vec<serde_json::Map<String, Value>>> {
-    filter
+/// The filter flags as the API's filters; each `--where` is a JSON object of `metadata_filters`.
+fn filters(filter: &MemoryFilterArgs) -> anyhow::Result<Filters> {
+    let metadata_filters = filter
         .conditions
         .iter()
         .map(|text| match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(condition)) => Ok(condition),
             _ => Err(anyhow!("--where: not a JSON object: {text}")),
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Filters {
+        thread_id: filter.thread.clone(),
+        source: filter.source.clone(),
+        tags: filter.tags.clone(),
+        metadata_filters,
+        start_date: filter.since.clone(),
+        end_date: filter.until.clone(),
+        ..Filters::default()
+    })
 }
 
 /// An API error with its code first, as the other front ends show it.

@@ -224,7 +224,8 @@ mod tests {
     #[test]
     fn a_refused_record_names_its_field() {
         let dir = tempfile::tempdir().unwrap();
-        let cases: [(&str, fn(&mut LearnRecordRequest)); 4] = [
+        type Spoil = fn(&mut LearnRecordRequest);
+        let cases: [(&str, Spoil); 4] = [
             ("rule_id", |r| r.rule_id = " ".into()),
             ("path", |r| r.path = "../outside.rs".into()),
             ("fingerprint", |r| r.fingerprint = "a b".into()),

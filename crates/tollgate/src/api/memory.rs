@@ -139,7 +139,45 @@ macro_rules! filtered_request {
             #[serde(default)]
             pub end_date: Option<String>,
         }
+
+        impl $name {
+            /// The request with `filters` in place of its own (front ends that build requests
+            /// by hand set the eight at once).
+            pub fn with_filters(self, filters: Filters) -> $name {
+                $name {
+                    thread_id: filters.thread_id,
+                    source: filters.source,
+                    tags: filters.tags,
+                    content_type: filters.content_type,
+                    metadata: filters.metadata,
+                    metadata_filters: filters.metadata_filters,
+                    start_date: filters.start_date,
+                    end_date: filters.end_date,
+                    ..self
+                }
+            }
+        }
     };
+}
+
+/// The filters every listing and search request takes, as one value.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub thread_id: Option<String>,
+    pub source: Option<String>,
+    pub tags: Vec<String>,
+    pub content_type: Option<String>,
+    pub metadata: Option<Map<String, Value>>,
+    pub metadata_filters: Vec<Map<String, Value>>,
+    pub start_date: Option<String>,
+    pub end_date: Option<String>,
+}
+
+/// A search request for `query` with every other field at its default: the defaults the wire
+/// gives it, read from the request's serde attributes, so they have one home.
+pub fn search_request<T: serde::de::DeserializeOwned>(query: &str) -> T {
+    serde_json::from_value(serde_json::json!({ "query": query }))
+        .expect("a search request needs nothing but its query")
 }
 
 filtered_request! {
@@ -1293,6 +1331,29 @@ mod tests {
 
     fn parse<T: serde::de::DeserializeOwned>(value: Value) -> T {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn requests_built_by_hand_get_the_wires_defaults_and_the_filters() {
+        let hybrid: HybridSearchRequest = search_request("retry");
+        assert_eq!((hybrid.limit, hybrid.fusion_method.as_str()), (5, "rrf"));
+        let fts: FtsSearchRequest = search_request("retry");
+        assert_eq!((fts.query.as_str(), fts.mode.as_str()), ("retry", "match"));
+        let filters = Filters {
+            thread_id: Some("t".into()),
+            tags: vec!["a".into()],
+            end_date: Some("2026-01-01".into()),
+            ..Filters::default()
+        };
+        let filtered = SemanticSearchRequest {
+            limit: 7,
+            ..search_request("retry")
+        }
+        .with_filters(filters);
+        assert_eq!(filtered.limit, 7);
+        assert_eq!(filtered.thread_id.as_deref(), Some("t"));
+        assert_eq!(filtered.tags, ["a"]);
+        assert_eq!(filtered.end_date.as_deref(), Some("2026-01-01"));
     }
 
     fn store(memory: &Memory<'_>, value: Value) -> StoreContextResponse {

@@ -144,10 +144,10 @@ impl Record {
         if self.reason.chars().count() > MAX_REASON_CHARS {
             return invalid("reason", format!("is over {MAX_REASON_CHARS} characters"));
         }
-        if let Some(scope) = &self.scope {
-            if let Err(err) = Glob::new(scope) {
-                return invalid("scope", format!("is not a glob: {err}"));
-            }
+        if let Some(scope) = &self.scope
+            && let Err(err) = Glob::new(scope)
+        {
+            return invalid("scope", format!("is not a glob: {err}"));
         }
         Ok(())
     }

@@ -522,11 +522,11 @@ impl<'a> Memory<'a> {
     }
 
     pub fn threads(&self) -> Result<Vec<ThreadSummary>, MemoryError> {
-        Ok(self.store.read(|tx| sql::threads(tx))?)
+        Ok(self.store.read(sql::threads)?)
     }
 
     pub fn statistics(&self) -> Result<Statistics, MemoryError> {
-        Ok(self.store.read(|tx| sql::statistics(tx))?)
+        Ok(self.store.read(sql::statistics)?)
     }
 
     /// The `limit` entries (matching `filter`, embedded by this embedder) nearest to `text`,

@@ -208,7 +208,7 @@ fn bad_refs_and_files_outside_the_diff_are_clear_errors() {
     assert!(err.to_string().contains("nope"), "{err}");
     let err = create(&store, dir.path(), &request(&base, &head, "x.rs"), &fast()).unwrap_err();
     assert_eq!(err.field(), Some("changed_files"));
-    assert!(store.read(|tx| sessions::list(tx)).unwrap().is_empty());
+    assert!(store.read(sessions::list).unwrap().is_empty());
 }
 
 /// A session stored directly, with `n` one-file steps.

@@ -106,7 +106,7 @@ mod tests {
         assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry.clone()));
         assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry));
         assert_eq!(
-            store.read(|tx| stats(tx)).unwrap(),
+            store.read(stats).unwrap(),
             LlmCacheStats {
                 entries: 1,
                 hits: 2

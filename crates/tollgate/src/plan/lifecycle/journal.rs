@@ -133,7 +133,7 @@ pub fn recover_interrupted(
     store: &Store,
     workspace: &Path,
 ) -> Result<Vec<RecoveredApply>, ApplyError> {
-    let entries = store.read(|tx| sql::open_entries(tx))?;
+    let entries = store.read(sql::open_entries)?;
     if entries.is_empty() {
         return Ok(Vec::new());
     }

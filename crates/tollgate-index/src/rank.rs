@@ -1,9 +1,9 @@
 //! The ranking signals applied on top of the channels: what kind of query this is (a name,
 //! words, a question), how well a chunk's symbol names what was asked, which files are tests,
-//! docs, changelogs, generated or vendored and whether the query asks for them, and how a
-//! file's chunks add up. Each signal can be switched off by name
-//! (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone; search wires them
-//! together.
+//! docs, changelogs, generated or vendored and whether the query asks for them, how a
+//! file's chunks add up, and which files a change description names. Each signal can be
+//! switched off by name (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone;
+//! search wires them together.
 
 use std::collections::{HashMap, HashSet};
 
@@ -255,7 +255,7 @@ fn is_change_boilerplate(word: &str) -> bool {
 
 /// A word without its inflection (`traits` → `trait`, `priming` → `prim`, `fixed` → `fix`),
 /// so a title's words meet file names however either is inflected; a stem keeps 3 letters.
-pub(crate) fn stem(word: &str) -> &str {
+fn stem(word: &str) -> &str {
     for suffix in ["ing", "ed", "es", "s"] {
         if let Some(root) = word.strip_suffix(suffix)
             && root.len() >= 3

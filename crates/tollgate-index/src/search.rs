@@ -1,8 +1,9 @@
 //! Hybrid search: the lexical and vector channels score chunks, the history channel files.
 //! Each arm's scores are scaled to 0..1 and added (per-class weights measured no better); a chunk
 //! whose symbol is what the query names is boosted; a file adds up its chunks with diminishing
-//! returns and its commit history, and tests, docs, changelogs and generated files rank lower
-//! unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
+//! returns and its commit history, tests, docs, changelogs and generated files rank lower
+//! unless asked for, and a change description lifts the files it names ([`crate::rank`]).
+//! Filters narrow every channel before its cut.
 
 use std::collections::HashMap;
 use std::sync::Arc;

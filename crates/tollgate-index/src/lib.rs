@@ -501,6 +501,50 @@ mod tests {
     }
 
     #[test]
+    fn a_change_description_lifts_the_file_named_after_its_words() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // The rendering code says the title's words more often than the file they name.
+        write(
+            root,
+            "src/render.rs",
+            "/// Shows the popup links.\npub fn show_popup_links(links: &[Link]) -> Popup {\n    Popup::with_links(links)\n}\n",
+        );
+        write(
+            root,
+            "src/hover.rs",
+            "/// The popup links at a position.\npub fn popup_links_at(pos: Pos) -> Popup {\n    show_popup_links(&links_at(pos))\n}\n",
+        );
+        // Unrelated code, so the vector arm's scale has a floor.
+        write(
+            root,
+            "src/db.rs",
+            "pub fn open_database(url: &str) -> Database {\n    Database::connect(url)\n}\n",
+        );
+        let config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let first = |text: &str, signals: Signals| {
+            let mut query = SearchQuery::new(text, 5);
+            query.signals = signals;
+            let outcome = search(&config, &embedder, &query).unwrap();
+            outcome.hits[0].path.clone()
+        };
+        let change = "Show popup links on hover";
+        assert_eq!(first(change, Signals::without(&[])), "src/hover.rs");
+        assert_eq!(
+            first(change, Signals::without(&[Signal::PathWords])),
+            "src/render.rs"
+        );
+        // A question about the same thing is not a change: no lift.
+        let question = "how are popup links shown on hover";
+        assert_eq!(
+            first(question, Signals::without(&[])),
+            first(question, Signals::without(&[Signal::PathWords]))
+        );
+    }
+
+    #[test]
     fn build_search_update_and_lock() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();

@@ -1,11 +1,11 @@
 //! The ranking signals applied on top of the channels: what kind of query this is (a name,
 //! words, a question), how well a chunk's symbol names what was asked, which files are tests,
-//! docs, changelogs, generated or vendored and whether the query asks for them, and how a
-//! file's chunks add up. Each signal can be switched off by name
-//! (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone; search wires them
-//! together.
+//! docs, changelogs, generated or vendored and whether the query asks for them, how a
+//! file's chunks add up, and which files a change description names. Each signal can be
+//! switched off by name (`TOLLGATE_SEARCH_SIGNALS_OFF`) so an evaluation can measure it alone;
+//! search wires them together.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::tokenize::tokens;
 use crate::walk::is_test_path;
@@ -90,15 +90,19 @@ pub enum Signal {
     /// A question ("how is …", "where are …") asks about code: tests rank lower for it than
     /// for a change description, whose changes usually include tests.
     QuestionTests,
+    /// A change description ("Fix hover links in docs") lifts a file whose name holds one of
+    /// its words (`hover.rs`), compared after a light stemming and without change boilerplate.
+    PathWords,
 }
 
 impl Signal {
-    const ALL: [Signal; 5] = [
+    const ALL: [Signal; 6] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
         Signal::TestIntent,
         Signal::QuestionTests,
+        Signal::PathWords,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +112,7 @@ impl Signal {
             Signal::FileClassPenalty => "file-class-penalty",
             Signal::TestIntent => "test-intent",
             Signal::QuestionTests => "question-tests",
+            Signal::PathWords => "path-words",
         }
     }
 }
@@ -159,6 +164,12 @@ pub(crate) struct QueryTerms {
     pub asks_for: HashSet<FileClass>,
     /// A question about the code (`how is …`, `where are …`): see [`FileClass::penalty`].
     pub question: bool,
+    /// A description of a change (words, not a question: a PR or commit title), whose answer
+    /// is the set of files such a change touches.
+    pub change: bool,
+    /// For a change description: its content words, stemmed ([`stem`]), without stop words
+    /// and change boilerplate (`fix`, `add`, `support`, …).
+    pub change_words: Vec<String>,
 }
 
 impl QueryTerms {
@@ -188,6 +199,18 @@ impl QueryTerms {
             .into_iter()
             .filter(|class| class.asked_by(text, &words, signals.on(Signal::TestIntent)))
             .collect();
+        let change = class == QueryClass::NaturalLanguage && !is_question(text);
+        let mut change_words: Vec<String> = if change {
+            tokens(text)
+                .iter()
+                .filter(|w| w.len() > 2 && !is_change_boilerplate(w))
+                .map(|w| stem(w).to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        change_words.sort();
+        change_words.dedup();
         QueryTerms {
             class,
             words,
@@ -195,9 +218,116 @@ impl QueryTerms {
             qualifiers,
             asks_for,
             question: signals.on(Signal::QuestionTests) && is_question(text),
+            change,
+            change_words,
         }
     }
 }
+
+/// Words of a change description that say what kind of change it is, not what it changes
+/// (file names such as `fix_visibility.rs` or `add_missing_match_arms.rs` hold them too).
+fn is_change_boilerplate(word: &str) -> bool {
+    matches!(
+        stem(word),
+        "fix"
+            | "add"
+            | "remove"
+            | "support"
+            | "use"
+            | "allow"
+            | "make"
+            | "don"
+            | "not"
+            | "dont"
+            | "when"
+            | "handle"
+            | "improve"
+            | "update"
+            | "change"
+            | "instead"
+            | "properly"
+            | "correctly"
+            | "issue"
+            | "bug"
+            | "new"
+    )
+}
+
+/// A word without its inflection (`traits` → `trait`, `priming` → `prim`, `fixed` → `fix`),
+/// so a title's words meet file names however either is inflected; a stem keeps 3 letters.
+fn stem(word: &str) -> &str {
+    for suffix in ["ing", "ed", "es", "s"] {
+        if let Some(root) = word.strip_suffix(suffix)
+            && root.len() >= 3
+        {
+            return root;
+        }
+    }
+    word
+}
+
+/// Words of file names that say nothing about what the file is for.
+fn is_path_filler(word: &str) -> bool {
+    matches!(
+        word,
+        "src" | "lib" | "mod" | "crate" | "test" | "rs" | "py" | "index" | "init" | "main"
+    )
+}
+
+/// For a change description, the factor on each of `paths` (the candidate files) whose name
+/// (its stem, split into words and stemmed) holds words of the description: 1 + the share of
+/// the description's words it holds, each word counting 1/√(candidates whose name holds it),
+/// since a word that names many files (`string.test.ts` in every copy of a schema library)
+/// tells none of them apart. `None` for a file whose name holds none, and for every file
+/// when the query is not a change description.
+pub(crate) fn path_words_boosts(terms: &QueryTerms, paths: &[&str]) -> Vec<Option<f32>> {
+    if !terms.change || terms.change_words.is_empty() {
+        return vec![None; paths.len()];
+    }
+    let matched: Vec<Vec<&str>> = paths
+        .iter()
+        .map(|path| {
+            name_words(path)
+                .into_iter()
+                .filter_map(|w| {
+                    let i = terms.change_words.binary_search(&w).ok()?;
+                    Some(terms.change_words[i].as_str())
+                })
+                .collect()
+        })
+        .collect();
+    let mut n_files: HashMap<&str, usize> = HashMap::new();
+    for word in matched.iter().flatten() {
+        *n_files.entry(word).or_insert(0) += 1;
+    }
+    let n_words = terms.change_words.len() as f32;
+    matched
+        .iter()
+        .map(|words| {
+            (!words.is_empty()).then(|| {
+                let share: f32 = words.iter().map(|w| 1.0 / (n_files[w] as f32).sqrt()).sum();
+                1.0 + PATH_WORDS_WEIGHT * share / n_words
+            })
+        })
+        .collect()
+}
+
+/// The words of a file's name without its extension, stemmed, without filler.
+fn name_words(path: &str) -> Vec<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem_of_name = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    let mut words: Vec<String> = tokens(stem_of_name)
+        .iter()
+        .filter(|w| !is_path_filler(w))
+        .map(|w| stem(w).to_string())
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The weight of [`path_words_boosts`] (chosen on rust-analyzer, pytest and flask: 0.5, 1, 2).
+const PATH_WORDS_WEIGHT: f32 = 1.0;
 
 /// Kinds that define something, as the chunker names them.
 fn is_definition_kind(kind: &str) -> bool {
@@ -618,6 +748,46 @@ mod tests {
                 .asks_for
                 .contains(&FileClass::Test)
         );
+    }
+
+    #[test]
+    fn change_descriptions_lift_files_named_after_their_words() {
+        let on = Signals::default();
+        let change = QueryTerms::new("Fix hover links for traits", &on);
+        assert!(change.change);
+        assert_eq!(change.change_words, ["hover", "link", "trait"]);
+        let paths = [
+            "crates/ide/src/hover.rs",
+            "crates/hir-ty/src/tests/traits.rs",
+            "src/hover_links.rs",
+            // Boilerplate and directories name nothing.
+            "crates/ide-assists/src/handlers/fix_visibility.rs",
+            "crates/links/src/lib.rs",
+        ];
+        let third = 1.0 / 3.0;
+        let shared = third / 2f32.sqrt(); // `hover` names two of the files
+        let rounded = |factors: Vec<Option<f32>>| -> Vec<Option<i32>> {
+            factors
+                .into_iter()
+                .map(|f| f.map(|f| (f * 1e4).round() as i32))
+                .collect()
+        };
+        assert_eq!(
+            rounded(path_words_boosts(&change, &paths)),
+            rounded(vec![
+                Some(1.0 + shared),
+                Some(1.0 + third),
+                Some(1.0 + shared + third),
+                None,
+                None
+            ])
+        );
+        // Neither a question nor a name is a change description.
+        let question = QueryTerms::new("how are hover links rendered", &on);
+        assert!(!question.change);
+        assert_eq!(path_words_boosts(&question, &paths[..1]), [None]);
+        let name = QueryTerms::new("hover", &on);
+        assert_eq!(path_words_boosts(&name, &paths[..1]), [None]);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Hybrid search: the lexical and vector channels score chunks, the history channel files.
 //! Each arm's scores are scaled to 0..1 and added (per-class weights measured no better); a chunk
 //! whose symbol is what the query names is boosted; a file adds up its chunks with diminishing
-//! returns and its commit history, and tests, docs, changelogs and generated files rank lower
-//! unless asked for ([`crate::rank`]). Filters narrow every channel before its cut.
+//! returns and its commit history, tests, docs, changelogs and generated files rank lower
+//! unless asked for, and a change description lifts the files it names ([`crate::rank`]).
+//! Filters narrow every channel before its cut.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +14,9 @@ use crate::embed::Embedder;
 use crate::error::IndexError;
 use crate::hash::HashKeySet;
 use crate::lexical::{AllowedKeys, Lexical, Searcher, StoredChunk};
-use crate::rank::{self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost};
+use crate::rank::{
+    self, FileClass, QueryClass, QueryTerms, Signal, Signals, definition_boost, path_words_boosts,
+};
 use crate::store::{self, ListedFile, Meta, file_key};
 use crate::tokenize::tokens;
 use crate::vectors::VectorStore;
@@ -565,6 +568,17 @@ fn rank_files(
             if factor < 1.0 {
                 file.score *= factor;
                 file.boosts.push((file.class.as_str(), factor));
+            }
+        }
+    }
+    if signals.on(Signal::PathWords) {
+        let paths: Vec<String> = files.keys().cloned().collect();
+        let names: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let factors = path_words_boosts(terms, &names);
+        for (path, factor) in paths.iter().zip(factors) {
+            if let (Some(factor), Some(file)) = (factor, files.get_mut(path)) {
+                file.score *= factor;
+                file.boosts.push(("path words", factor));
             }
         }
     }

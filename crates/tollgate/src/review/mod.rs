@@ -32,8 +32,8 @@ use crate::analyzers::{self, AnalysisOutcome};
 use crate::config::ReviewConfig;
 use crate::diff::{self, Diff, DiffSpec, FileDiff};
 use crate::findings::{
-    AnalyzerKind, AnalyzerStatus, Finding, ReviewMetadata, ReviewResult, ReviewStats, RuleInfo,
-    Severity, Timings, assign_identities,
+    AnalyzerKind, AnalyzerStatus, Finding, LlmReviewSummary, ReviewMetadata, ReviewResult,
+    ReviewStats, RuleInfo, Severity, StaticAnalysisSummary, Timings, assign_identities,
 };
 use crate::invariants::{self, InvariantSet};
 use crate::learnings::{Learnings, Record};
@@ -362,27 +362,7 @@ fn review_with(
     let preflight_ms = ms(started);
 
     let started_invariants = Instant::now();
-    let mut n_invariants = 0;
-    let all_files = files.len() == diff.files().len();
-    let mut n_files_unchecked = 0;
-    for (path, set) in &inputs.invariants {
-        let evaluation = set.evaluate_until(diff, stop);
-        n_invariants += evaluation.executed;
-        warnings.extend(evaluation.warnings);
-        if evaluation.n_files_unchecked > 0 {
-            n_files_unchecked += evaluation.n_files_unchecked;
-            warnings.push(format!(
-                "invariants {path}: stopped early; {} changed file(s) were not checked",
-                evaluation.n_files_unchecked
-            ));
-        }
-        findings.extend(
-            evaluation
-                .findings
-                .into_iter()
-                .filter(|f| all_files || files.iter().any(|kept| kept.path() == f.location.file)),
-        );
-    }
+    let invariants = evaluate_invariants(diff, inputs, &files, stop, &mut findings, &mut warnings);
     let invariants_ms = ms(started_invariants);
 
     let static_summary = static_analysis().map(|analysis| {
@@ -407,31 +387,13 @@ fn review_with(
         passes.summary
     });
 
-    let incomplete = config
-        .time_budget
-        .filter(|_| stop.deadline_hit())
-        .map(|budget| {
-            let mut skipped = Vec::new();
-            if n_files_unchecked > 0 {
-                skipped.push(format!("invariants on {n_files_unchecked} file(s)"));
-            }
-            let cancelled: Vec<&str> = static_summary
-                .iter()
-                .flat_map(|summary| &summary.results)
-                .filter(|report| report.status == AnalyzerStatus::Cancelled)
-                .map(|report| report.analyzer.as_str())
-                .collect();
-            if !cancelled.is_empty() {
-                skipped.push(format!("analyzers {}", cancelled.join(", ")));
-            }
-            if llm_summary
-                .as_ref()
-                .is_some_and(|summary| summary.skipped_reason.as_deref() == Some(llm::CANCELLED))
-            {
-                skipped.push("model passes".to_string());
-            }
-            gate::time_budget_reason(budget, &skipped)
-        });
+    let incomplete = incomplete_reason(
+        config,
+        stop,
+        invariants.n_files_unchecked,
+        static_summary.as_ref(),
+        llm_summary.as_ref(),
+    );
     let started_gate = Instant::now();
     let n_total = findings.len();
     assign_identities(&mut findings);
@@ -455,7 +417,7 @@ fn review_with(
         lines_removed,
         duration_ms: ms(started),
         deterministic_checks_executed: n_checks,
-        invariants_executed: n_invariants,
+        invariants_executed: invariants.executed,
         static_analyzers_executed: static_summary
             .as_ref()
             .map_or(0, |s| s.analyzers_executed.len()),
@@ -477,39 +439,6 @@ fn review_with(
             gate: gate_ms,
         },
     };
-    let mut gate_settings = BTreeMap::new();
-    gate_settings.insert(
-        "fail_on_severity".to_string(),
-        serde_json::json!(config.fail_on_severity),
-    );
-    gate_settings.insert(
-        "fail_on_rule_ids".to_string(),
-        serde_json::json!(config.fail_on_rule_ids),
-    );
-    gate_settings.insert(
-        "confidence_threshold".to_string(),
-        serde_json::json!(config.confidence_threshold),
-    );
-    gate_settings.insert(
-        "fail_on_analyzer_errors".to_string(),
-        serde_json::json!(config.fail_on_analyzer_errors),
-    );
-    gate_settings.insert(
-        "max_findings".to_string(),
-        serde_json::json!(config.max_findings),
-    );
-    gate_settings.insert(
-        "categories".to_string(),
-        serde_json::json!(config.categories),
-    );
-    gate_settings.insert(
-        "allowlist_entries".to_string(),
-        serde_json::json!(config.allowlist.len()),
-    );
-    gate_settings.insert(
-        "baseline_entries".to_string(),
-        serde_json::json!(inputs.baseline.map_or(0, Baseline::len)),
-    );
     let invariants_path = (!inputs.invariants.is_empty()).then(|| {
         inputs
             .invariants
@@ -524,7 +453,7 @@ fn review_with(
         classification.as_str(),
         risk_score,
         &outcome,
-        n_invariants,
+        invariants.executed,
         static_summary
             .as_ref()
             .map_or(&[][..], |s| s.analyzers_executed.as_slice()),
@@ -553,7 +482,7 @@ fn review_with(
             head_sha: inputs.head_sha.clone(),
             invariants_path,
             warnings,
-            gate: gate_settings,
+            gate: gate_settings(config, inputs.baseline),
         },
         rules,
         static_analysis: static_summary,
@@ -563,6 +492,102 @@ fn review_with(
         result,
         accepted: outcome.accepted,
     }
+}
+
+/// What the invariant files did to a review.
+struct InvariantsRun {
+    executed: usize,
+    /// Changed files left unchecked because the review was stopped.
+    n_files_unchecked: usize,
+}
+
+/// Evaluates every invariant file on the diff until `stop`, adding their findings on the
+/// selected files and their warnings.
+fn evaluate_invariants(
+    diff: &Diff,
+    inputs: &ReviewInputs<'_>,
+    files: &[&FileDiff],
+    stop: &Control,
+    findings: &mut Vec<Finding>,
+    warnings: &mut Vec<String>,
+) -> InvariantsRun {
+    let mut run = InvariantsRun {
+        executed: 0,
+        n_files_unchecked: 0,
+    };
+    let all_files = files.len() == diff.files().len();
+    for (path, set) in &inputs.invariants {
+        let evaluation = set.evaluate_until(diff, stop);
+        run.executed += evaluation.executed;
+        warnings.extend(evaluation.warnings);
+        if evaluation.n_files_unchecked > 0 {
+            run.n_files_unchecked += evaluation.n_files_unchecked;
+            warnings.push(format!(
+                "invariants {path}: stopped early; {} changed file(s) were not checked",
+                evaluation.n_files_unchecked
+            ));
+        }
+        findings.extend(
+            evaluation
+                .findings
+                .into_iter()
+                .filter(|f| all_files || files.iter().any(|kept| kept.path() == f.location.file)),
+        );
+    }
+    run
+}
+
+/// Why the gate must fail for an incomplete review: the time budget ran out, and what it cut.
+fn incomplete_reason(
+    config: &ReviewConfig,
+    stop: &Control,
+    n_files_unchecked: usize,
+    static_summary: Option<&StaticAnalysisSummary>,
+    llm_summary: Option<&LlmReviewSummary>,
+) -> Option<String> {
+    let budget = config.time_budget.filter(|_| stop.deadline_hit())?;
+    let mut skipped = Vec::new();
+    if n_files_unchecked > 0 {
+        skipped.push(format!("invariants on {n_files_unchecked} file(s)"));
+    }
+    let cancelled: Vec<&str> = static_summary
+        .iter()
+        .flat_map(|summary| &summary.results)
+        .filter(|report| report.status == AnalyzerStatus::Cancelled)
+        .map(|report| report.analyzer.as_str())
+        .collect();
+    if !cancelled.is_empty() {
+        skipped.push(format!("analyzers {}", cancelled.join(", ")));
+    }
+    if llm_summary.is_some_and(|summary| summary.skipped_reason.as_deref() == Some(llm::CANCELLED))
+    {
+        skipped.push("model passes".to_string());
+    }
+    Some(gate::time_budget_reason(budget, &skipped))
+}
+
+/// The gate's settings as the report's metadata shows them.
+fn gate_settings(
+    config: &ReviewConfig,
+    baseline: Option<&Baseline>,
+) -> BTreeMap<String, serde_json::Value> {
+    use serde_json::json;
+    [
+        ("fail_on_severity", json!(config.fail_on_severity)),
+        ("fail_on_rule_ids", json!(config.fail_on_rule_ids)),
+        ("confidence_threshold", json!(config.confidence_threshold)),
+        (
+            "fail_on_analyzer_errors",
+            json!(config.fail_on_analyzer_errors),
+        ),
+        ("max_findings", json!(config.max_findings)),
+        ("categories", json!(config.categories)),
+        ("allowlist_entries", json!(config.allowlist.len())),
+        ("baseline_entries", json!(baseline.map_or(0, Baseline::len))),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect()
 }
 
 /// The built-in rules' descriptions (for `tollgate rules` and docs).

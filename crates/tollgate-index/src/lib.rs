@@ -477,15 +477,7 @@ mod tests {
         // The test says it more often than the code it tests.
         let tests = "def test_dup(fd):\n    \"\"\"Output captured at the file descriptor level: is the output captured?\"\"\"\n    assert capture(fd)\n";
         write(root, "testing/test_capture.py", tests);
-        let config = IndexConfig::new(root);
-        let embedder = HashedEmbedder;
-        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
-        let first = |text: &str, signals: Signals| {
-            let mut query = SearchQuery::new(text, 5);
-            query.signals = signals;
-            let outcome = search(&config, &embedder, &query).unwrap();
-            outcome.hits[0].path.clone()
-        };
+        let first = index_and_rank_first(root);
         let question = "how is output captured at the file descriptor level";
         assert_eq!(first(question, Signals::without(&[])), "src/capture.py");
         assert_eq!(
@@ -498,6 +490,21 @@ mod tests {
             first(change, Signals::without(&[])),
             "testing/test_capture.py"
         );
+    }
+
+    /// Indexes `root` and returns what ranks first for a query with these signals on.
+    fn index_and_rank_first(root: &Path) -> impl Fn(&str, Signals) -> String {
+        let config = IndexConfig::new(root);
+        update(&config, None, &HashedEmbedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        move |text, signals| {
+            let mut query = SearchQuery::new(text, 5);
+            query.signals = signals;
+            let outcome = search(&config, &HashedEmbedder, &query).unwrap();
+            outcome.hits[0].path.clone()
+        }
     }
 
     #[test]
@@ -521,15 +528,7 @@ mod tests {
             "src/db.rs",
             "pub fn open_database(url: &str) -> Database {\n    Database::connect(url)\n}\n",
         );
-        let config = IndexConfig::new(root);
-        let embedder = HashedEmbedder;
-        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
-        let first = |text: &str, signals: Signals| {
-            let mut query = SearchQuery::new(text, 5);
-            query.signals = signals;
-            let outcome = search(&config, &embedder, &query).unwrap();
-            outcome.hits[0].path.clone()
-        };
+        let first = index_and_rank_first(root);
         let change = "Show popup links on hover";
         assert_eq!(first(change, Signals::without(&[])), "src/hover.rs");
         assert_eq!(

@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 
 use tollgate_index::{HashedEmbedder, IndexConfig, SearchQuery, search, update};
 
+/// The `tollgate` binary's allocator, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const QUERIES: &[&str] = &[
     "where is the config file parsed",
     "HashMap",

@@ -713,6 +713,33 @@ fn write_changes(
     if progress(Progress::Committing).is_break() {
         return Err(IndexError::Cancelled);
     }
+    // The history index stands apart from the files' stores: its commit (a segment flush, a
+    // tenth of a second for 3,000 commits) runs beside theirs instead of after them.
+    std::thread::scope(|s| {
+        let history = history.map(|staged| s.spawn(move || staged.commit()));
+        let files_committed = commit_files(lexical, vectors, files, &dead, report);
+        let history_committed = history.map(|writer| {
+            writer
+                .join()
+                .map_err(|_| IndexError::Engine("the commit history writer panicked".into()))
+        });
+        files_committed?;
+        if let Some(added) = history_committed {
+            report.commits_added = added??;
+        }
+        Ok(())
+    })
+}
+
+/// Commits the lexical index, then the vectors (a vector whose chunk the lexical index no
+/// longer has is dropped at query time, so a kill between the two serves no stale chunk).
+fn commit_files(
+    mut lexical: LexicalWrite<'_>,
+    vectors: &VectorStore,
+    files: &Files,
+    dead: &[u64],
+    report: &UpdateReport,
+) -> Result<(), IndexError> {
     // A run that only rebuilt an empty tree still commits (the deletes of everything).
     if report.rebuilt.is_some() {
         lexical.writer(files)?;
@@ -723,14 +750,9 @@ fn write_changes(
         prepared_commit.commit()?;
         open.writer.wait_merging_threads()?;
     }
-    // Vectors after the lexical commit: a vector whose chunk the lexical index no longer has is
-    // dropped at query time, so a kill between the two steps serves no stale chunk.
     vectors.append_encoded(&lexical.vectors)?;
-    vectors.tombstone(&dead)?;
+    vectors.tombstone(dead)?;
     vectors.compact_if_stale()?;
-    if let Some(staged) = history {
-        report.commits_added = staged.commit()?;
-    }
     Ok(())
 }
 

@@ -490,7 +490,9 @@ mod tests {
             seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             (seed >> 16) as u8
         };
-        let records: Vec<Vec<u8>> = (0..20).map(|_| (0..512).map(|_| next()).collect()).collect();
+        let records: Vec<Vec<u8>> = (0..20)
+            .map(|_| (0..512).map(|_| next()).collect())
+            .collect();
         for nonzero in [0, 1, 10, 64, 65, 200, 512] {
             let mut query = vec![0i8; 512];
             for k in 0..nonzero {

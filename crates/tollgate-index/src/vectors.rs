@@ -464,13 +464,17 @@ mod tests {
         assert_eq!(quantise(&[0.0, 0.0]), (vec![0, 0], 1.0));
     }
 
-    #[test]
-    fn the_lane_dot_product_equals_the_plain_one() {
-        let mut seed = 7u32;
-        let mut next = || {
+    /// A fixed sequence of bytes (a linear congruential generator): test data that never changes.
+    fn pseudo_random_bytes(mut seed: u32) -> impl FnMut() -> u8 {
+        move || {
             seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             (seed >> 16) as u8
-        };
+        }
+    }
+
+    #[test]
+    fn the_lane_dot_product_equals_the_plain_one() {
+        let mut next = pseudo_random_bytes(7);
         for len in [0, 1, 31, 32, 33, 64, 100, 512, 1000] {
             let codes: Vec<u8> = (0..len).map(|_| next()).collect();
             let query: Vec<i16> = (0..len).map(|_| i16::from(next() as i8)).collect();
@@ -485,11 +489,7 @@ mod tests {
 
     #[test]
     fn a_sparse_query_scores_like_the_packed_scan() {
-        let mut seed = 11u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (seed >> 16) as u8
-        };
+        let mut next = pseudo_random_bytes(11);
         let records: Vec<Vec<u8>> = (0..20)
             .map(|_| (0..512).map(|_| next()).collect())
             .collect();

@@ -433,3 +433,25 @@ impl Searcher {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_index_stores_its_fields_uncompressed_and_an_old_one_keeps_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = Lexical::open_or_create(dir.path()).unwrap();
+        assert_eq!(new.index.settings().docstore_compression, Compressor::None);
+        // An index created with the library's default (LZ4) opens as it is.
+        let old_dir = tempfile::tempdir().unwrap();
+        let directory = MmapDirectory::open(old_dir.path()).unwrap();
+        Index::create(directory, schema().0, IndexSettings::default()).unwrap();
+        let old = Lexical::open_or_create(old_dir.path()).unwrap();
+        assert_eq!(
+            old.index.settings().docstore_compression,
+            IndexSettings::default().docstore_compression
+        );
+        assert_ne!(old.index.settings().docstore_compression, Compressor::None);
+    }
+}

@@ -40,7 +40,9 @@ fn start_runs_a_session_to_completion_and_the_other_commands_read_it() {
         "session", "start", "--repo", &dir, "--base", "main", "--head", "feature",
     ])
     .run();
-    run.assert_code(0);
+    // The secret fails the gate, so the command fails like `review` does (exit 1), which is
+    // what a CI job wired to it relies on.
+    run.assert_code(1);
     let status = run.json();
     assert_eq!(status["status"], "completed", "{status}");
     // One whole-PR step plus the four files in one group.
@@ -83,6 +85,21 @@ fn start_runs_a_session_to_completion_and_the_other_commands_read_it() {
         "{}",
         missing.stderr
     );
+}
+
+#[test]
+fn start_exits_0_when_the_sessions_gate_passes() {
+    let repo = pr();
+    let dir = repo_arg(&repo);
+    let run = tollgate(&[
+        "session", "start", "--repo", &dir, "--base", "main", "--head", "feature", "--files",
+        "README.md",
+    ])
+    .run();
+    run.assert_code(0);
+    let status = run.json();
+    assert_eq!(status["status"], "completed", "{status}");
+    assert_eq!(status["gate"]["verdict"], "passed", "{status}");
 }
 
 /// The pid of a process that has exited (and been reaped).
@@ -174,7 +191,8 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
     // Without a boot id (not Linux) the lease expires instead; resume takes over either way
     // once the owner is known dead, which on Linux is now.
     let resumed = tollgate(&["session", "resume", &id, "--repo", &dir]).run();
-    resumed.assert_code(0);
+    // The PR's secret fails the gate: a foreground resume exits like `review`.
+    resumed.assert_code(1);
     assert_eq!(resumed.json()["status"], "completed");
 
     let telemetry = tollgate(&["session", "telemetry", &id, "--repo", &dir]).run();

@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
-use tollgate::session::{self, Resumed, SessionSettings, SessionState};
+use tollgate::session::{self, GateState, Resumed, SessionSettings, SessionState, SessionStatus};
 use tollgate::store::{Store, sessions};
 
 use super::ExitStatus;
@@ -99,7 +99,7 @@ pub fn run(command: SessionCommand) -> anyhow::Result<ExitStatus> {
             };
             let status =
                 session::drive(&store, &target.repo, &config, claimed, &settings, &|_| {})?;
-            Ok(exit_for(status.status))
+            Ok(exit_for(&status))
         }
     }
 }
@@ -188,7 +188,7 @@ fn foreground(
         eprintln!("session {}: {reason}", status.status);
     }
     print_json(serde_json::to_value(&status)?)?;
-    Ok(exit_for(status.status))
+    Ok(exit_for(&status))
 }
 
 /// Starts `tollgate session run <id>` detached from this process (its output goes nowhere; the
@@ -206,9 +206,12 @@ fn spawn_background(repo: &Path, id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn exit_for(state: SessionState) -> ExitStatus {
-    match state {
-        SessionState::Failed => ExitStatus::Error,
+/// `review`'s exit codes: 2 when the session itself failed (it could not review everything), 1
+/// when what it reviewed failed the gate, 0 otherwise.
+fn exit_for(status: &SessionStatus) -> ExitStatus {
+    match (status.status, status.gate.verdict) {
+        (SessionState::Failed, _) => ExitStatus::Error,
+        (_, GateState::Failed) => ExitStatus::GateFailed,
         _ => ExitStatus::Pass,
     }
 }

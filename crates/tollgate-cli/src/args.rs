@@ -14,6 +14,11 @@ pub struct Cli {
     /// More logging on stderr (-v info, -vv debug). `TOLLGATE_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Where plans, sessions, the model cache and the knowledge store live: `sqlite:PATH` or
+    /// `postgres://user@host/db` (password from PGPASSWORD or PGPASSFILE). Overrides
+    /// `TOLLGATE_STORE_URL` and `[store] url`; default the workspace's .tollgate/tollgate.db.
+    #[arg(long, value_name = "URL", global = true)]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -429,10 +429,11 @@ async fn builtin(
 
 async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
     let root = server.workspace().to_path_buf();
+    let ctx = server.tool_context().clone();
     let outcome = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
         let workspace = tollgate::workspace::IndexedWorkspace::open(&root)
             .map_err(tollgate::api::context::ContextError::unreadable)?;
-        let store = tollgate::store::Store::open_in_workspace(&root)?;
+        let store = crate::tools::open_store(&ctx)?;
         let embedder = tollgate::workspace::HashedEmbedder;
         let memory = tollgate::memory::Memory::new(&store, &embedder);
         if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(&root, &memory) {

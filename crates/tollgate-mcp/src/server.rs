@@ -170,6 +170,11 @@ impl Server {
         self.ctx.workspace()
     }
 
+    /// What every tool call gets: the workspace, the environment, the catalog.
+    pub(crate) fn tool_context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
     /// Names of the served tools, sorted.
     pub fn tool_names(&self) -> Vec<&'static str> {
         self.entries.keys().copied().collect()

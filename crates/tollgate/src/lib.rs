@@ -20,6 +20,7 @@ pub mod control;
 pub mod diff;
 pub mod error_code;
 pub mod findings;
+pub mod ids;
 pub mod input;
 pub mod invariants;
 pub mod learnings;

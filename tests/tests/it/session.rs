@@ -4,7 +4,8 @@
 use serde_json::Value;
 use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::session::{self, SessionSettings};
-use tollgate::store::{Lease, StepUsage, Store, sessions};
+use tollgate::session::{Lease, StepUsage};
+use tollgate::store::Store;
 
 use crate::util::{TestRepo, tollgate};
 
@@ -92,7 +93,15 @@ fn start_exits_0_when_the_sessions_gate_passes() {
     let repo = pr();
     let dir = repo_arg(&repo);
     let run = tollgate(&[
-        "session", "start", "--repo", &dir, "--base", "main", "--head", "feature", "--files",
+        "session",
+        "start",
+        "--repo",
+        &dir,
+        "--base",
+        "main",
+        "--head",
+        "feature",
+        "--files",
         "README.md",
     ])
     .run();
@@ -149,17 +158,16 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
     };
     let now = time_ms();
     store
-        .write(|tx| sessions::claim(tx, &id, &lease, now, &|_| false))
+        .transact(|tx| tx.session_claim(&id, &lease, now, &|_| false))
         .unwrap();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, &id, 0, "dead-process", 0, now))
+            .transact(|tx| tx.session_step_begin(&id, 0, "dead-process", 0, now))
             .unwrap()
     );
     store
-        .write(|tx| {
-            sessions::step_complete(
-                tx,
+        .transact(|tx| {
+            tx.session_step_complete(
                 &id,
                 0,
                 "dead-process",
@@ -173,7 +181,7 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
         .unwrap();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, &id, 1, "dead-process", 1, now))
+            .transact(|tx| tx.session_step_begin(&id, 1, "dead-process", 1, now))
             .unwrap()
     );
     drop(store);

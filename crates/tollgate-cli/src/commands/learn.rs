@@ -88,8 +88,8 @@ fn record(disposition: Disposition, args: LearnRecordArgs) -> anyhow::Result<Exi
 /// Keeps the store's `learnings` thread in step with the ledger, so memory searches find the
 /// decisions. The ledger is already written: a failure here is a warning, not an error.
 fn mirror(repo: &std::path::Path) {
-    let synced = tollgate::store::Store::open_in_workspace(repo)
-        .map_err(|err| err.to_string())
+    let synced = super::store::open(repo)
+        .map_err(|err| format!("{err:#}"))
         .and_then(|store| {
             let embedder = tollgate::workspace::HashedEmbedder;
             let memory = tollgate::memory::Memory::new(&store, &embedder);

@@ -13,15 +13,13 @@ use tollgate::api::memory::{
     StoreContextRequest,
 };
 use tollgate::memory::Memory;
-use tollgate::store::Store;
 use tollgate::workspace::{Embedder, HashedEmbedder, HttpEmbedder};
 
 use super::ExitStatus;
 use crate::args::{MemoryArgs, MemoryCommand, MemoryFilterArgs};
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_in_workspace(&args.repo)
-        .with_context(|| format!("cannot open the store of {}", args.repo.display()))?;
+    let store = super::store::open(&args.repo)?;
     let embedder: Box<dyn Embedder> = match (&args.embed_url, &args.embed_model) {
         (Some(url), Some(model)) => Box::new(HttpEmbedder::connect(
             url,

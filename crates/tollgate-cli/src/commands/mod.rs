@@ -26,6 +26,7 @@ mod review;
 mod review_model;
 mod search;
 mod session;
+pub(crate) mod store;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -29,8 +29,7 @@ use super::ExitStatus;
 use crate::args::{PlanApproveCommand, PlanArgs, PlanCommand, PlanStepCommand};
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_in_workspace(&args.repo)
-        .with_context(|| format!("opening the plan store of {}", args.repo.display()))?;
+    let store = super::store::open(&args.repo)?;
     let author = Some(args.author.clone().unwrap_or_else(default_author));
     let json = args.json;
     let outcome = dispatch(&store, args.command, author, json);

@@ -170,7 +170,7 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
     };
     Ok(config::load(
         super::config_file(args.config.as_deref(), &args.repo),
-        std::env::vars(),
+        super::store::env(),
         flag_layer,
     )?
     .resolve()?)

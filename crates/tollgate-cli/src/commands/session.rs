@@ -14,7 +14,7 @@ use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_
 use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
 use tollgate::session::{self, GateState, Resumed, SessionSettings, SessionState, SessionStatus};
-use tollgate::store::{Store, sessions};
+use tollgate::store::Store;
 
 use super::ExitStatus;
 use crate::args::{SessionCommand, SessionStartArgs};
@@ -167,7 +167,7 @@ fn foreground(
     settings: &SessionSettings,
 ) -> anyhow::Result<ExitStatus> {
     let id = claimed.id().to_string();
-    let total = store.read(|tx| sessions::steps(tx, &id))?.len() as u64;
+    let total = store.snapshot(|tx| tx.session_steps(&id))?.len() as u64;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} steps, {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -195,9 +195,14 @@ fn foreground(
 /// store holds everything).
 fn spawn_background(repo: &Path, id: &str) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the tollgate executable")?;
-    Command::new(exe)
-        .args(["session", "run", id, "--repo"])
-        .arg(repo)
+    let mut command = Command::new(exe);
+    command.args(["session", "run", id, "--repo"]).arg(repo);
+    // The same store as this process (the environment and tollgate.toml carry over by
+    // themselves).
+    if let Some(url) = super::store::flag() {
+        command.arg("--store").arg(url);
+    }
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -217,14 +222,14 @@ fn exit_for(status: &SessionStatus) -> ExitStatus {
 }
 
 fn open(repo: &Path) -> anyhow::Result<Store> {
-    Ok(Store::open_in_workspace(repo)?)
+    super::store::open(repo)
 }
 
 /// The workspace's `tollgate.toml` (when present), then the `TOLLGATE_*` environment.
 fn load_config(repo: &Path) -> anyhow::Result<ReviewConfig> {
     Ok(config::load(
         ConfigFile::Discover(repo),
-        std::env::vars(),
+        super::store::env(),
         RawConfig::default(),
     )?
     .resolve()?)

@@ -31,11 +31,13 @@ when asked to plan work.";
 
     fn call(ctx: &ToolContext, input: CreatePlanRequest) -> Result<PlanResponse, ToolError> {
         let llm = planning_model(ctx)?;
+        let store = crate::tools::workspace_settings(ctx)?.store;
         Ok(create_plan(
             ctx.workspace(),
             llm.as_ref(),
             input,
             FrontEnd::Mcp,
+            &store,
         )?)
     }
 }

@@ -206,6 +206,14 @@ const MEMORY_DELETE: Hints = Hints {
     open_world: false,
 };
 
+/// The store the server's configuration names (`[store] url`, `TOLLGATE_STORE_URL`, which the
+/// CLI's `--store` sets), else the workspace's SQLite file: the core's one recipe.
+pub(crate) fn open_store(ctx: &ToolContext) -> Result<Store, ToolError> {
+    let layers = workspace_settings(ctx)?;
+    Store::open_configured(ctx.workspace(), &layers.store)
+        .map_err(|err| ToolError::new(err.code(), err.to_string()))
+}
+
 /// Runs `operation` on the workspace's knowledge store (`.tollgate/tollgate.db`, opened per
 /// call like the plan store) with the built-in hashed embedder, its `learnings` thread in line
 /// with the ledger.
@@ -213,7 +221,7 @@ fn with_memory<T>(
     ctx: &ToolContext,
     operation: impl FnOnce(&tollgate::memory::Memory<'_>) -> Result<T, tollgate::api::ApiError>,
 ) -> Result<T, ToolError> {
-    let store = Store::open_in_workspace(ctx.workspace())?;
+    let store = open_store(ctx)?;
     let embedder = tollgate::workspace::HashedEmbedder;
     let memory = tollgate::memory::Memory::new(&store, &embedder);
     if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(ctx.workspace(), &memory) {
@@ -234,8 +242,7 @@ fn mirror_learnings(ctx: &ToolContext) {
 /// CLI) may be using it too, and SQLite serialises the writers. A step run a killed process left
 /// half done is rolled back first, so no plan tool sees its step stuck in progress.
 fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
-    let store = Store::open_in_workspace(ctx.workspace())
-        .map_err(|err| ToolError::new(err.code(), err.to_string()))?;
+    let store = open_store(ctx)?;
     match recover_interrupted(&store, ctx.workspace()) {
         Ok(recovered) => {
             for run in recovered {

@@ -29,7 +29,7 @@ pub use llm::{
 pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
-    RawReview, RawRuleOverride,
+    RawReview, RawRuleOverride, RawSessions, RawStore,
 };
 
 use std::collections::BTreeMap;

@@ -63,6 +63,8 @@ impl NestedConfig {
             ("preflight", raw.preflight != Default::default()),
             ("analyzers", raw.analyzers != Default::default()),
             ("llm", raw.llm != Default::default()),
+            ("store", raw.store != Default::default()),
+            ("sessions", raw.sessions != Default::default()),
         ];
         if let Some((table, _)) = whole_change.iter().find(|(_, set)| *set) {
             return Err(value_error(

@@ -79,7 +79,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{LlmConfig, ProviderKind};
-use crate::store::{CachedResponse, Store, llm_cache};
+use crate::store::{CachedResponse, Store};
 
 /// One call: instructions, content, and the shape the answer must have.
 #[derive(Debug, Clone)]
@@ -304,7 +304,7 @@ impl LlmClient {
     pub fn from_config(config: &LlmConfig, workspace: &Path) -> Result<LlmClient, LlmError> {
         let client = LlmClient::without_cache(config, workspace)?;
         let store = if config.cache {
-            match Store::open_in_workspace(workspace) {
+            match Store::open_configured(workspace, &config.cache_store) {
                 Ok(store) => Some(Arc::new(store)),
                 Err(err) => {
                     tracing::warn!(error = %err, "the model response cache is off: the store cannot be opened");
@@ -406,7 +406,7 @@ impl LlmClient {
             max_output_tokens,
         );
         if let Some(store) = &self.store {
-            match store.write(|tx| llm_cache::get(tx, &key)) {
+            match store.transact(|tx| tx.cache_get(&key)) {
                 Ok(Some(hit)) => match validator.parse(&hit.response) {
                     Ok(value) => {
                         return Ok(JsonResponse {
@@ -501,7 +501,7 @@ impl LlmClient {
                 input_tokens: usage.input_tokens,
                 output_tokens: usage.output_tokens,
             };
-            if let Err(err) = store.write(|tx| llm_cache::put(tx, &key, &entry)) {
+            if let Err(err) = store.transact(|tx| tx.cache_put(&key, &entry)) {
                 tracing::warn!(error = %err, "the model answer could not be cached");
             }
         }

@@ -120,18 +120,17 @@ pub fn read(
     Ok(out)
 }
 
-/// The reason of a `/tollgate dismiss <reason>` body (its first line), control characters
-/// removed and capped; `None` when the body is not that command.
+/// The reason of a `/tollgate dismiss <reason>` body (its first line), cleaned
+/// ([`tollgate::learnings::clean_text`]: control characters removed, secrets masked) and
+/// capped; `None` when the body is not that command.
 pub fn dismiss_reason(body: &str) -> Option<String> {
     let line = body.trim_start().lines().next()?.trim_end();
     let rest = line.strip_prefix(DISMISS_COMMAND)?;
     if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
         return None;
     }
-    let reason: String = rest
-        .trim()
+    let reason: String = tollgate::learnings::clean_text(rest.trim())
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
         .take(MAX_REASON_CHARS)
         .collect();
     Some(if reason.trim().is_empty() {

@@ -11,10 +11,12 @@
 //! request stands alone, which is what protocol 2026-07-28 requires and serves handshake-era
 //! clients just as well.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -31,9 +33,10 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use serde_json::{Value, json};
 
 use tollgate::ErrorCode;
+use tollgate::control::Control;
 
 use crate::error::{INVALID_INPUT, ToolError};
-use crate::server::Server;
+use crate::server::{CancelOnDrop, Server};
 
 /// The request lacks the bearer token, or carries another.
 const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
@@ -76,12 +79,25 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// How long a connection may take to send a request's headers, and stay idle between
+    /// requests; then it is closed.
+    pub header_read_timeout: Duration,
+    /// Open connections from one peer address; one more is answered 503 and closed.
+    pub max_connections_per_peer: usize,
+    /// Open connections in all; one more is answered 503 and closed.
+    pub max_connections: usize,
 }
 
 impl HttpOptions {
     /// Room for large diffs (upstream's CI reads up to tens of MiB) and for `scrub_secrets`'
     /// 1,000,000 characters in any encoding.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+    /// Ample for any client on a network, short enough that stalled connections do not pile up.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Well under a process's usual 1,024 descriptors.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+    /// A quarter of the whole: one peer cannot take every connection.
+    pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
 
     /// What is risky but allowed in these options, one sentence each, for the front end to
     /// show at start-up.
@@ -105,6 +121,9 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections_per_peer: Self::DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -185,6 +204,7 @@ pub struct HttpServer {
     /// Ends the open response streams at shutdown (rmcp's cancellation token, kept as a closure
     /// so its type need not be named).
     close_streams: Box<dyn FnOnce() + Send>,
+    limits: ConnectionLimits,
 }
 
 impl fmt::Debug for HttpServer {
@@ -251,18 +271,21 @@ impl HttpServer {
                 post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
             )
             .layer(DefaultBodyLimit::max(options.max_body_bytes))
-            // rmcp guards `/mcp` itself; the JSON API gets the same Host and Origin checks.
-            .layer(middleware::from_fn(move |request: Request, next: Next| {
-                let guard = Arc::clone(&guard);
-                async move { guard.check(request, next).await }
-            }))
             .with_state(server.clone());
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        let mut mcp = Router::new().nest_service("/mcp", service).merge(api);
+        // rmcp guards `/mcp` itself; ours, stricter (one Host, one Origin, each parsed as an
+        // authority), runs first on `/mcp` and on the JSON API.
+        let mut mcp = Router::new()
+            .nest_service("/mcp", service)
+            .merge(api)
+            .layer(middleware::from_fn(move |request: Request, next: Next| {
+                let guard = Arc::clone(&guard);
+                async move { guard.check(request, next).await }
+            }));
         if let Some(token) = options.bearer_token {
             let token = Arc::new(token);
             mcp = mcp.layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -278,6 +301,11 @@ impl HttpServer {
             listener,
             router,
             close_streams,
+            limits: ConnectionLimits {
+                header_read_timeout: options.header_read_timeout,
+                per_peer: options.max_connections_per_peer.max(1),
+                total: options.max_connections.max(1),
+            },
         })
     }
 
@@ -286,23 +314,138 @@ impl HttpServer {
         self.listener.local_addr().map_err(HttpError::Serve)
     }
 
-    /// Serves until `shutdown` completes, then closes open response streams and returns.
+    /// Serves until `shutdown` completes, then closes open response streams and returns. Each
+    /// connection is bounded (see [`ConnectionLimits`]): headers and idle time by
+    /// `header_read_timeout`, their number per peer and in all.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), HttpError> {
-        let close_streams = self.close_streams;
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                close_streams();
-            })
-            .await
-            .map_err(HttpError::Serve)
+        let HttpServer {
+            listener,
+            router,
+            close_streams,
+            limits,
+        } = self;
+        let open = Arc::new(OpenConnections::default());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .keep_alive(true);
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        // Out of descriptors, say: wait a little rather than spin.
+                        tracing::warn!("accepting a connection failed: {err}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let Some(slot) = open.admit(peer.ip(), &limits) else {
+                tokio::spawn(refuse_busy(stream));
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            let connection =
+                builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                let _slot = slot;
+                if let Err(err) = connection.await {
+                    tracing::debug!("HTTP connection from {peer} ended: {err}");
+                }
+            });
+        }
+        close_streams();
+        graceful.shutdown().await;
+        Ok(())
     }
 }
 
 /// `GET /health`: the server is up (no authentication: it reveals only the version).
+/// The bounds on connections (see [`HttpOptions`]).
+#[derive(Debug, Clone, Copy)]
+struct ConnectionLimits {
+    header_read_timeout: Duration,
+    per_peer: usize,
+    total: usize,
+}
+
+/// Open connections, by peer and in all.
+#[derive(Debug, Default)]
+struct OpenConnections {
+    counts: std::sync::Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+impl OpenConnections {
+    /// A slot for a new connection from `peer`, `None` when a limit is reached.
+    fn admit(self: &Arc<Self>, peer: IpAddr, limits: &ConnectionLimits) -> Option<ConnectionSlot> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, by_peer) = &mut *counts;
+        let of_peer = by_peer.entry(peer).or_insert(0);
+        if *total >= limits.total || *of_peer >= limits.per_peer {
+            if *of_peer == 0 {
+                by_peer.remove(&peer);
+            }
+            return None;
+        }
+        *of_peer += 1;
+        *total += 1;
+        Some(ConnectionSlot {
+            open: Arc::clone(self),
+            peer,
+        })
+    }
+}
+
+/// One admitted connection; its count is released on drop.
+struct ConnectionSlot {
+    open: Arc<OpenConnections>,
+    peer: IpAddr,
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        let mut counts = self.open.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, by_peer) = &mut *counts;
+        *total = total.saturating_sub(1);
+        if let Some(n) = by_peer.get_mut(&self.peer) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                by_peer.remove(&self.peer);
+            }
+        }
+    }
+}
+
+/// Answers a connection over the limits with 503 and closes it, without reading its request.
+async fn refuse_busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = ToolError::new(
+        ErrorCode::TooManyConnections,
+        "too many open connections (from this address or in all); retry later",
+    )
+    .to_json()
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+}
+
 async fn health() -> Response {
     let body = serde_json::json!({
         "status": "ok",
@@ -427,12 +570,20 @@ async fn builtin(
     run_builtin(&server, Value::Object(arguments), operation).await
 }
 
+/// Runs a built-in on a blocking thread, bounded like a tool call: past `--call-timeout-secs`
+/// it is answered `TIMEOUT` (408), and whether it timed out or its client hung up (which drops
+/// this future), its [`Control`] is cancelled, so the work (a first index build) stops at its
+/// next check instead of running on.
 async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
     let root = server.workspace().to_path_buf();
     let ctx = server.tool_context().clone();
-    let outcome = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
+    let control = Control::new();
+    let _cancel_on_drop = CancelOnDrop(control.clone());
+    let work = control.clone();
+    let task = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
         let workspace = tollgate::workspace::IndexedWorkspace::open(&root)
-            .map_err(tollgate::api::context::ContextError::unreadable)?;
+            .map_err(tollgate::api::context::ContextError::unreadable)?
+            .with_control(work);
         let store = crate::tools::open_store(&ctx)?;
         let embedder = tollgate::workspace::HashedEmbedder;
         let memory = tollgate::memory::Memory::new(&store, &embedder);
@@ -440,14 +591,26 @@ async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Respon
             tracing::warn!("{warning}");
         }
         operation(&workspace, &memory, body)
-    })
-    .await
-    .unwrap_or_else(|err| {
-        Err(ToolError::new(
-            ErrorCode::InternalError,
-            format!("the request failed: {err}"),
-        ))
     });
+    let limit = server.call_timeout();
+    let outcome = match tokio::time::timeout(limit, task).await {
+        Ok(joined) => joined.unwrap_or_else(|err| {
+            Err(ToolError::new(
+                ErrorCode::InternalError,
+                format!("the request failed: {err}"),
+            ))
+        }),
+        Err(_) => {
+            control.cancel();
+            Err(ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the request did not finish within {} s (--call-timeout-secs); it was stopped",
+                    limit.as_secs()
+                ),
+            ))
+        }
+    };
     match outcome {
         Ok(value) => json_response(StatusCode::OK, &value),
         Err(err) => error_response(&err),
@@ -536,7 +699,7 @@ fn status_for(code: ErrorCode) -> StatusCode {
             StatusCode::CONFLICT
         }
         LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
-        Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+        Cancelled | TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
         FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
         | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
@@ -577,27 +740,44 @@ impl Guard {
     }
 
     fn refusal(&self, headers: &HeaderMap) -> Option<String> {
+        for name in [header::HOST, header::ORIGIN] {
+            if headers.get_all(&name).iter().nth(1).is_some() {
+                return Some(format!("the request has more than one {name} header"));
+            }
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|value| value.to_str().ok());
         let Some(host) = host else {
             return Some("the request has no Host header".to_string());
         };
-        let name = host_name(host);
+        let Some(name) = host_name(host) else {
+            return Some(format!(
+                "Host `{}` is not a host name with an optional port",
+                host.escape_debug()
+            ));
+        };
         if !self
             .hosts
             .iter()
             .any(|allowed| allowed.eq_ignore_ascii_case(name) || allowed.eq_ignore_ascii_case(host))
         {
-            return Some(format!("Host `{host}` is not served (see --allowed-host)"));
+            return Some(format!(
+                "Host `{}` is not served (see --allowed-host)",
+                host.escape_debug()
+            ));
         }
         let origin = headers
             .get(header::ORIGIN)
             .and_then(|value| value.to_str().ok());
         match origin {
             Some(origin) if !self.origin_allowed(origin) => Some(format!(
-                "Origin `{origin}` is not allowed (see --allowed-origin)"
+                "Origin `{}` is not allowed (see --allowed-origin)",
+                origin.escape_debug()
             )),
+            None if headers.contains_key(header::ORIGIN) => {
+                Some("the Origin header is not text".to_string())
+            }
             _ => None,
         }
     }
@@ -610,7 +790,11 @@ impl Guard {
         if !matches!(scheme.as_str(), "http" | "https") {
             return false;
         }
-        let name = host_name(authority).to_ascii_lowercase();
+        let authority = authority.strip_suffix('/').unwrap_or(authority);
+        let Some(name) = host_name(authority) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
         if LOOPBACK_HOSTS.contains(&name.as_str()) {
             return true;
         }
@@ -634,13 +818,28 @@ impl Guard {
     }
 }
 
-/// The host name of an authority (`name`, `name:port`, `[v6]`, `[v6]:port`), without brackets.
-fn host_name(authority: &str) -> &str {
+/// The host name of an authority (`name`, `name:port`, `[v6]`, `[v6]:port`), without brackets;
+/// `None` when it is anything else: text after `]` that is not a port (`[::1]evil.com`), an
+/// empty or non-numeric port, user info, a path, or characters no host name has.
+fn host_name(authority: &str) -> Option<&str> {
+    let port_ok =
+        |port: &str| (1..=5).contains(&port.len()) && port.bytes().all(|b| b.is_ascii_digit());
     if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+        let (address, after) = rest.split_once(']')?;
+        let address_ok = !address.is_empty()
+            && address
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        let after_ok = after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+        return (address_ok && after_ok).then_some(address);
     }
-    match authority.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-        _ => authority,
-    }
+    let (name, port) = match authority.split_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (authority, None),
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    (name_ok && port.is_none_or(port_ok)).then_some(name)
 }

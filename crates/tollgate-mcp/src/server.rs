@@ -175,6 +175,11 @@ impl Server {
         &self.ctx
     }
 
+    /// The longest a call may take (`--call-timeout-secs`).
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
     /// Names of the served tools, sorted.
     pub fn tool_names(&self) -> Vec<&'static str> {
         self.entries.keys().copied().collect()
@@ -436,7 +441,7 @@ impl ProgressClock {
 
 /// Cancels a call's core work when the call is over for the client (finished, timed out,
 /// cancelled, or its connection dropped): work nobody waits for should not go on.
-struct CancelOnDrop(tollgate::control::Control);
+pub(crate) struct CancelOnDrop(pub(crate) tollgate::control::Control);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

@@ -94,6 +94,8 @@ error_codes! {
     PayloadTooLarge = "PAYLOAD_TOO_LARGE",
     /// HTTP API: no tool of that name in the served profile.
     ToolNotFound = "TOOL_NOT_FOUND",
+    /// The HTTP server holds as many connections as it allows (from this peer or in all).
+    TooManyConnections = "TOO_MANY_CONNECTIONS",
 }
 
 impl fmt::Display for ErrorCode {

@@ -91,6 +91,8 @@ pub struct HistoryCommit {
     /// The first line of the message.
     pub subject: String,
     pub n_parents: usize,
+    /// The first parent's sha (what the commit is judged against); `None` for a root commit.
+    pub first_parent: Option<String>,
 }
 
 /// The last `max` commits of `HEAD`'s first-parent history, newest first: on a branch that
@@ -114,6 +116,7 @@ pub fn first_parent_history(repo_dir: &Path, max: usize) -> Result<Vec<HistoryCo
                 .unwrap_or_default()
                 .to_string(),
             n_parents: commit.parent_count(),
+            first_parent: commit.parent_id(0).ok().map(|id| id.to_string()),
         });
     }
     Ok(commits)

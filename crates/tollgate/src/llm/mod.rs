@@ -96,6 +96,9 @@ pub struct JsonRequest<'a> {
     pub max_output_tokens: Option<u32>,
     /// Overrides the configured per-call time limit.
     pub timeout: Option<Duration>,
+    /// The caller's stop request (a timed-out or cancelled tool call): a `command` model's
+    /// process group is killed as soon as it is cancelled.
+    pub stop: Option<crate::control::Control>,
 }
 
 impl<'a> JsonRequest<'a> {
@@ -112,6 +115,7 @@ impl<'a> JsonRequest<'a> {
             schema,
             max_output_tokens: None,
             timeout: None,
+            stop: None,
         }
     }
 }
@@ -232,6 +236,8 @@ pub(crate) struct ProviderRequest<'a> {
     pub(crate) schema: &'a Value,
     pub(crate) max_output_tokens: u32,
     pub(crate) limits: http::Limits,
+    /// [`JsonRequest::stop`].
+    pub(crate) stop: Option<&'a crate::control::Control>,
 }
 
 /// A provider's raw answer: the JSON text and its tokens.
@@ -448,6 +454,7 @@ impl LlmClient {
                     schema: request.schema,
                     max_output_tokens,
                     limits,
+                    stop: request.stop.as_ref(),
                 },
                 &mut requests,
             );

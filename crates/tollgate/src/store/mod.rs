@@ -72,7 +72,7 @@ pub enum StoreError {
         "The store at {path} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store path"
     )]
     NewerSchema { path: PathBuf, id: String },
-    #[error("Cannot lock {path} (the apply journal's liveness lock): {source}")]
+    #[error("Cannot lock {path}: {source}")]
     Lock {
         path: PathBuf,
         #[source]
@@ -118,6 +118,45 @@ impl StoreError {
     }
 }
 
+/// The openers' lock, `<store>-open.lock` beside the store file, held while a connection is
+/// set up; released on drop.
+struct OpenLock {
+    #[cfg(unix)]
+    _flock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl OpenLock {
+    const SUFFIX: &'static str = "-open.lock";
+
+    fn acquire(store: &Path) -> Result<OpenLock, StoreError> {
+        let mut name = store.as_os_str().to_os_string();
+        name.push(OpenLock::SUFFIX);
+        let path = PathBuf::from(name);
+        let failed = |source| StoreError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(failed)?;
+        #[cfg(unix)]
+        {
+            use nix::fcntl::{Flock, FlockArg};
+            Flock::lock(file, FlockArg::LockExclusive)
+                .map(|flock| OpenLock { _flock: flock })
+                .map_err(|(_, errno)| failed(std::io::Error::from(errno)))
+        }
+        #[cfg(not(unix))]
+        {
+            drop(file);
+            Ok(OpenLock {})
+        }
+    }
+}
+
 /// An open store. Cheap to share behind an `Arc`: calls serialise on one connection per
 /// process, which is what SQLite allows for writers anyway; other processes open their own.
 #[derive(Debug)]
@@ -139,6 +178,10 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
+        // Opening a fresh file switches it to WAL and migrates it, and two connections doing
+        // that at once can deadlock in SQLite ("database is locked", which no busy timeout
+        // waits out): openers take turns, across processes.
+        let _opening = OpenLock::acquire(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -156,8 +199,12 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "the store could not switch to WAL mode");
         }
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(open_err)?;
+        // secure_delete: what a delete frees is zeroed, so a deleted entry's text cannot be
+        // read back from the file (the memory store's delete promises it is gone).
+        conn.execute_batch(
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+        )
+        .map_err(open_err)?;
         let mut store = Store {
             conn: Mutex::new(conn),
             path: Some(path.to_path_buf()),
@@ -182,7 +229,7 @@ impl Store {
             .unwrap_or_default();
         let path = dir.join(file);
         // SQLite writes beside the database too.
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in ["", "-wal", "-shm", "-journal", OpenLock::SUFFIX] {
             let mut name = file.to_os_string();
             name.push(suffix);
             if (dir.join(&name).symlink_metadata()).is_ok_and(|meta| meta.file_type().is_symlink())
@@ -329,6 +376,25 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many connections opening one fresh store at once all succeed.
+    #[test]
+    fn concurrent_first_opens_of_a_fresh_store_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..15 {
+            let path = dir.path().join(format!("fresh{round}.db"));
+            let failures: Vec<String> = std::thread::scope(|scope| {
+                let openers: Vec<_> = (0..16)
+                    .map(|_| scope.spawn(|| Store::open(&path).err().map(|err| err.to_string())))
+                    .collect();
+                openers
+                    .into_iter()
+                    .filter_map(|opener| opener.join().unwrap())
+                    .collect()
+            });
+            assert!(failures.is_empty(), "round {round}: {failures:?}");
+        }
+    }
 
     #[test]
     fn opens_creates_and_reopens_with_wal() {

@@ -322,7 +322,11 @@ impl Workspace {
         let dir = target.parent().unwrap_or(&self.root);
         std::fs::create_dir_all(dir).map_err(io)?;
         let name = target.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = dir.join(format!(".{name}.tollgate-{}.tmp", std::process::id()));
+        // Unique per call, not only per process: two threads writing the same file at once
+        // must not share (and fail on) one temporary file.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.tollgate-{}-{n}.tmp", std::process::id()));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -26,6 +26,7 @@ mod review;
 mod review_model;
 mod search;
 mod session;
+mod tool;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -117,5 +118,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Replay(args) => replay::run(args),
         Command::Learn { command } => learn::run(command),
         Command::Memory(args) => memory::run(args),
+        Command::Tool(args) => tool::run(args),
     }
 }

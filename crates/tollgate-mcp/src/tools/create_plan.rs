@@ -64,7 +64,7 @@ mod tests {
             Vec::new(),
             Catalog {
                 profiles: Profiles::all(),
-                tools: Vec::new(),
+                registry: crate::registry::Registry::empty(),
             },
         )
     }
@@ -74,6 +74,7 @@ mod tests {
             panic!("arguments are an object")
         };
         Entry::of::<T>()
+            .unwrap()
             .call(ctx, args)
             .map_err(|err| err.to_json())
     }

@@ -64,6 +64,9 @@ pub struct RawConfig {
     /// Per-directory settings for monorepos (`[[overrides]]`), like ruff's per-file ignores.
     #[serde(default)]
     pub overrides: Vec<RawPathOverride>,
+    /// The team's Lua tools (`[tools]`).
+    #[serde(default)]
+    pub tools: super::tools::RawTools,
 }
 
 /// One `[[overrides]]` entry: paths, then what changes for findings on them.
@@ -143,6 +146,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_MAX_INPUT_BYTES", ""),
     ("TOLLGATE_TIME_BUDGET_MS", ""),
     ("TOLLGATE_FAIL_ON_ANALYZER_ERRORS", ""),
+    ("TOLLGATE_TOOLS_TIMEOUT_MS", ""),
+    ("TOLLGATE_TOOLS_MEMORY_MB", ""),
+    ("TOLLGATE_TOOLS_MAX_INSTRUCTIONS", ""),
 ];
 
 /// `TOLLGATE_*` variables that are not settings: read by the binaries, the index, the tests
@@ -245,10 +251,21 @@ impl RawConfig {
             analyzers.static_analysis_timeout_ms = Some(parse_number(&origin, &value)?);
         }
         let llm = RawLlm::from_env(&vars)?;
+        let mut tools = super::tools::RawTools::default();
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_TIMEOUT_MS") {
+            tools.timeout_ms = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MEMORY_MB") {
+            tools.memory_mb = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MAX_INSTRUCTIONS") {
+            tools.max_instructions = Some(parse_number(&origin, &value)?);
+        }
         Ok(RawConfig {
             review,
             analyzers,
             llm,
+            tools,
             ..RawConfig::default()
         })
     }
@@ -298,6 +315,7 @@ impl RawConfig {
             analyzers: self.analyzers.overlay(higher.analyzers),
             llm: self.llm.overlay(higher.llm),
             overrides,
+            tools: self.tools.overlay(higher.tools),
         }
     }
 

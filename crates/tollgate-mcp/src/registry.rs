@@ -78,9 +78,6 @@ impl Registry {
 
     /// The entries MCP's `tools/list` shows (the HTTP API's own built-ins are not among them).
     pub(crate) fn over_mcp(&self) -> Vec<Entry> {
-        self.served()
-            .into_iter()
-            .filter(Entry::over_mcp)
-            .collect()
+        self.served().into_iter().filter(Entry::over_mcp).collect()
     }
 }

@@ -25,9 +25,9 @@ use crate::error::{CANCELLED, INTERNAL_ERROR, TIMEOUT, ToolError};
 use crate::log::{ClientLog, Level, LogLevels};
 use crate::profile::{Profile, Profiles};
 use crate::registry::{Registry, UserEntries};
-use crate::user_tools::UserSource;
 use crate::tool::{Catalog, Entry, Group, ToolContext};
 use crate::tools;
+use crate::user_tools::UserSource;
 
 /// How to start a [`Server`].
 #[derive(Debug, Clone)]
@@ -137,22 +137,26 @@ impl Server {
         }
         let instructions = instructions(&registry, &options.profiles).into();
         // The team's tools, when their profile is served; no built-in's name is theirs.
-        let user: Option<Arc<dyn UserEntries>> = options.profiles.contains(Profile::User).then(|| {
-            let mut reserved: Vec<String> =
-                registry.iter().map(|entry| entry.name.to_string()).collect();
-            reserved.extend(tools::RESERVED_NAMES.iter().map(|name| name.to_string()));
-            let user_tools = tollgate::usertools::UserTools::open(&workspace, options.env.clone(), reserved);
-            let loaded = user_tools.loaded();
-            if !loaded.tools.is_empty() {
-                let listed: Vec<String> = loaded
-                    .tools
+        let user: Option<Arc<dyn UserEntries>> =
+            options.profiles.contains(Profile::User).then(|| {
+                let mut reserved: Vec<String> = registry
                     .iter()
-                    .map(|tool| format!("POST /tools/{} — {}", tool.name, tool.description))
+                    .map(|entry| entry.name.to_string())
                     .collect();
-                tracing::info!("loaded {} Lua tool(s): {}", listed.len(), listed.join("; "));
-            }
-            Arc::new(UserSource(Arc::new(user_tools))) as Arc<dyn UserEntries>
-        });
+                reserved.extend(tools::RESERVED_NAMES.iter().map(|name| name.to_string()));
+                let user_tools =
+                    tollgate::usertools::UserTools::open(&workspace, options.env.clone(), reserved);
+                let loaded = user_tools.loaded();
+                if !loaded.tools.is_empty() {
+                    let listed: Vec<String> = loaded
+                        .tools
+                        .iter()
+                        .map(|tool| format!("POST /tools/{} — {}", tool.name, tool.description))
+                        .collect();
+                    tracing::info!("loaded {} Lua tool(s): {}", listed.len(), listed.join("; "));
+                }
+                Arc::new(UserSource(Arc::new(user_tools))) as Arc<dyn UserEntries>
+            });
         let served: Vec<Entry> = registry
             .into_iter()
             .filter(|entry| entry.group.served_by(&options.profiles))
@@ -891,7 +895,8 @@ mod tests {
             TaskPayload,
         };
         use std::sync::atomic::Ordering;
-        let (server, _workspace) = test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(10));
+        let (server, _workspace) =
+            test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(10));
         assert!(server.get_info().capabilities.supports_tasks());
         let tasks_client = |server: Server| async move {
             let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -1008,7 +1013,8 @@ mod tests {
     #[allow(deprecated)]
     async fn log_messages_follow_the_level_the_client_chose() {
         use rmcp::model::{LoggingLevel, SetLevelRequestParams};
-        let (server, _workspace) = test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(5));
+        let (server, _workspace) =
+            test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(5));
         assert!(server.get_info().capabilities.logging.is_some());
         let connect = |server: Server, lifecycle: rmcp::ClientLifecycleMode| async move {
             let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -1112,7 +1118,8 @@ mod tests {
     #[tokio::test]
     async fn progress_carries_what_the_work_reports_and_a_timeout_stops_the_work() {
         use std::sync::atomic::Ordering;
-        let (mut server, _workspace) = test_server(Entry::of::<Steps>().unwrap(), Duration::from_millis(10));
+        let (mut server, _workspace) =
+            test_server(Entry::of::<Steps>().unwrap(), Duration::from_millis(10));
         server.call_timeout = Duration::from_secs(2);
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
@@ -1247,7 +1254,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_long_call_reports_its_elapsed_time_as_progress() {
-        let (server, _workspace) = test_server(Entry::of::<Sleepy>().unwrap(), Duration::from_millis(40));
+        let (server, _workspace) =
+            test_server(Entry::of::<Sleepy>().unwrap(), Duration::from_millis(40));
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {

@@ -27,8 +27,11 @@ impl UserEntries for UserSource {
 
 fn entry(tool: &UserTool, tools: &Arc<UserTools>) -> Entry {
     let schema: JsonObject = tool.parameters.as_object().cloned().unwrap_or_default();
-    let definition =
-        rmcp::model::Tool::new(tool.name.clone(), tool.description.clone(), Arc::new(schema));
+    let definition = rmcp::model::Tool::new(
+        tool.name.clone(),
+        tool.description.clone(),
+        Arc::new(schema),
+    );
     Entry::user(
         definition,
         Arc::new(Script {

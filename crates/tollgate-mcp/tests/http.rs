@@ -566,7 +566,10 @@ async fn tools_list_names_every_entry_served_including_search_get_and_sources() 
         let search = named("search");
         assert_eq!(search["builtin"], true);
         assert_eq!(search["parameters"]["required"], json!(["query"]));
-        assert!(search["parameters"]["properties"]["mode"].is_object(), "{search}");
+        assert!(
+            search["parameters"]["properties"]["mode"].is_object(),
+            "{search}"
+        );
         assert_eq!(named("get")["parameters"]["required"], json!(["id"]));
         assert!(named("sources")["parameters"]["properties"].is_object());
         // Every listed entry answers on its route (an empty body is `{}`): never 404 or 405.

@@ -29,8 +29,8 @@ mod replay;
 mod review_cli;
 mod review_model;
 mod sarif_validation;
-mod user_tools;
 mod session;
+mod user_tools;
 mod util;
 
 use tollgate_testkit::{fake_github, fake_llm};

@@ -171,7 +171,7 @@ fn repo_with_tools(tickets: SocketAddr) -> TestRepo {
     repo.write(
         "tollgate.toml",
         &format!(
-            "[tools]\ntimeout_ms = 3000\nmemory_mb = 16\n\n[tools.create_ticket]\nallowed_hosts = [\"{tickets}\"]\ncredentials = [{{ header = \"X-Ticket-Token\", env = \"TICKETS_TOKEN\" }}]\n\n[tools.redirected]\nallowed_hosts = [\"{tickets}\"]\n"
+            "[tools]\ntimeout_ms = 3000\nmemory_mb = 16\nmax_instructions = 100000000000\n\n[tools.create_ticket]\nallowed_hosts = [\"{tickets}\"]\ncredentials = [{{ header = \"X-Ticket-Token\", env = \"TICKETS_TOKEN\" }}]\n\n[tools.redirected]\nallowed_hosts = [\"{tickets}\"]\n"
         ),
     );
     repo.write(
@@ -186,9 +186,17 @@ fn repo_with_tools(tickets: SocketAddr) -> TestRepo {
     }
     repo.commit("base");
     let dir = repo.path().to_str().unwrap().to_string();
-    tollgate(&["memory", "--repo", &dir, "store", "--thread", "billing", "Invoice totals exclude refunds"])
-        .run()
-        .assert_code(0);
+    tollgate(&[
+        "memory",
+        "--repo",
+        &dir,
+        "store",
+        "--thread",
+        "billing",
+        "Invoice totals exclude refunds",
+    ])
+    .run()
+    .assert_code(0);
     tollgate(&["index", "--repo", &dir]).run().assert_code(0);
     repo
 }
@@ -263,13 +271,20 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
     assert_eq!(named("review_diff").unwrap()["builtin"], true);
     assert!(named("broken").is_none());
     assert_eq!(
-        tools.iter().filter(|tool| tool["name"] == "review_diff").count(),
+        tools
+            .iter()
+            .filter(|tool| tool["name"] == "review_diff")
+            .count(),
         1,
         "a user tool never replaces a built-in"
     );
 
     // Enriched context and an allowed host, with a credential the script never holds.
-    let (status, created) = call(addr, "create_ticket", json!({"title": "invoice total", "priority": "High"}));
+    let (status, created) = call(
+        addr,
+        "create_ticket",
+        json!({"title": "invoice total", "priority": "High"}),
+    );
     assert_eq!(status, 200, "{created}");
     let result = &created["result"];
     assert_eq!(result["key"], "ENG-1234", "{created}");
@@ -280,9 +295,21 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
         .iter()
         .map(|hit| hit.as_str().unwrap())
         .collect();
-    assert!(related.iter().any(|hit| hit.starts_with("code:src/billing.rs")), "{related:?}");
-    assert!(related.iter().any(|hit| hit.starts_with("memory:billing")), "{related:?}");
-    assert_eq!(received.lock().unwrap().as_slice(), [TOKEN], "the host sent the credential");
+    assert!(
+        related
+            .iter()
+            .any(|hit| hit.starts_with("code:src/billing.rs")),
+        "{related:?}"
+    );
+    assert!(
+        related.iter().any(|hit| hit.starts_with("memory:billing")),
+        "{related:?}"
+    );
+    assert_eq!(
+        received.lock().unwrap().as_slice(),
+        [TOKEN],
+        "the host sent the credential"
+    );
     assert_eq!(result["echoed"], "****", "an echoed credential is masked");
     assert_eq!(result["echoed_header"], "****");
     assert!(!created.to_string().contains(TOKEN));
@@ -291,15 +318,34 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
     let (status, refused) = call(addr, "elsewhere", json!({}));
     assert_eq!(status, 500, "{refused}");
     assert_eq!(refused["error"]["code"], "SCRIPT_ERROR");
-    assert!(refused["error"]["message"].as_str().unwrap().contains("host `example.com:80` is not allowed"), "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("host `example.com:80` is not allowed"),
+        "{refused}"
+    );
     let (status, redirected) = call(addr, "redirected", json!({}));
     assert_eq!(status, 500, "{redirected}");
-    assert!(redirected["error"]["message"].as_str().unwrap().contains("redirect to `localhost:"), "{redirected}");
+    assert!(
+        redirected["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("redirect to `localhost:"),
+        "{redirected}"
+    );
 
     // Validation before the script runs: 400 naming the field; an unknown tool is 404.
-    let (status, invalid) = call(addr, "create_ticket", json!({"title": "x", "priority": "Urgent"}));
+    let (status, invalid) = call(
+        addr,
+        "create_ticket",
+        json!({"title": "x", "priority": "Urgent"}),
+    );
     assert_eq!(status, 400, "{invalid}");
-    assert_eq!(invalid["error"]["details"]["field"], "priority", "{invalid}");
+    assert_eq!(
+        invalid["error"]["details"]["field"], "priority",
+        "{invalid}"
+    );
     let (status, missing) = call(addr, "create_ticket", json!({}));
     assert_eq!(status, 400, "{missing}");
     assert_eq!(missing["error"]["details"]["field"], "title", "{missing}");
@@ -310,13 +356,25 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
     let (status, failed) = call(addr, "fails", json!({}));
     assert_eq!(status, 500, "{failed}");
     let message = failed["error"]["message"].as_str().unwrap();
-    assert!(message.contains(".tollgate/tools/fails.lua line 4"), "{message}");
-    assert!(message.contains("attempt to index a nil value"), "{message}");
+    assert!(
+        message.contains(".tollgate/tools/fails.lua line 4"),
+        "{message}"
+    );
+    assert!(
+        message.contains("attempt to index a nil value"),
+        "{message}"
+    );
 
     // Unbounded allocation stops at the memory limit.
     let (status, hungry) = call(addr, "hungry", json!({}));
     assert_eq!(status, 500, "{hungry}");
-    assert!(hungry["error"]["message"].as_str().unwrap().contains("memory limit of 16 MiB"), "{hungry}");
+    assert!(
+        hungry["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("memory limit of 16 MiB"),
+        "{hungry}"
+    );
 
     // Every way out of the sandbox is refused by name, and nothing leaks.
     for (what, refused) in [
@@ -331,8 +389,14 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
         let (status, answer) = call(addr, "escape", json!({"what": what}));
         assert_eq!(status, 500, "{what}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap();
-        assert!(message.contains(&format!("`{refused}` is refused")), "{what}: {message}");
-        assert!(!answer.to_string().contains(TOKEN) && !answer.to_string().contains("root:"), "{what}");
+        assert!(
+            message.contains(&format!("`{refused}` is refused")),
+            "{what}: {message}"
+        );
+        assert!(
+            !answer.to_string().contains(TOKEN) && !answer.to_string().contains("root:"),
+            "{what}"
+        );
     }
     assert!(!std::path::Path::new("/tmp/tollgate-e2e-escaped").exists());
 
@@ -342,11 +406,20 @@ fn lua_tools_over_http_enrich_call_allowed_hosts_and_stay_in_their_sandbox() {
     let (status, echoed) = call(addr, "echo", json!({"message": "still here"}));
     assert_eq!(status, 200, "{echoed}");
     assert_eq!(echoed["result"]["message"], "still here");
-    assert!(!spinning.is_finished(), "the echo was answered while the loop still ran");
+    assert!(
+        !spinning.is_finished(),
+        "the echo was answered while the loop still ran"
+    );
     let (status, stopped) = spinning.join().unwrap();
     assert_eq!(status, 408, "{stopped}");
     assert_eq!(stopped["error"]["code"], "TIMEOUT");
-    assert!(stopped["error"]["message"].as_str().unwrap().contains("3000 ms"), "{stopped}");
+    assert!(
+        stopped["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("3000 ms"),
+        "{stopped}"
+    );
 }
 
 #[test]
@@ -372,7 +445,10 @@ fn lua_tools_over_mcp_and_the_cli() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"create_ticket") && names.contains(&"echo"), "{names:?}");
+    assert!(
+        names.contains(&"create_ticket") && names.contains(&"echo"),
+        "{names:?}"
+    );
     assert!(!names.contains(&"broken"), "{names:?}");
 
     let created = client.request(
@@ -403,7 +479,10 @@ fn lua_tools_over_mcp_and_the_cli() {
     // An edit and a new file are served without a restart.
     repo.write(
         ".tollgate/tools/echo.lua",
-        &TOOLS[0].1.replace("{ message = args.message }", "{ message = args.message, edited = true }"),
+        &TOOLS[0].1.replace(
+            "{ message = args.message }",
+            "{ message = args.message, edited = true }",
+        ),
     );
     repo.write(
         ".tollgate/tools/added.lua",
@@ -411,8 +490,16 @@ fn lua_tools_over_mcp_and_the_cli() {
     );
     let mut served = false;
     for id in 10..60 {
-        let answer = client.request(id, "tools/call", json!({"name": "echo", "arguments": {"message": "m"}}));
-        let added = client.request(id + 100, "tools/call", json!({"name": "added", "arguments": {}}));
+        let answer = client.request(
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "m"}}),
+        );
+        let added = client.request(
+            id + 100,
+            "tools/call",
+            json!({"name": "added", "arguments": {}}),
+        );
         if answer["result"]["structuredContent"]["edited"] == true
             && added["result"]["isError"] == false
         {
@@ -435,17 +522,34 @@ fn lua_tools_over_mcp_and_the_cli() {
         .map(|b| (b["script"].as_str().unwrap(), b["error"].as_str().unwrap()))
         .collect();
     assert!(
-        broken.iter().any(|(script, error)| script.ends_with("broken.lua") && error.contains("broken.lua:2:")),
+        broken.iter().any(
+            |(script, error)| script.ends_with("broken.lua") && error.contains("broken.lua:2:")
+        ),
         "{broken:?}"
     );
     assert!(
-        broken.iter().any(|(script, error)| script.ends_with("impostor.lua") && error.contains("built-in")),
+        broken
+            .iter()
+            .any(|(script, error)| script.ends_with("impostor.lua") && error.contains("built-in")),
         "{broken:?}"
     );
-    let ran = tollgate(&["tool", "--repo", &dir, "run", "echo", "--args", r#"{"message": "cli"}"#]).run();
+    let ran = tollgate(&[
+        "tool",
+        "--repo",
+        &dir,
+        "run",
+        "echo",
+        "--args",
+        r#"{"message": "cli"}"#,
+    ])
+    .run();
     ran.assert_code(0);
     assert_eq!(ran.json()["message"], "cli");
     let refused = tollgate(&["tool", "--repo", &dir, "run", "echo", "--args", "{}"]).run();
     refused.assert_code(2);
-    assert!(refused.stderr.contains("INVALID_INPUT") && refused.stderr.contains("message"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("INVALID_INPUT") && refused.stderr.contains("message"),
+        "{}",
+        refused.stderr
+    );
 }

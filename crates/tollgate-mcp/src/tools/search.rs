@@ -22,7 +22,10 @@ impl Tool for Search {
     type Input = ToolsSearchRequest;
     type Output = ToolsSearchResponse;
 
-    fn call(ctx: &ToolContext, input: ToolsSearchRequest) -> Result<ToolsSearchResponse, ToolError> {
+    fn call(
+        ctx: &ToolContext,
+        input: ToolsSearchRequest,
+    ) -> Result<ToolsSearchResponse, ToolError> {
         let workspace = ctx.open_workspace()?;
         super::with_memory(ctx, |memory| tools_search(&workspace, memory, &input))
     }

@@ -28,13 +28,13 @@ pub use llm::{
     ProviderKind, RawLlm, StructuredOutput,
 };
 pub use nested::{NestedConfig, nested_config_paths};
-pub use tools::{
-    DEFAULT_TOOL_MAX_INSTRUCTIONS, DEFAULT_TOOL_MEMORY_MB, DEFAULT_TOOL_TIMEOUT_MS, RawCredential,
-    RawToolAccess, RawTools, ToolAccess, ToolsConfig,
-};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
     RawReview, RawRuleOverride,
+};
+pub use tools::{
+    DEFAULT_TOOL_MAX_INSTRUCTIONS, DEFAULT_TOOL_MEMORY_MB, DEFAULT_TOOL_TIMEOUT_MS, RawCredential,
+    RawToolAccess, RawTools, ToolAccess, ToolsConfig,
 };
 
 use std::collections::BTreeMap;

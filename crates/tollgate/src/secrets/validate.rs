@@ -327,15 +327,25 @@ fn check_plan(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec<Con
     let positions = json_positions(text);
     let mut problems = Vec::new();
     let Some(plan) = value.as_object() else {
-        problems.push(SchemaProblem::at(String::new(), "a plan must be a JSON object".to_string()));
+        problems.push(SchemaProblem::at(
+            String::new(),
+            "a plan must be a JSON object".to_string(),
+        ));
         push_schema_problems(problems, "plan_shape", &positions, index, issues);
         return;
     };
-    let field = |name: &str, want: &str, ok: fn(&Value) -> bool, problems: &mut Vec<SchemaProblem>| match plan
-        .get(name)
-    {
-        None => problems.push(SchemaProblem::at(String::new(), format!("missing required field `{name}`"))),
-        Some(v) if !ok(v) => problems.push(SchemaProblem::at(format!("/{name}"), format!("must be {want}"))),
+    let field = |name: &str,
+                 want: &str,
+                 ok: fn(&Value) -> bool,
+                 problems: &mut Vec<SchemaProblem>| match plan.get(name) {
+        None => problems.push(SchemaProblem::at(
+            String::new(),
+            format!("missing required field `{name}`"),
+        )),
+        Some(v) if !ok(v) => problems.push(SchemaProblem::at(
+            format!("/{name}"),
+            format!("must be {want}"),
+        )),
         Some(_) => {}
     };
     field("id", "a string", Value::is_string, &mut problems);
@@ -346,20 +356,33 @@ fn check_plan(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec<Con
         for (idx, step) in steps.iter().enumerate() {
             let at = format!("/steps/{idx}");
             let Some(step) = step.as_object() else {
-                problems.push(SchemaProblem::at(at, "a step must be an object".to_string()));
+                problems.push(SchemaProblem::at(
+                    at,
+                    "a step must be an object".to_string(),
+                ));
                 continue;
             };
             match step.get("step_number") {
                 Some(v) if v.is_u64() => {}
-                Some(_) => {
-                    problems.push(SchemaProblem::at(format!("{at}/step_number"), "must be an integer".into()))
-                }
-                None => problems.push(SchemaProblem::at(at.clone(), "missing required field `step_number`".into())),
+                Some(_) => problems.push(SchemaProblem::at(
+                    format!("{at}/step_number"),
+                    "must be an integer".into(),
+                )),
+                None => problems.push(SchemaProblem::at(
+                    at.clone(),
+                    "missing required field `step_number`".into(),
+                )),
             }
             match step.get("title") {
                 Some(v) if v.is_string() => {}
-                Some(_) => problems.push(SchemaProblem::at(format!("{at}/title"), "must be a string".into())),
-                None => problems.push(SchemaProblem::at(at.clone(), "missing required field `title`".into())),
+                Some(_) => problems.push(SchemaProblem::at(
+                    format!("{at}/title"),
+                    "must be a string".into(),
+                )),
+                None => problems.push(SchemaProblem::at(
+                    at.clone(),
+                    "missing required field `title`".into(),
+                )),
             }
             if let Some(deps) = step.get("depends_on")
                 && !deps.as_array().is_some_and(|d| d.iter().all(Value::is_u64))
@@ -498,18 +521,27 @@ fn check_schema(
     if let Some(expected) = schema.get("const")
         && expected != value
     {
-        problems.push(SchemaProblem::at(pointer.to_string(), format!("must be {expected}")));
+        problems.push(SchemaProblem::at(
+            pointer.to_string(),
+            format!("must be {expected}"),
+        ));
     }
     if let Some(number) = value.as_f64() {
         if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
             && number < min
         {
-            problems.push(SchemaProblem::at(pointer.to_string(), format!("must be at least {min}")));
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at least {min}"),
+            ));
         }
         if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
             && number > max
         {
-            problems.push(SchemaProblem::at(pointer.to_string(), format!("must be at most {max}")));
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at most {max}"),
+            ));
         }
     }
     if let Value::String(text) = value {

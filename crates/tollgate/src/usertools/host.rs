@@ -34,7 +34,9 @@ pub(crate) fn install(lua: &Lua, host: Host) -> mlua::Result<()> {
         tollgate.set(
             "search",
             lua.create_function(move |lua, request: Value| {
-                operation(lua, "tollgate.search", request, |request| host.search(&request))
+                operation(lua, "tollgate.search", request, |request| {
+                    host.search(&request)
+                })
             })?,
         )?;
     }
@@ -233,4 +235,3 @@ impl Host {
         run(&memory).map_err(|err| err.to_string())
     }
 }
-

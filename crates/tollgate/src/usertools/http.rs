@@ -46,7 +46,10 @@ pub(crate) fn request(
     let url = reqwest::Url::parse(&request.url)
         .map_err(|err| format!("`{}` is not a URL: {err}", request.url))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("only http and https URLs are allowed, not `{}`", url.scheme()));
+        return Err(format!(
+            "only http and https URLs are allowed, not `{}`",
+            url.scheme()
+        ));
     }
     if !allowed(access, &url) {
         return Err(format!(
@@ -89,7 +92,11 @@ pub(crate) fn request(
         .timeout(time_left.max(Duration::from_millis(1)))
         .build()
         .map_err(|err| format!("cannot set up the HTTP client: {err}"))?;
-    let method = request.method.as_deref().unwrap_or("GET").to_ascii_uppercase();
+    let method = request
+        .method
+        .as_deref()
+        .unwrap_or("GET")
+        .to_ascii_uppercase();
     let method = reqwest::Method::from_bytes(method.as_bytes())
         .map_err(|_| format!("`{method}` is not an HTTP method"))?;
     let mut builder = client.request(method, url);
@@ -175,7 +182,10 @@ mod tests {
     #[test]
     fn only_configured_host_ports_are_allowed() {
         let access = ToolAccess {
-            allowed_hosts: vec!["api.example.com:443".to_string(), "127.0.0.1:8080".to_string()],
+            allowed_hosts: vec![
+                "api.example.com:443".to_string(),
+                "127.0.0.1:8080".to_string(),
+            ],
             credentials: Vec::new(),
         };
         let url = |text: &str| reqwest::Url::parse(text).unwrap();
@@ -183,7 +193,13 @@ mod tests {
         assert!(!allowed(&access, &url("http://api.example.com/x")));
         assert!(allowed(&access, &url("http://127.0.0.1:8080/")));
         assert!(!allowed(&access, &url("http://127.0.0.1:8081/")));
-        assert!(!allowed(&access, &url("https://api.example.com.evil.test/")));
-        assert_eq!(mask("a SECRET b SECRET", &["SECRET".to_string()]), "a **** b ****");
+        assert!(!allowed(
+            &access,
+            &url("https://api.example.com.evil.test/")
+        ));
+        assert_eq!(
+            mask("a SECRET b SECRET", &["SECRET".to_string()]),
+            "a **** b ****"
+        );
     }
 }

@@ -168,7 +168,11 @@ impl UserTools {
                 let _ = sender.send(run(&running, arguments, limits, host));
             });
         if let Err(err) = spawned {
-            return Err(script_error(&tool, None, format!("cannot start its thread: {err}")));
+            return Err(script_error(
+                &tool,
+                None,
+                format!("cannot start its thread: {err}"),
+            ));
         }
         match receiver.recv_timeout(config.timeout + GRACE) {
             Ok(outcome) => outcome,
@@ -333,7 +337,8 @@ fn stamp_of(root: &Path, dirs: &[String]) -> Vec<(PathBuf, Option<SystemTime>, u
         let dir = root.join(dir);
         look(dir.clone());
         if let Ok(entries) = std::fs::read_dir(&dir) {
-            let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             paths.sort();
             for path in paths {
                 look(path);
@@ -391,7 +396,9 @@ fn load_script(path: &Path, script: &str, config: &ToolsConfig) -> Result<UserTo
         return Err("`tool.parameters` must be an object schema: type = \"object\"".to_string());
     }
     if !matches!(table.get::<Value>("execute"), Ok(Value::Function(_))) {
-        return Err("`tool.execute` must be a function: function tool.execute(args) … end".to_string());
+        return Err(
+            "`tool.execute` must be a function: function tool.execute(args) … end".to_string(),
+        );
     }
     Ok(UserTool {
         name,
@@ -501,7 +508,10 @@ fn line_of(err: &mlua::Error, script: &str) -> Option<u32> {
 }
 
 fn strip_position<'a>(message: &'a str, script: &str) -> &'a str {
-    let Some(rest) = message.strip_prefix(script).and_then(|r| r.strip_prefix(':')) else {
+    let Some(rest) = message
+        .strip_prefix(script)
+        .and_then(|r| r.strip_prefix(':'))
+    else {
         return message;
     };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();

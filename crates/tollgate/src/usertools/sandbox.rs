@@ -161,9 +161,11 @@ fn refused_library(lua: &Lua, library: &'static str) -> mlua::Result<Table> {
     };
     meta.set(
         "__index",
-        lua.create_function(move |_, (_table, key): (Value, Value)| -> mlua::Result<()> {
-            Err(refused(&name_of(&key)))
-        })?,
+        lua.create_function(
+            move |_, (_table, key): (Value, Value)| -> mlua::Result<()> {
+                Err(refused(&name_of(&key)))
+            },
+        )?,
     )?;
     meta.set(
         "__newindex",

@@ -57,7 +57,11 @@ fn a_tool_loads_validates_its_arguments_and_runs() {
         (json!({"message": "x", "times": 0}), "times"),
     ] {
         let err = tools.call("echo", arguments.clone()).unwrap_err();
-        assert_eq!(err.code(), crate::ErrorCode::InvalidInput, "{arguments}: {err}");
+        assert_eq!(
+            err.code(),
+            crate::ErrorCode::InvalidInput,
+            "{arguments}: {err}"
+        );
         assert_eq!(err.field(), Some(field), "{arguments}: {err}");
     }
     let err = tools.call("nope", json!({})).unwrap_err();
@@ -69,8 +73,14 @@ fn broken_duplicate_and_reserved_files_are_listed_and_the_others_served() {
     let (_dir, tools) = workspace(&[
         (".tollgate/tools/a_good.lua", &tool_file("good", "return 1")),
         (".tollgate/tools/b_syntax.lua", "tool = {\n  name = \n"),
-        (".tollgate/tools/c_reserved.lua", &tool_file("review_diff", "return 1")),
-        (".tollgate/tools/d_duplicate.lua", &tool_file("good", "return 2")),
+        (
+            ".tollgate/tools/c_reserved.lua",
+            &tool_file("review_diff", "return 1"),
+        ),
+        (
+            ".tollgate/tools/d_duplicate.lua",
+            &tool_file("good", "return 2"),
+        ),
         (
             ".tollgate/tools/e_no_execute.lua",
             "return { name = \"lazy\", description = \"x\" }",
@@ -86,9 +96,17 @@ fn broken_duplicate_and_reserved_files_are_listed_and_the_others_served() {
         .map(|broken| (broken.script.as_str(), broken.error.as_str()))
         .collect();
     assert_eq!(broken.len(), 4, "{broken:?}");
-    assert!(broken[0].0.ends_with("b_syntax.lua") && broken[0].1.contains(":3:"), "{broken:?}");
+    assert!(
+        broken[0].0.ends_with("b_syntax.lua") && broken[0].1.contains(":3:"),
+        "{broken:?}"
+    );
     assert!(broken[1].1.contains("built-in"), "{broken:?}");
-    assert!(broken[2].1.contains("already defined by .tollgate/tools/a_good.lua"), "{broken:?}");
+    assert!(
+        broken[2]
+            .1
+            .contains("already defined by .tollgate/tools/a_good.lua"),
+        "{broken:?}"
+    );
     assert!(broken[3].1.contains("tool.execute"), "{broken:?}");
     assert_eq!(tools.call("good", json!({})).unwrap(), json!(1));
 }
@@ -143,8 +161,14 @@ fn a_script_error_names_the_script_and_the_line() {
 #[test]
 fn runaway_scripts_stop_at_their_limits_and_cannot_catch_the_stop() {
     let (_dir, tools) = workspace(&[
-        ("tollgate.toml", "[tools]\ntimeout_ms = 300\nmemory_mb = 8\n"),
-        (".tollgate/tools/spin.lua", &tool_file("spin", "while true do end")),
+        (
+            "tollgate.toml",
+            "[tools]\ntimeout_ms = 300\nmemory_mb = 8\n",
+        ),
+        (
+            ".tollgate/tools/spin.lua",
+            &tool_file("spin", "while true do end"),
+        ),
         (
             ".tollgate/tools/stubborn.lua",
             &tool_file(
@@ -161,7 +185,10 @@ fn runaway_scripts_stop_at_their_limits_and_cannot_catch_the_stop() {
         ),
         (
             ".tollgate/tools/greedy.lua",
-            &tool_file("greedy", "local ok = pcall(string.rep, 'x', 1e9)\nreturn ok"),
+            &tool_file(
+                "greedy",
+                "local ok = pcall(string.rep, 'x', 1e9)\nreturn ok",
+            ),
         ),
     ]);
     for name in ["spin", "stubborn"] {
@@ -172,12 +199,18 @@ fn runaway_scripts_stop_at_their_limits_and_cannot_catch_the_stop() {
     for name in ["hungry", "greedy"] {
         let err = tools.call(name, json!({})).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::ScriptError, "{name}: {err}");
-        assert!(err.to_string().contains("memory limit of 8 MiB"), "{name}: {err}");
+        assert!(
+            err.to_string().contains("memory limit of 8 MiB"),
+            "{name}: {err}"
+        );
     }
 
     let (_dir, tools) = workspace(&[
         ("tollgate.toml", "[tools]\nmax_instructions = 100000\n"),
-        (".tollgate/tools/spin.lua", &tool_file("spin", "while true do end")),
+        (
+            ".tollgate/tools/spin.lua",
+            &tool_file("spin", "while true do end"),
+        ),
     ]);
     let err = tools.call("spin", json!({})).unwrap_err();
     assert_eq!(err.code(), crate::ErrorCode::Timeout);
@@ -199,8 +232,14 @@ fn the_sandbox_refuses_files_processes_the_environment_modules_and_bytecode() {
         ("debug.sethook(function() end, '', 1)", "debug.sethook"),
         ("return debug.getregistry()", "debug.getregistry"),
         ("collectgarbage('stop')", "collectgarbage(\"stop\")"),
-        ("return coroutine.resume(coroutine.create(function() end))", "coroutine.resume"),
-        ("local ok, err = pcall(os.execute, 'true')\nerror(err, 0)", "os.execute"),
+        (
+            "return coroutine.resume(coroutine.create(function() end))",
+            "coroutine.resume",
+        ),
+        (
+            "local ok, err = pcall(os.execute, 'true')\nerror(err, 0)",
+            "os.execute",
+        ),
     ];
     let files: Vec<(String, String)> = attempts
         .iter()
@@ -239,7 +278,11 @@ fn a_bytecode_file_is_never_loaded() {
     let (_dir, tools) = workspace(&[(".tollgate/tools/binary.lua", "\x1bLuaT\x00\x19")]);
     let loaded = tools.loaded();
     assert!(loaded.tools.is_empty());
-    assert!(loaded.broken[0].error.contains("binary"), "{:?}", loaded.broken);
+    assert!(
+        loaded.broken[0].error.contains("binary"),
+        "{:?}",
+        loaded.broken
+    );
 }
 
 #[test]

@@ -33,8 +33,7 @@ pub const STATE_DIR: &str = ".tollgate";
 
 /// The state root's `.gitignore`: everything but the team's tools (`.tollgate/tools/`), which
 /// teams commit.
-pub const STATE_GITIGNORE: &str =
-    "# Written by Tollgate: its state is not source; the team's tools are.\n*\n!tools/\n!tools/**\n";
+pub const STATE_GITIGNORE: &str = "# Written by Tollgate: its state is not source; the team's tools are.\n*\n!tools/\n!tools/**\n";
 
 /// What earlier Tollgates wrote there, replaced by [`STATE_GITIGNORE`].
 const OLD_STATE_GITIGNORE: &str = "# Written by Tollgate: its state is not source.\n*\n";

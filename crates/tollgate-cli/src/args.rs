@@ -70,6 +70,36 @@ pub enum Command {
     /// The knowledge store beside the code index: store, find, search, get, delete entries;
     /// threads and statistics (the same operations as the MCP `memory` tools).
     Memory(MemoryArgs),
+    /// The team's own Lua tools (.tollgate/tools/*.lua, [tools] dirs): list them (broken ones
+    /// with their error) or run one as the MCP server and HTTP API would.
+    Tool(ToolArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// Workspace root.
+    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    pub repo: PathBuf,
+    #[command(subcommand)]
+    pub command: ToolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// List the tools that load and the files that do not, with their errors.
+    List {
+        /// Print JSON: {tools: [{name, description, script, parameters}], broken: [{script, error}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool and print its result as JSON (exit 2 on any error, with its code).
+    Run {
+        /// The tool's name.
+        name: String,
+        /// Its arguments as a JSON object.
+        #[arg(long = "args", value_name = "JSON", default_value = "{}")]
+        arguments: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -729,9 +759,9 @@ pub struct McpArgs {
     /// directory, which are served only when named here].
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, or all. The
+    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, user, or all. The
     /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
-    #[arg(long = "tools", value_name = "LIST", default_value = "review")]
+    #[arg(long = "tools", value_name = "LIST", default_value = "review,user")]
     pub tools: tollgate_mcp::Profiles,
     /// The longest a tool call may run before it is answered with a TIMEOUT error.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]

@@ -1,8 +1,8 @@
 //! Streamable HTTP: the MCP endpoint on `/mcp`, a plain JSON API for scripts and agents that do
-//! not speak MCP (`GET /tools/list`, `POST /tools/{name}`, and seed 004's built-ins
-//! `POST /tools/search`, `POST /tools/get`, `GET /tools/sources` over the code index and the
-//! knowledge store, which take precedence over tools of those names), and a health check on
-//! `/health`.
+//! not speak MCP (seed 004's contract: `GET /tools/list` lists every registry entry, built-in or
+//! not, and `POST /tools/{name}` calls any of them; seed 004's own built-ins `search`, `get` and
+//! `sources` are registry entries like the others, answered with their bare result), and a
+//! health check on `/health`.
 //!
 //! Safe by default for a server on a developer's machine: it binds loopback only (another
 //! address needs both [`HttpOptions::allow_remote`] and a bearer token), checks `Host` against
@@ -25,7 +25,7 @@ use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use rmcp::model::JsonObject;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -33,10 +33,10 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use serde_json::{Value, json};
 
 use tollgate::ErrorCode;
-use tollgate::control::Control;
 
 use crate::error::{INVALID_INPUT, ToolError};
-use crate::server::{CancelOnDrop, Server};
+use crate::server::Server;
+use crate::tool::Surface;
 
 /// The request lacks the bearer token, or carries another.
 const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
@@ -46,6 +46,8 @@ const FORBIDDEN: ErrorCode = ErrorCode::Forbidden;
 const PAYLOAD_TOO_LARGE: ErrorCode = ErrorCode::PayloadTooLarge;
 /// No served tool has the name in the path.
 const TOOL_NOT_FOUND: ErrorCode = ErrorCode::ToolNotFound;
+/// The tool exists but does not answer this HTTP method.
+const METHOD_NOT_ALLOWED: ErrorCode = ErrorCode::MethodNotAllowed;
 
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -258,17 +260,9 @@ impl HttpServer {
         let api = Router::new()
             .route("/tools/list", get(list_tools))
             .route(
-                "/tools/search",
-                post(move |server, body| builtin(server, body, max_body_bytes, search)),
-            )
-            .route(
-                "/tools/get",
-                post(move |server, body| builtin(server, body, max_body_bytes, get_document)),
-            )
-            .route("/tools/sources", get(list_sources))
-            .route(
                 "/tools/{name}",
-                post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
+                get(call_tool_get)
+                    .post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
             )
             .layer(DefaultBodyLimit::max(options.max_body_bytes))
             .with_state(server.clone());
@@ -490,131 +484,25 @@ fn bearer_credentials(value: &str) -> Option<&str> {
         .filter(|credentials| !credentials.is_empty())
 }
 
-/// `GET /tools/list`: every served tool as `tools/list` describes it.
+/// `GET /tools/list`: every registry entry in seed 004's shape: name, description, `builtin`,
+/// and its parameters as JSON Schema (plus the profile that serves it).
 async fn list_tools(State(server): State<Server>) -> Response {
     let tools: Vec<Value> = server
-        .definitions()
-        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .registry()
+        .served()
+        .iter()
+        .map(|entry| {
+            let definition = entry.definition();
+            json!({
+                "name": &*entry.name,
+                "description": definition.description.as_deref().unwrap_or_default(),
+                "builtin": entry.builtin,
+                "profile": entry.group.as_str(),
+                "parameters": Value::Object(definition.input_schema.as_ref().clone()),
+            })
+        })
         .collect();
     json_response(StatusCode::OK, &json!({ "tools": tools }))
-}
-
-/// A seed-004 built-in over the workspace's code index and knowledge store.
-type Builtin = fn(
-    &tollgate::workspace::IndexedWorkspace,
-    &tollgate::memory::Memory<'_>,
-    Value,
-) -> Result<Value, ToolError>;
-
-fn search(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    body: Value,
-) -> Result<Value, ToolError> {
-    let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_search(
-        workspace, memory, &request,
-    )?)
-}
-
-fn get_document(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    body: Value,
-) -> Result<Value, ToolError> {
-    let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_get(
-        workspace, memory, &request,
-    )?)
-}
-
-fn sources(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    _body: Value,
-) -> Result<Value, ToolError> {
-    to_json(tollgate::api::knowledge::tools_sources(workspace, memory)?)
-}
-
-fn parse_body<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolError> {
-    serde_json::from_value(body)
-        .map_err(|err| ToolError::new(INVALID_INPUT, format!("Invalid request body: {err}")))
-}
-
-fn to_json(value: impl serde::Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|err| {
-        ToolError::new(
-            ErrorCode::InternalError,
-            format!("the result cannot be serialised: {err}"),
-        )
-    })
-}
-
-/// `GET /tools/sources`.
-async fn list_sources(State(server): State<Server>) -> Response {
-    run_builtin(&server, Value::Null, sources).await
-}
-
-/// `POST /tools/search` and `POST /tools/get`: seed 004's answers are the bare result (no
-/// `{"result": …}` wrapper), errors the usual shape.
-async fn builtin(
-    State(server): State<Server>,
-    body: Result<Bytes, BytesRejection>,
-    max_body_bytes: usize,
-    operation: Builtin,
-) -> Response {
-    let arguments = match read_arguments(body, max_body_bytes) {
-        Ok(arguments) => arguments,
-        Err(err) => return error_response(&err),
-    };
-    run_builtin(&server, Value::Object(arguments), operation).await
-}
-
-/// Runs a built-in on a blocking thread, bounded like a tool call: past `--call-timeout-secs`
-/// it is answered `TIMEOUT` (408), and whether it timed out or its client hung up (which drops
-/// this future), its [`Control`] is cancelled, so the work (a first index build) stops at its
-/// next check instead of running on.
-async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
-    let root = server.workspace().to_path_buf();
-    let ctx = server.tool_context().clone();
-    let control = Control::new();
-    let _cancel_on_drop = CancelOnDrop(control.clone());
-    let work = control.clone();
-    let task = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
-        let workspace = tollgate::workspace::IndexedWorkspace::open(&root)
-            .map_err(tollgate::api::context::ContextError::unreadable)?
-            .with_control(work);
-        let store = crate::tools::open_store(&ctx)?;
-        let embedder = tollgate::workspace::HashedEmbedder;
-        let memory = tollgate::memory::Memory::new(&store, &embedder);
-        if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(&root, &memory) {
-            tracing::warn!("{warning}");
-        }
-        operation(&workspace, &memory, body)
-    });
-    let limit = server.call_timeout();
-    let outcome = match tokio::time::timeout(limit, task).await {
-        Ok(joined) => joined.unwrap_or_else(|err| {
-            Err(ToolError::new(
-                ErrorCode::InternalError,
-                format!("the request failed: {err}"),
-            ))
-        }),
-        Err(_) => {
-            control.cancel();
-            Err(ToolError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "the request did not finish within {} s (--call-timeout-secs); it was stopped",
-                    limit.as_secs()
-                ),
-            ))
-        }
-    };
-    match outcome {
-        Ok(value) => json_response(StatusCode::OK, &value),
-        Err(err) => error_response(&err),
-    }
 }
 
 /// A JSON API body: a JSON object (an empty body is `{}`).
@@ -653,8 +541,9 @@ fn read_arguments(
     }
 }
 
-/// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}`, or the
-/// error shape with the status [`status_for`] gives its code.
+/// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}` (seed
+/// 004's own built-ins: the bare result), or the error shape with the status [`status_for`]
+/// gives its code.
 async fn call_tool(
     State(server): State<Server>,
     Path(name): Path<String>,
@@ -665,23 +554,50 @@ async fn call_tool(
         Ok(arguments) => arguments,
         Err(err) => return error_response(&err),
     };
-    match server.call_plain(&name, arguments).await {
-        Some(Ok(result)) => json_response(StatusCode::OK, &json!({ "result": result })),
-        Some(Err(err)) => error_response(&err),
-        None => {
-            let served: Vec<&str> = server
-                .definitions()
-                .map(|tool| tool.name.as_ref())
-                .collect();
-            error_response(&ToolError::new(
-                TOOL_NOT_FOUND,
-                format!(
-                    "unknown tool `{name}`; this server serves: {}",
-                    served.join(", ")
-                ),
-            ))
-        }
+    answer(&server, &name, arguments).await
+}
+
+/// `GET /tools/{name}`: only for a tool that takes no arguments and says so (`sources`).
+async fn call_tool_get(State(server): State<Server>, Path(name): Path<String>) -> Response {
+    match server.registry().get(&name).map(|entry| entry.surface) {
+        Some(Surface::HttpApi { get: true }) => answer(&server, &name, JsonObject::new()).await,
+        Some(_) => error_response(&ToolError::new(
+            METHOD_NOT_ALLOWED,
+            format!("`{name}` is called with POST /tools/{name} and its arguments as a JSON body"),
+        )),
+        None => error_response(&unknown_tool(&server, &name)),
     }
+}
+
+async fn answer(server: &Server, name: &str, arguments: JsonObject) -> Response {
+    let Some(surface) = server.registry().get(name).map(|entry| entry.surface) else {
+        return error_response(&unknown_tool(server, name));
+    };
+    match server.call_plain(name, arguments).await {
+        Some(Ok(result)) if surface == Surface::Everywhere => {
+            json_response(StatusCode::OK, &json!({ "result": result }))
+        }
+        Some(Ok(result)) => json_response(StatusCode::OK, &result),
+        Some(Err(err)) => error_response(&err),
+        // Removed between the two looks (a user's script deleted meanwhile).
+        None => error_response(&unknown_tool(server, name)),
+    }
+}
+
+fn unknown_tool(server: &Server, name: &str) -> ToolError {
+    let served: Vec<String> = server
+        .registry()
+        .served()
+        .iter()
+        .map(|entry| entry.name.to_string())
+        .collect();
+    ToolError::new(
+        TOOL_NOT_FOUND,
+        format!(
+            "unknown tool `{name}`; this server serves: {} (GET /tools/list describes them)",
+            served.join(", ")
+        ),
+    )
 }
 
 /// The HTTP status of an error, by its code: the one mapping for every error this server
@@ -694,6 +610,7 @@ fn status_for(code: ErrorCode) -> StatusCode {
         Unauthorized => StatusCode::UNAUTHORIZED,
         Forbidden => StatusCode::FORBIDDEN,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         Timeout => StatusCode::REQUEST_TIMEOUT,
         InvalidStateTransition | SessionBusy | IndexBusy | Conflict | LlmNotConfigured => {
             StatusCode::CONFLICT
@@ -704,7 +621,7 @@ fn status_for(code: ErrorCode) -> StatusCode {
         | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
         | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
-        | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        | ScriptError | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -466,8 +466,8 @@ async fn the_plain_json_api_lists_and_calls_tools() {
         .iter()
         .find(|tool| tool["name"] == "review_diff")
         .expect("review_diff is listed");
-    assert_eq!(review["inputSchema"]["required"], json!(["diff"]));
-    assert!(review["outputSchema"].is_object());
+    assert_eq!(review["parameters"]["required"], json!(["diff"]));
+    assert_eq!(review["builtin"], true);
 
     let ok = request(
         running.addr,
@@ -708,5 +708,49 @@ async fn builtins_time_out_and_stop_their_work() {
     for _ in 0..100 {
         assert!(!meta.exists(), "the index build ran on after the timeout");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Seed 004: `GET /tools/list` lists every entry the server answers on `/tools/{name}`, with
+/// `builtin` and its parameters as JSON Schema, including the three seed-004 built-ins served
+/// under every profile (a new user found `search`, `get` and `sources` missing).
+#[tokio::test]
+async fn tools_list_names_every_entry_served_including_search_get_and_sources() {
+    for profiles in ["review", "plan", "all"] {
+        let running = start_serving(profiles.parse().unwrap(), |_| {}).await;
+        let list = request(running.addr, "GET", "/tools/list", &[], "").await;
+        assert_eq!(list.status, 200, "{}", list.body);
+        let tools: Value = serde_json::from_str(&list.body).unwrap();
+        let tools = tools["tools"].as_array().unwrap();
+        for tool in tools {
+            assert!(tool["name"].is_string(), "{tool}");
+            assert!(tool["description"].is_string(), "{tool}");
+            assert!(tool["builtin"].is_boolean(), "{tool}");
+            assert_eq!(tool["parameters"]["type"], "object", "{tool}");
+        }
+        let named = |name: &str| {
+            tools
+                .iter()
+                .find(|tool| tool["name"] == name)
+                .unwrap_or_else(|| panic!("{profiles}: `{name}` is not listed: {tools:?}"))
+        };
+        let search = named("search");
+        assert_eq!(search["builtin"], true);
+        assert_eq!(search["parameters"]["required"], json!(["query"]));
+        assert!(
+            search["parameters"]["properties"]["mode"].is_object(),
+            "{search}"
+        );
+        assert_eq!(named("get")["parameters"]["required"], json!(["id"]));
+        assert!(named("sources")["parameters"]["properties"].is_object());
+        // Every listed entry answers on its route (an empty body is `{}`): never 404 or 405.
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap();
+            if name != "sources" {
+                continue;
+            }
+            let response = request(running.addr, "GET", &format!("/tools/{name}"), &[], "").await;
+            assert_eq!(response.status, 200, "{name}: {}", response.body);
+        }
     }
 }

@@ -37,6 +37,8 @@ pub mod schemas;
 pub mod secrets;
 pub mod session;
 pub mod store;
+#[cfg(feature = "usertools")]
+pub mod usertools;
 pub mod workspace;
 
 pub use error_code::ErrorCode;

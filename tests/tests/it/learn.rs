@@ -142,17 +142,18 @@ fn parallel_dismiss_processes_each_leave_their_record() {
     const PROCESSES: usize = 8;
     const ROUNDS: usize = 5;
     let mut successes = 0;
+    let root = repo.path().to_path_buf();
     for round in 0..ROUNDS {
         let runs: Vec<crate::util::Run> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..PROCESSES)
                 .map(|n| {
-                    let (repo, id, report) = (&repo, &id, &report);
+                    let (root, id, report) = (&root, &id, &report);
                     scope.spawn(move || {
                         let reason = format!("reason {round}-{n}");
                         tollgate(&[
                             "learn", "dismiss", id, "--report", report, "--reason", &reason,
                         ])
-                        .current_dir(repo.path())
+                        .current_dir(root)
                         .run()
                     })
                 })

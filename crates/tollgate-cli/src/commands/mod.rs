@@ -43,6 +43,7 @@ mod review_model;
 mod search;
 mod session;
 pub(crate) mod store;
+mod tool;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -134,5 +135,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Replay(args) => replay::run(args),
         Command::Learn { command } => learn::run(command),
         Command::Memory(args) => memory::run(args),
+        Command::Tool(args) => tool::run(args),
     }
 }

@@ -66,7 +66,7 @@ mod tests {
             Vec::new(),
             Catalog {
                 profiles: Profiles::all(),
-                tools: Vec::new(),
+                registry: crate::registry::Registry::empty(),
             },
         )
     }
@@ -76,6 +76,7 @@ mod tests {
             panic!("arguments are an object")
         };
         Entry::of::<T>()
+            .unwrap()
             .call(ctx, args)
             .map_err(|err| err.to_json())
     }

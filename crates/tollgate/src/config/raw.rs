@@ -64,6 +64,9 @@ pub struct RawConfig {
     /// Per-directory settings for monorepos (`[[overrides]]`), like ruff's per-file ignores.
     #[serde(default)]
     pub overrides: Vec<RawPathOverride>,
+    /// The team's Lua tools (`[tools]`).
+    #[serde(default)]
+    pub tools: super::tools::RawTools,
     /// Where plans, sessions, the model cache and the knowledge store live (`[store]`).
     #[serde(default)]
     pub store: RawStore,
@@ -172,6 +175,9 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_FAIL_ON_ANALYZER_ERRORS", ""),
     ("TOLLGATE_STORE_URL", ""),
     ("TOLLGATE_SESSIONS_LEASE_SECS", ""),
+    ("TOLLGATE_TOOLS_TIMEOUT_MS", ""),
+    ("TOLLGATE_TOOLS_MEMORY_MB", ""),
+    ("TOLLGATE_TOOLS_MAX_INSTRUCTIONS", ""),
 ];
 
 /// `TOLLGATE_*` variables that are not settings: read by the binaries, the index, the tests
@@ -284,12 +290,23 @@ impl RawConfig {
         if let Some((origin, value)) = get("TOLLGATE_SESSIONS_LEASE_SECS") {
             sessions.lease_secs = Some(parse_number(&origin, &value)?);
         }
+        let mut tools = super::tools::RawTools::default();
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_TIMEOUT_MS") {
+            tools.timeout_ms = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MEMORY_MB") {
+            tools.memory_mb = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MAX_INSTRUCTIONS") {
+            tools.max_instructions = Some(parse_number(&origin, &value)?);
+        }
         Ok(RawConfig {
             review,
             analyzers,
             llm,
             store,
             sessions,
+            tools,
             ..RawConfig::default()
         })
     }
@@ -349,6 +366,7 @@ impl RawConfig {
             overrides,
             store,
             sessions,
+            tools: self.tools.overlay(higher.tools),
         }
     }
 

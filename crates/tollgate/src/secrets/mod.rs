@@ -35,8 +35,8 @@ pub use examples::known_example;
 pub const MAX_SCRUB_CHARS: usize = 1_000_000;
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
 pub use validate::{
-    ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, ValidateContent,
-    ValidateContentResult, ValidateError, validate_content,
+    ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, SchemaProblem, ValidateContent,
+    ValidateContentResult, ValidateError, check_against_schema, validate_content,
 };
 
 use std::fmt;

@@ -448,6 +448,11 @@ pub struct ReviewArgs {
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 
+    /// Write the report that would go to stdout (the `--format` without a path, or the default
+    /// JSON) to FILE instead, as semgrep's `--output` does.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
     #[command(flatten)]
     pub filters: FindingFilterFlags,
 
@@ -1021,4 +1026,70 @@ pub enum PlanStepCommand {
         #[arg(long)]
         skip_dependents: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every subcommand's path and the command itself, depth first.
+    fn all_commands() -> Vec<(String, clap::Command)> {
+        fn walk(prefix: &str, command: &clap::Command, out: &mut Vec<(String, clap::Command)>) {
+            let name = format!("{prefix} {}", command.get_name()).trim().to_string();
+            out.push((name.clone(), command.clone()));
+            for sub in command.get_subcommands() {
+                walk(&name, sub, out);
+            }
+        }
+        let mut out = Vec::new();
+        let mut cli = Cli::command();
+        cli.build();
+        walk("", &cli, &mut out);
+        out
+    }
+
+    /// Issue 28: `--help` describes every option and positional of every command.
+    #[test]
+    fn every_option_and_positional_has_a_description() {
+        let mut blank = Vec::new();
+        for (name, command) in all_commands() {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none_or(|help| help.to_string().trim().is_empty()) {
+                    blank.push(format!("{name}: {id}"));
+                }
+            }
+        }
+        assert!(blank.is_empty(), "no help text:\n{}", blank.join("\n"));
+    }
+
+    /// Issue 28: the README's `plan step fail PLAN STEP` works without `--error`.
+    #[test]
+    fn a_step_fails_without_an_error_text() {
+        let cli = Cli::try_parse_from(["tollgate", "plan", "step", "fail", "plan_x", "2"]);
+        assert!(cli.is_ok(), "{}", cli.unwrap_err());
+    }
+
+    /// Issue 28: `mcp --help` names every tool served whatever the profile.
+    #[test]
+    fn mcp_help_lists_the_utilities() {
+        let help = Cli::command()
+            .find_subcommand_mut("mcp")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for tool in [
+            "tool_manifest",
+            "get_workspace_info",
+            "scrub_secrets",
+            "validate_content",
+        ] {
+            assert!(help.contains(tool), "{tool} missing from:\n{help}");
+        }
+    }
 }

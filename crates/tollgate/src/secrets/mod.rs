@@ -181,6 +181,31 @@ impl SecretKind {
     }
 }
 
+impl SecretKind {
+    /// The label as it reads after "adds": with its article (`an AWS access key ID`), and the
+    /// generic kinds in lower case (`a private key`).
+    pub fn in_sentence(self) -> String {
+        let label = self.label();
+        let generic = matches!(
+            self,
+            SecretKind::PrivateKey
+                | SecretKind::UrlCredentials
+                | SecretKind::Password
+                | SecretKind::GenericSecret
+        );
+        let label = if generic {
+            label.to_lowercase().replace("url", "URL")
+        } else {
+            label.to_string()
+        };
+        // By sound: a vowel, or an initialism spoken from a vowel sound (`npm`: "en-pee-em").
+        let vowel_sound = label.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u'])
+            || label.starts_with("npm");
+        let article = if vowel_sound { "an" } else { "a" };
+        format!("{article} {label}")
+    }
+}
+
 impl fmt::Display for SecretKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -763,6 +788,17 @@ mod tests {
             format!("password = \"{MASK}\"")
         );
         assert_eq!(redact_line("nothing to see"), "nothing to see");
+    }
+
+    /// Issue 28: "adds a AWS access key ID" read wrong.
+    #[test]
+    fn kinds_read_right_inside_a_sentence() {
+        assert_eq!(SecretKind::AwsAccessKeyId.in_sentence(), "an AWS access key ID");
+        assert_eq!(SecretKind::OpenaiApiKey.in_sentence(), "an OpenAI API key");
+        assert_eq!(SecretKind::NpmToken.in_sentence(), "an npm access token");
+        assert_eq!(SecretKind::GithubToken.in_sentence(), "a GitHub token");
+        assert_eq!(SecretKind::PrivateKey.in_sentence(), "a private key");
+        assert_eq!(SecretKind::Password.in_sentence(), "a hardcoded password");
     }
 
     #[test]

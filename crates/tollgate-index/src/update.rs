@@ -1120,7 +1120,10 @@ mod tests {
             2,
             "{seen:?}"
         );
-        assert!(!crate::graph::exists(&config.dir), "the graph was abandoned");
+        assert!(
+            !crate::graph::exists(&config.dir),
+            "the graph was abandoned"
+        );
         assert!(!config.dir.join("write.lock").exists());
         // Run through, the graph is built.
         commit_files(root, 8..9);

@@ -120,9 +120,7 @@ impl<W: Write> Drop for NeutralizingWriter<W> {
 
 /// Cheap check: no command trigger, no control character.
 fn needs_neutralizing(text: &str) -> bool {
-    text.contains("::")
-        || text.contains("##[")
-        || text.chars().any(is_hidden_control)
+    text.contains("::") || text.contains("##[") || text.chars().any(is_hidden_control)
 }
 
 /// A control character that must not reach a terminal raw: all but `\n` and `\t`.

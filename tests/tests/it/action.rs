@@ -1387,7 +1387,11 @@ fn a_finding_dismissed_on_the_pull_request_stays_dismissed_until_its_line_change
     // Issue 28: the old comment holds the dismissal reply, so it stays; the next push still
     // reads that dismissal and still shows the finding as returning.
     assert!(
-        server.state().review_comments.iter().any(|c| c["id"] == secret_id),
+        server
+            .state()
+            .review_comments
+            .iter()
+            .any(|c| c["id"] == secret_id),
         "the comment holding the dismissal is kept"
     );
     pr.repo.write("README.md", "docs, again\n");
@@ -1428,7 +1432,10 @@ fn only_write_permission_dismisses_and_resolved_threads_record_a_time() {
     let again = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
     again.assert_code(1);
     let result = json_result(&again);
-    assert!(has_secret_at(&result["findings"], 20).is_some(), "{result:#}");
+    assert!(
+        has_secret_at(&result["findings"], 20).is_some(),
+        "{result:#}"
+    );
     for who in ["by reader", "by triager", "thread reader resolved"] {
         assert!(again.stdout.contains(who), "{who}: {}", again.stdout);
     }

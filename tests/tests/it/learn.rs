@@ -167,7 +167,12 @@ fn without_user_the_decider_comes_from_git_config_or_the_command_refuses() {
     let ledger = std::fs::read_to_string(repo.path().join(".review-learnings.jsonl")).unwrap();
     let by: Vec<String> = ledger
         .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["by"].as_str().unwrap().to_string())
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["by"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(by, ["ci@example.org", "Repo Author"], "{ledger}");
 }

@@ -298,7 +298,11 @@ fn output_takes_the_stdout_report_and_a_baseline_run_prints_none() {
     ])
     .run()
     .assert_code(0);
-    assert!(std::fs::read_to_string(&md_path).unwrap().contains("tollgate"));
+    assert!(
+        std::fs::read_to_string(&md_path)
+            .unwrap()
+            .contains("tollgate")
+    );
 
     let clash = tollgate(&[
         "review",

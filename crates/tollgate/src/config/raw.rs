@@ -662,10 +662,9 @@ mod tests {
     /// one table lists every `TOLLGATE_*` variable the code knows, no more, no fewer.
     #[test]
     fn the_readme_configuration_table_lists_every_variable() {
-        let readme = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
-        )
-        .unwrap();
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+                .unwrap();
         let section = readme
             .split("\n## ")
             .find(|s| s.starts_with("Configuration\n"))

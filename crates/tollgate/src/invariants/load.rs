@@ -1399,7 +1399,9 @@ rules:
     /// stops running: with its line and column and the valid keys.
     #[test]
     fn an_unknown_key_is_an_error_naming_the_valid_keys() {
-        let text = format!("{RULE_HEAD}    severity: high\n    category: security\n    actoin: deny\n    deny: {{regex: x}}\n");
+        let text = format!(
+            "{RULE_HEAD}    severity: high\n    category: security\n    actoin: deny\n    deny: {{regex: x}}\n"
+        );
         let got = problems(&text);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(

@@ -30,7 +30,7 @@ use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_enc
 use crate::findings::{
     AnalyzerStatus, Category, Finding, LearningStatus, ReviewResult, RuleInfo, Severity, Source,
 };
-use crate::workspace::Workspace;
+use crate::workspace::{RepoPath, Workspace};
 
 /// The final SARIF 2.1.0 schema URI (GitHub flags the pre-release `rtm` ones).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -454,7 +454,7 @@ fn build_result(
     }
     if let Some(hash) = line_hashes.hash_of(&path, start_line) {
         fingerprints.insert(LINE_HASH_KEY.to_string(), hash);
-    } else if line_hashes.has_checkout() {
+    } else if line_hashes.has_checkout(&path) {
         // A removed file or a line past its end: GitHub tracks the alert by this hash, so it
         // is the hash of the line the finding quotes (its fingerprint when it quotes none).
         let quoted = if finding.anchor_text.is_empty() {
@@ -677,9 +677,12 @@ impl LineHashCache {
         }
     }
 
-    /// Whether the files can be read (else GitHub computes the hashes at upload).
-    fn has_checkout(&self) -> bool {
-        self.workspace.is_some()
+    /// Whether `path` lies inside the checkout (existing or not), so a hash is due for it;
+    /// without a checkout GitHub computes the hashes at upload.
+    fn has_checkout(&self, path: &str) -> bool {
+        self.workspace.as_ref().is_some_and(|workspace| {
+            RepoPath::new(path).is_ok_and(|path| workspace.locate(&path).is_ok())
+        })
     }
 
     fn hash_of(&mut self, path: &str, line: u32) -> Option<String> {

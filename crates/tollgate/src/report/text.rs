@@ -121,7 +121,10 @@ mod tests {
             .collect();
         let last = files.last().unwrap();
         assert!(last.starts_with("Tollgate "), "{plain}");
-        assert_eq!(plain.lines().filter(|l| l.starts_with("Tollgate ")).count(), 1);
+        assert_eq!(
+            plain.lines().filter(|l| l.starts_with("Tollgate ")).count(),
+            1
+        );
         let first_file = &result
             .findings
             .iter()
@@ -147,6 +150,9 @@ mod tests {
         result.findings[0].location.file = "src/\u{1b}[2Jx.rs".into();
         result.findings[0].message = "a\u{7}b".into();
         let plain = text(&result, false);
-        assert!(!plain.contains('\u{1b}') && !plain.contains('\u{7}'), "{plain:?}");
+        assert!(
+            !plain.contains('\u{1b}') && !plain.contains('\u{7}'),
+            "{plain:?}"
+        );
     }
 }

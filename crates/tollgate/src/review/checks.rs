@@ -501,7 +501,8 @@ fn secret_severity(
         kind,
         K::Jwt | K::UrlCredentials | K::Password | K::GenericSecret
     );
-    let where_fixtures = "it is in a test, example or fixture path, where such values are usually fixtures";
+    let where_fixtures =
+        "it is in a test, example or fixture path, where such values are usually fixtures";
     match (in_test, context_dependent) {
         (true, true) => (
             Severity::Medium,

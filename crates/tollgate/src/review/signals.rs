@@ -53,7 +53,10 @@ impl FileFacts<'_> {
 /// generated files. The one count of `TG007` and the risk score's `large_change`.
 pub(crate) fn reviewed_size(facts: &[FileFacts<'_>]) -> (usize, usize) {
     let reviewed = facts.iter().filter(|f| f.is_reviewed());
-    let lines = reviewed.clone().map(|f| f.lines_added + f.lines_removed).sum();
+    let lines = reviewed
+        .clone()
+        .map(|f| f.lines_added + f.lines_removed)
+        .sum();
     let not_reviewed = facts.len() - reviewed.count();
     (lines, n_files(facts).saturating_sub(not_reviewed))
 }

@@ -390,7 +390,10 @@ fn file_kind_notices_are_one_finding_per_change_and_lockfiles_are_not_large() {
     assert!(rule_lines(&result, "TG007").is_empty());
     // Issue 28: nor does the risk score's `large_change` signal count them.
     assert!(
-        !result.risk_factors.iter().any(|f| f.signal == "large_change"),
+        !result
+            .risk_factors
+            .iter()
+            .any(|f| f.signal == "large_change"),
         "{:?}",
         result.risk_factors
     );
@@ -486,10 +489,7 @@ fn secrets_in_test_example_and_fixture_paths_do_not_fail_the_default_gate() {
     let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
     let files = [
         ("tests/certs/ca.key", lines(&pem("RSA "))),
-        (
-            "examples/tls/self_signed_certs/server.key",
-            lines(&pem("")),
-        ),
+        ("examples/tls/self_signed_certs/server.key", lines(&pem(""))),
         ("examples/jwt/token.txt", jwt.clone()),
         ("tests/fixtures/settings.py", format!("AWS_KEY = \"{aws}\"")),
         ("examples/client/main.py", format!("GITHUB = \"{token}\"")),
@@ -508,7 +508,8 @@ fn secrets_in_test_example_and_fixture_paths_do_not_fail_the_default_gate() {
     for finding in &secrets {
         assert!(finding.severity <= Severity::High, "{finding:#?}");
         assert!(
-            finding.message.contains("Reported at") && finding.message.contains("rather than CRITICAL"),
+            finding.message.contains("Reported at")
+                && finding.message.contains("rather than CRITICAL"),
             "{}",
             finding.message
         );

@@ -18,10 +18,10 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
+use crate::secrets::examples::is_documentation_host;
 use crate::secrets::heuristics::{
     CharClasses, is_code_reference, is_indirection, is_placeholder, shannon_entropy,
 };
-use crate::secrets::examples::is_documentation_host;
 use crate::secrets::{SecretKind, SecretMatch, known_example};
 
 /// Finds all secrets in `text`, resolved into sorted, non-overlapping matches.

@@ -483,6 +483,11 @@ pub struct ReviewArgs {
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 
+    /// Write the report that would go to stdout (the `--format` without a path, or the default
+    /// JSON) to FILE instead, as semgrep's `--output` does.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
     #[command(flatten)]
     pub filters: FindingFilterFlags,
 
@@ -759,8 +764,9 @@ pub struct McpArgs {
     /// directory, which are served only when named here].
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, user, or all. The
-    /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
+    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, user, or
+    /// all. The utilities (tool_manifest, get_workspace_info, scrub_secrets, validate_content) are
+    /// always served.
     #[arg(long = "tools", value_name = "LIST", default_value = "review,user")]
     pub tools: tollgate_mcp::Profiles,
     /// The longest a tool call may run before it is answered with a TIMEOUT error.
@@ -1047,7 +1053,8 @@ pub enum PlanStepCommand {
         plan_id: String,
         #[arg(value_name = "STEP")]
         step_number: u32,
-        #[arg(long)]
+        /// What went wrong, recorded in the history.
+        #[arg(long, value_name = "TEXT", default_value = "failed (no reason given)")]
         error: String,
         #[arg(long, conflicts_with_all = ["skip", "skip_dependents"])]
         retry: bool,
@@ -1056,4 +1063,36 @@ pub enum PlanStepCommand {
         #[arg(long)]
         skip_dependents: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Issue 28: the README's `plan step fail PLAN STEP` works without `--error`.
+    #[test]
+    fn a_step_fails_without_an_error_text() {
+        let cli = Cli::try_parse_from(["tollgate", "plan", "step", "fail", "plan_x", "2"]);
+        assert!(cli.is_ok(), "{}", cli.unwrap_err());
+    }
+
+    /// Issue 28: `mcp --help` names every tool served whatever the profile.
+    #[test]
+    fn mcp_help_lists_the_utilities() {
+        let help = Cli::command()
+            .find_subcommand_mut("mcp")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for tool in [
+            "tool_manifest",
+            "get_workspace_info",
+            "scrub_secrets",
+            "validate_content",
+        ] {
+            assert!(help.contains(tool), "{tool} missing from:\n{help}");
+        }
+    }
 }

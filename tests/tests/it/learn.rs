@@ -111,6 +111,72 @@ fn a_dismissed_finding_stays_out_of_the_gate_until_its_line_changes() {
     );
 }
 
+/// Issue 28: in a CI container `$USER` is often unset; the decision is then signed with git's
+/// `user.name` (else `user.email`), and with neither it is refused, saying what to pass.
+#[test]
+fn without_user_the_decider_comes_from_git_config_or_the_command_refuses() {
+    let repo = TestRepo::new();
+    repo.write("settings.py", "DEBUG = False\n");
+    repo.commit("base");
+    repo.write("settings.py", &format!("DEBUG = False\n{KEY_LINE}"));
+    let first = review(&repo);
+    let secret_id = first.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "TG008")
+        .expect("the key is found")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("tollgate.json");
+    std::fs::write(&report, &first.stdout).unwrap();
+    // No global or system identity either.
+    let home = tempfile::tempdir().unwrap();
+    let dismiss = || {
+        tollgate(&[
+            "learn",
+            "dismiss",
+            &secret_id,
+            "--report",
+            report.to_str().unwrap(),
+            "--reason",
+            "test key",
+        ])
+        .current_dir(repo.path())
+        .env_remove("USER")
+        .env("HOME", home.path().to_str().unwrap())
+        .env("XDG_CONFIG_HOME", home.path().to_str().unwrap())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .run()
+    };
+    let refused = dismiss();
+    refused.assert_code(2);
+    assert!(refused.stderr.contains("--by"), "{}", refused.stderr);
+    assert!(!repo.path().join(".review-learnings.jsonl").exists());
+
+    let config = repo.path().join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[user]\n\temail = ci@example.org\n");
+    std::fs::write(&config, &text).unwrap();
+    dismiss().assert_code(0);
+    text.push_str("[user]\n\tname = Repo Author\n");
+    std::fs::write(&config, &text).unwrap();
+    dismiss().assert_code(0);
+    let ledger = std::fs::read_to_string(repo.path().join(".review-learnings.jsonl")).unwrap();
+    let by: Vec<String> = ledger
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["by"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(by, ["ci@example.org", "Repo Author"], "{ledger}");
+}
+
 /// A repository with one TG008 finding and its JSON report (outside the repository).
 fn repo_with_a_finding() -> (TestRepo, tempfile::TempDir, String, String) {
     let repo = TestRepo::new();

@@ -727,4 +727,31 @@ mod tests {
         assert!(!over.enabled);
         assert_eq!(over.severity, Some(Severity::Low));
     }
+
+    /// Issue 28: the unknown-variable error points at README.md's Configuration section, whose
+    /// one table lists every `TOLLGATE_*` variable the code knows, no more, no fewer.
+    #[test]
+    fn the_readme_configuration_table_lists_every_variable() {
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+                .unwrap();
+        let section = readme
+            .split("\n## ")
+            .find(|s| s.starts_with("Configuration\n"))
+            .expect("README.md has a `## Configuration` section");
+        let mut documented = std::collections::BTreeSet::new();
+        for row in section.lines().filter(|l| l.starts_with("| `TOLLGATE_")) {
+            let name = row.trim_start_matches("| `").split('`').next().unwrap();
+            assert!(documented.insert(name.to_string()), "{name} twice");
+        }
+        let known: std::collections::BTreeSet<String> = ENV_VARS
+            .iter()
+            .map(|(name, _)| *name)
+            .chain(super::super::LLM_ENV_VARS.iter().copied())
+            .chain(OTHER_TOLLGATE_VARS.iter().copied())
+            .filter(|name| name.starts_with("TOLLGATE_"))
+            .map(String::from)
+            .collect();
+        assert_eq!(documented, known);
+    }
 }

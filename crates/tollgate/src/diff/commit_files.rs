@@ -84,6 +84,21 @@ pub fn is_shallow(repo_dir: &Path) -> Result<bool, GitError> {
     Ok(open(repo_dir)?.is_shallow())
 }
 
+/// Who git says the user is, for signing a decision when `$USER` is unset (a CI container):
+/// `user.name`, else `user.email`, from the repository's, the global and the system config;
+/// `None` when neither is set or `repo_dir` is no repository.
+pub fn configured_user(repo_dir: &Path) -> Option<String> {
+    let config = open(repo_dir).ok()?.config().ok()?.snapshot().ok()?;
+    ["user.name", "user.email"].iter().find_map(|key| {
+        config
+            .get_str(key)
+            .ok()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_string)
+    })
+}
+
 /// A commit of the first-parent history, as [`first_parent_history`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryCommit {

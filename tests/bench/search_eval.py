@@ -18,6 +18,13 @@ per binary. Three kinds of queries run against that index:
 - symbol / nl: hand-written queries in tests/bench/search-queries/<repo>.jsonl, one JSON object
   a line: {"snapshot": SHA, "kind": "symbol"|"nl", "query": ..., "relevant": {path: grade}}
   (grade 2 = the answer, 1 = also useful), written by reading the code at S.
+- arch: "how is X organised / where does the Y machinery live", in the same files. A query may
+  also give chunk targets, "targets": [{"path": P, "grade": G, "lines": [first, last]}] (lines
+  optional: any chunk of P), for the chunk scorer below; without them every relevant file is one.
+
+tests/bench/search-queries/split.json splits session 14's eight repositories into a "tune" and a
+"held-out" half (committed before any tuning); --repos tune / --repos held-out names a half, and
+the summary has rows per half when its repositories are in the run.
 
 S is the newest first-parent commit with --queries (150) usable history queries between it and
 HEAD. A query file pins it (its "snapshot"), so a newer mirror does not move S away from the
@@ -25,7 +32,9 @@ hand-written answers; a repository without a query file gets S computed.
 
 Results are ranked by distinct files in order of first appearance (several chunks of one file
 count once). Per query: reciprocal rank of the first relevant file (over all -k results, 50 by
-default), recall@10 and NDCG@10 (graded gains 2^g - 1). Means per repository x kind, per kind,
+default), recall@10 and NDCG@10 (graded gains 2^g - 1). Beside them chunk_ndcg@10, the peer's scorer: NDCG@10
+over the first ten chunks as returned, a chunk earning the grade of the best target it hits (path
+equal and, with a line span, lines overlapping) that no earlier chunk hit. Means per repository x kind, per kind,
 per repository and overall (every query weighs the same). Each variant after the first is
 compared with the first (the baseline): mean paired difference with a bootstrap 95% CI (2000
 resamples of the queries, fixed seed). --timing times 20 queries, 3 rounds, variants
@@ -68,14 +77,23 @@ REPOS = {
     "express": "expressjs/express",
     "zod": "colinhacks/zod",
     "ripgrep": "BurntSushi/ripgrep",
+    # session 14's held-out evaluation (split.json: which half each is in)
+    "gin": "gin-gonic/gin",
+    "axum": "tokio-rs/axum",
+    "httpx": "encode/httpx",
+    "hono": "honojs/hono",
+    "gson": "google/gson",
+    "sinatra": "sinatra/sinatra",
+    "polly": "App-vNext/Polly",
+    "axios": "axios/axios",
 }
-KINDS = ("history", "symbol", "nl")
+KINDS = ("history", "symbol", "nl", "arch")
 QUERY_DIR = Path(__file__).resolve().parent / "search-queries"
 CUTOFF = 10
 MAX_GOLD = 15
 RESAMPLES = 2000
 SEED = 20240601
-METRICS = ("mrr", "r@10", "ndcg@10")
+METRICS = ("mrr", "r@10", "ndcg@10", "chunk_ndcg@10")
 
 MERGE_PR = re.compile(r"^Merge pull request #\d+ from ")
 PR_SUFFIX = re.compile(r"(?:\s*\(#\d+(?:,\s*#\d+)*\))+\s*$")
@@ -111,6 +129,7 @@ class Query:
     query: str
     relevant: dict
     source: str = "hand"
+    targets: list = field(default_factory=list)
     results: dict = field(default_factory=dict)
 
 
@@ -210,7 +229,22 @@ def hand_queries(repo):
     snapshots = {r["snapshot"] for r in rows}
     if len(snapshots) != 1:
         sys.exit(f"{path}: expected one snapshot, found {sorted(snapshots)}")
-    return snapshots.pop(), [Query(repo, r["kind"], r["query"], r["relevant"]) for r in rows]
+    return snapshots.pop(), [Query(repo, r["kind"], r["query"], r["relevant"],
+                                   targets=r.get("targets") or default_targets(r["relevant"]))
+                             for r in rows]
+
+
+def default_targets(relevant):
+    """A query file without chunk targets: each relevant file is a target, any of its lines."""
+    return [{"path": p, "grade": g} for p, g in relevant.items()]
+
+
+def split(path=QUERY_DIR / "split.json"):
+    """{repo: half} from the committed manifest (tune / held-out), {} without one."""
+    if not path.exists():
+        return {}
+    halves = json.loads(path.read_text())["halves"]
+    return {repo: half for half, repos in halves.items() for repo in repos}
 
 
 # ---------------------------------------------------------------- clones and indexes
@@ -229,7 +263,12 @@ def prepare_clone(work, repo, mirror, snapshot):
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
     git(src, "init", "-q")
-    git(src, "fetch", "-q", "--no-tags", str(mirror), f"{snapshot}:refs/heads/snapshot")
+    try:
+        git(src, "fetch", "-q", "--no-tags", str(mirror), f"{snapshot}:refs/heads/snapshot")
+    except subprocess.CalledProcessError:
+        # a mirror with unreadable old objects (gson's): the snapshot alone, no history
+        git(src, "fetch", "-q", "--depth", "1", "--no-tags", f"file://{Path(mirror).resolve()}",
+            f"{snapshot}:refs/heads/snapshot")
     git(src, "checkout", "-q", "snapshot")
     return src
 
@@ -285,28 +324,64 @@ def ndcg(files, relevant, k=CUTOFF):
     return dcg([relevant.get(f, 0) for f in files[:k]]) / ideal
 
 
-def evaluate(query, files):
+def chunk_hits(target, result):
+    """A result chunk hits a target when the paths match and, with a line span, lines overlap."""
+    if result["path"] != target["path"]:
+        return False
+    lines = target.get("lines")
+    return not lines or (result["start_line"] <= lines[1] and result["end_line"] >= lines[0])
+
+
+def chunk_ndcg(results, targets, k=CUTOFF):
+    """NDCG@k over the first k chunks (the peer's scorer): each chunk earns the grade of the best
+    target it hits that no earlier chunk has hit (a target counts once), gains 2^g - 1."""
+    def dcg(grades):
+        return sum((2 ** g - 1) / math.log2(i + 1) for i, g in enumerate(grades, 1))
+    ideal = dcg(sorted((t["grade"] for t in targets), reverse=True)[:k])
+    hit, grades = set(), []
+    for r in results[:k]:
+        open_targets = [(t["grade"], i) for i, t in enumerate(targets)
+                        if i not in hit and chunk_hits(t, r)]
+        if open_targets:
+            grade, i = max(open_targets)
+            hit.add(i)
+            grades.append(grade)
+        else:
+            grades.append(0)
+    return dcg(grades) / ideal
+
+
+def evaluate(query, files, results):
     return {"mrr": reciprocal_rank(files, query.relevant), "r@10": recall(files, query.relevant),
-            "ndcg@10": ndcg(files, query.relevant)}
+            "ndcg@10": ndcg(files, query.relevant),
+            "chunk_ndcg@10": chunk_ndcg(results, query.targets or default_targets(query.relevant))}
 
 
 def run_query(variant, src, idx, query, k):
     results = search(variant, src, idx, query.query, k)
     files = ranked_files(results)
     first = next((i for i, f in enumerate(files, 1) if f in query.relevant), None)
-    query.results[variant.name] = {**evaluate(query, files), "first_relevant_rank": first,
-                                   "chunks": len(results), "files": files[:20]}
+    query.results[variant.name] = {**evaluate(query, files, results), "first_relevant_rank": first,
+                                   "chunks": len(results), "files": files[:20],
+                                   "top": [[r["path"], r["start_line"], r["end_line"],
+                                            r.get("relevance")] for r in results[:10]]}
 
 
 # ---------------------------------------------------------------- aggregation
 
 def groups(queries, repos):
-    """(label, queries) for every repo x kind, every kind, every repo and all queries."""
+    """(label, queries) for every repo x kind, every kind, every repo, each half of the split
+    (by kind and all) and all queries."""
     kinds = [k for k in KINDS if any(q.kind == k for q in queries)]
     out = [(f"{r} {k}", [q for q in queries if q.repo == r and q.kind == k])
            for r in repos for k in kinds]
     out += [(f"all {k}", [q for q in queries if q.kind == k]) for k in kinds]
     out += [(f"{r} all", [q for q in queries if q.repo == r]) for r in repos]
+    halves = split()
+    for half in dict.fromkeys(halves[r] for r in repos if r in halves):
+        inside = [q for q in queries if halves.get(q.repo) == half]
+        out += [(f"{half} {k}", [q for q in inside if q.kind == k]) for k in kinds]
+        out.append((f"{half} all", inside))
     out.append(("all", list(queries)))
     return [(label, qs) for label, qs in out if qs]
 
@@ -337,9 +412,9 @@ def summarize(queries, repos, variants):
 def print_summary(summary, variants):
     names = [v.name for v in variants]
     columns = [(m, n) for m in METRICS for n in names]
-    print(f"{'group':<22}{'n':>5}" + "".join(f"{m + ' ' + n[:6]:>15}" for m, n in columns))
+    print(f"{'group':<22}{'n':>5}" + "".join(f"{m[:9] + ' ' + n[:6]:>17}" for m, n in columns))
     for label, row in summary.items():
-        print(f"{label:<22}{row['n']:>5}" + "".join(f"{row[n][m]:>15.3f}" for m, n in columns))
+        print(f"{label:<22}{row['n']:>5}" + "".join(f"{row[n][m]:>17.3f}" for m, n in columns))
     for v in variants[1:]:
         key = f"{v.name}-{names[0]}"
         print(f"\n{key}: mean paired difference [95% bootstrap CI]")
@@ -390,7 +465,8 @@ def parse_variants(specs, envs):
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repos", default="rust-analyzer,pytest,flask,express,zod")
+    ap.add_argument("--repos", default="rust-analyzer,pytest,flask,express,zod",
+                    help="comma-separated; 'tune' or 'held-out' for a half of split.json")
     ap.add_argument("--variant", action="append", required=True, metavar="NAME=BINARY")
     ap.add_argument("--env", action="append", default=[], metavar="NAME:KEY=VALUE")
     ap.add_argument("--queries", type=int, default=150, help="history queries per repository")
@@ -418,7 +494,10 @@ def repo_queries(repo, mirror, n, kinds):
 def main():
     args = parse_args()
     started = time.perf_counter()
-    repos, kinds = args.repos.split(","), args.kinds.split(",")
+    kinds = args.kinds.split(",")
+    halves = split()
+    repos = [r for name in args.repos.split(",")
+             for r in ([r for r, h in halves.items() if h == name] or [name])]
     variants = parse_variants(args.variant, args.env)
     snapshots, queries, contexts, index_secs = {}, [], {}, {}
     for repo in repos:

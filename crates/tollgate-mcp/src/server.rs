@@ -144,8 +144,11 @@ impl Server {
                     .map(|entry| entry.name.to_string())
                     .collect();
                 reserved.extend(tools::RESERVED_NAMES.iter().map(|name| name.to_string()));
-                let user_tools =
-                    tollgate::usertools::UserTools::open(&workspace, options.env.clone(), reserved);
+                let user_tools = tollgate::api::usertools::UserTools::open(
+                    &workspace,
+                    options.env.clone(),
+                    reserved,
+                );
                 let loaded = user_tools.loaded();
                 if !loaded.tools.is_empty() {
                     let listed: Vec<String> = loaded

@@ -1,11 +1,11 @@
-//! The team's Lua tools as registry entries. `tollgate::usertools` loads, validates and runs
+//! The team's Lua tools as registry entries. `tollgate::api::usertools` loads, validates and runs
 //! them; this only turns each loaded tool into an [`Entry`] and its errors into tool errors.
 
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
-use tollgate::usertools::{UserTool, UserTools};
+use tollgate::api::usertools::{UserTool, UserTools};
 
 use crate::error::ToolError;
 use crate::registry::UserEntries;

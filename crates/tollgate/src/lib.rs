@@ -37,8 +37,6 @@ pub mod schemas;
 pub mod secrets;
 pub mod session;
 pub mod store;
-#[cfg(feature = "usertools")]
-pub mod usertools;
 pub mod workspace;
 
 pub use error_code::ErrorCode;

@@ -15,6 +15,8 @@ fn written_baseline_silences_known_findings_only() {
         diff,
         "--write-baseline",
         baseline.to_str().unwrap(),
+        "--format",
+        "json",
     ])
     .run();
     // Writing the baseline accepts the findings it records: the run exits 0 although the gate

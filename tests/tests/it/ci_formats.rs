@@ -50,7 +50,17 @@ fn every_ci_format_renders_the_same_findings() {
             .any(|issue| issue["severity"] == "blocker")
     );
     assert_eq!(read("cs.xml").matches("<error ").count(), n_findings);
-    assert_eq!(read("junit.xml").matches("<failure ").count(), n_findings);
+    // JUnit: every finding is a test case, and only those that fail the gate are failures.
+    let n_failing = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["fails_gate"] == true)
+        .count();
+    assert!(n_failing >= 1 && n_failing < n_findings, "{json}");
+    let junit = read("junit.xml");
+    assert_eq!(junit.matches("<testcase ").count(), n_findings);
+    assert_eq!(junit.matches("<failure ").count(), n_failing);
     // Workflow commands on stdout, the secret nowhere.
     let commands = run
         .stdout

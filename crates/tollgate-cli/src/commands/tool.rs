@@ -3,7 +3,7 @@
 
 use anyhow::{Context, anyhow};
 use serde_json::{Value, json};
-use tollgate::usertools::UserTools;
+use tollgate::api::usertools::UserTools;
 
 use super::ExitStatus;
 use crate::args::{ToolArgs, ToolCommand};
@@ -37,7 +37,10 @@ pub fn run(args: ToolArgs) -> anyhow::Result<ExitStatus> {
                 outln!("{}", serde_json::to_string_pretty(&listing)?);
             } else {
                 if loaded.tools.is_empty() && loaded.broken.is_empty() {
-                    eprintln!("no tools (write one in {})", tollgate::usertools::TOOLS_DIR);
+                    eprintln!(
+                        "no tools (write one in {})",
+                        tollgate::api::usertools::TOOLS_DIR
+                    );
                 }
                 for tool in &loaded.tools {
                     outln!("{}  {}  ({})", tool.name, tool.description, tool.script);

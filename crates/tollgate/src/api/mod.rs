@@ -26,6 +26,10 @@ pub mod plan;
 pub mod review;
 pub mod secrets;
 pub mod session;
+/// Tools a team writes in sandboxed Lua: loading, validation, the sandbox and its host API
+/// (which calls the operations of this layer, as the built-in tools do).
+#[cfg(feature = "usertools")]
+pub mod usertools;
 
 use std::fmt;
 

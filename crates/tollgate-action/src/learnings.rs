@@ -4,11 +4,12 @@
 //! of the base commit's `.review-learnings.jsonl` at each run, and written to
 //! `learnings.jsonl` in the output directory for the team to commit.
 //!
-//! Only people with write access decide: a reply counts when its `author_association` is
-//! OWNER, MEMBER or COLLABORATOR (a fork's author is CONTRIBUTOR or NONE), a resolved thread
-//! when the resolver's repository permission is write, maintain or admin. The reason is
-//! untrusted text: it goes into the ledger record only (control characters removed, length
-//! capped), never into a shell or a workflow command.
+//! Only people with write access decide, by one rule for replies and resolved threads: the
+//! person's repository permission (`GET /repos/{o}/{r}/collaborators/{login}/permission`) is
+//! write, maintain or admin. `author_association` is not asked: GitHub says COLLABORATOR or
+//! MEMBER for read-only collaborators and organisation members too. The reason is untrusted
+//! text: it goes into the ledger record only (control characters removed, length capped),
+//! never into a shell or a workflow command.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -23,9 +24,7 @@ use crate::github::{ApiError, GitHub};
 
 /// The command a reply starts with.
 pub const DISMISS_COMMAND: &str = "/tollgate dismiss";
-/// Associations that mean write access to the repository.
-const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
-/// Repository permissions that may resolve a thread into a dismissal.
+/// Repository permissions that may dismiss a finding.
 const TRUSTED_PERMISSIONS: [&str; 3] = ["admin", "maintain", "write"];
 /// Review threads read at most (100 a page).
 const MAX_THREAD_PAGES: usize = 20;
@@ -56,6 +55,13 @@ pub fn read(
         .filter_map(|comment| Some((comment.get("id")?.as_u64()?, comment)))
         .collect();
     let mut out = PrLearnings::default();
+    // Each person's permission is asked once a run.
+    let mut permission: BTreeMap<String, bool> = BTreeMap::new();
+    let mut may_dismiss = |login: &str| {
+        *permission
+            .entry(login.to_string())
+            .or_insert_with(|| can_write(github, repository, login))
+    };
     for reply in &comments {
         let Some(parent) = reply
             .get("in_reply_to_id")
@@ -67,10 +73,9 @@ pub fn read(
         let Some(reason) = dismiss_reason(text(reply, "body")) else {
             continue;
         };
-        let association = text(reply, "author_association");
-        if !TRUSTED_ASSOCIATIONS.contains(&association) {
+        if !may_dismiss(login(reply)) {
             out.warnings.push(format!(
-                "ignored `{DISMISS_COMMAND}` by {}: only people with write access may dismiss (author_association {association})",
+                "ignored `{DISMISS_COMMAND}` by {}: only people with write access may dismiss",
                 login(reply)
             ));
             continue;
@@ -85,22 +90,14 @@ pub fn read(
     }
     match resolved_threads(github, repository, number) {
         Ok(threads) => {
-            let mut permission: BTreeMap<String, bool> = BTreeMap::new();
-            for (first_comment, resolver) in threads {
-                let Some(parent) = ours.get(&first_comment) else {
+            for thread in threads {
+                let Some(parent) = ours.get(&thread.first_comment) else {
                     continue;
                 };
-                let allowed = match permission.get(&resolver) {
-                    Some(allowed) => *allowed,
-                    None => {
-                        let allowed = can_write(github, repository, &resolver);
-                        permission.insert(resolver.clone(), allowed);
-                        allowed
-                    }
-                };
-                if !allowed {
+                if !may_dismiss(&thread.resolver) {
                     out.warnings.push(format!(
-                        "ignored the thread {resolver} resolved: only people with write access may dismiss"
+                        "ignored the thread {} resolved: only people with write access may dismiss",
+                        thread.resolver
                     ));
                     continue;
                 }
@@ -108,8 +105,8 @@ pub fn read(
                     workspace,
                     parent,
                     "resolved the review thread".to_string(),
-                    &resolver,
-                    "",
+                    &thread.resolver,
+                    &thread.at,
                 ));
             }
         }
@@ -120,18 +117,17 @@ pub fn read(
     Ok(out)
 }
 
-/// The reason of a `/tollgate dismiss <reason>` body (its first line), control characters
-/// removed and capped; `None` when the body is not that command.
+/// The reason of a `/tollgate dismiss <reason>` body (its first line), cleaned
+/// ([`tollgate::learnings::clean_text`]: control characters removed, secrets masked) and
+/// capped; `None` when the body is not that command.
 pub fn dismiss_reason(body: &str) -> Option<String> {
     let line = body.trim_start().lines().next()?.trim_end();
     let rest = line.strip_prefix(DISMISS_COMMAND)?;
     if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
         return None;
     }
-    let reason: String = rest
-        .trim()
+    let reason: String = tollgate::learnings::clean_text(rest.trim())
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
         .take(MAX_REASON_CHARS)
         .collect();
     Some(if reason.trim().is_empty() {
@@ -190,13 +186,23 @@ fn rule_of(body: &str) -> String {
         .unwrap_or_default()
 }
 
-/// (database id of the thread's first comment, resolver login) of every resolved thread.
+/// A resolved review thread.
+struct ResolvedThread {
+    /// The database id of its first comment.
+    first_comment: u64,
+    resolver: String,
+    /// When, as near as GraphQL tells: a thread has no resolution time, so this is the time of
+    /// its newest comment (RFC 3339), the latest moment before the resolution it knows.
+    at: String,
+}
+
+/// Every resolved thread of the pull request.
 fn resolved_threads(
     github: &GitHub,
     repository: &str,
     number: u64,
-) -> Result<Vec<(u64, String)>, ApiError> {
-    const QUERY: &str = "query($owner:String!,$name:String!,$number:Int!,$cursor:String){repository(owner:$owner,name:$name){pullRequest(number:$number){reviewThreads(first:100,after:$cursor){pageInfo{hasNextPage endCursor}nodes{isResolved resolvedBy{login}comments(first:1){nodes{databaseId}}}}}}}";
+) -> Result<Vec<ResolvedThread>, ApiError> {
+    const QUERY: &str = "query($owner:String!,$name:String!,$number:Int!,$cursor:String){repository(owner:$owner,name:$name){pullRequest(number:$number){reviewThreads(first:100,after:$cursor){pageInfo{hasNextPage endCursor}nodes{isResolved resolvedBy{login}comments(first:1){nodes{databaseId}}latest:comments(last:1){nodes{createdAt}}}}}}}";
     let (owner, name) = repository.split_once('/').unwrap_or((repository, ""));
     let mut cursor = Value::Null;
     let mut threads = Vec::new();
@@ -212,8 +218,15 @@ fn resolved_threads(
             }
             let first = thread["comments"]["nodes"][0]["databaseId"].as_u64();
             let resolver = thread["resolvedBy"]["login"].as_str();
-            if let (Some(first), Some(resolver)) = (first, resolver) {
-                threads.push((first, resolver.to_string()));
+            if let (Some(first_comment), Some(resolver)) = (first, resolver) {
+                threads.push(ResolvedThread {
+                    first_comment,
+                    resolver: resolver.to_string(),
+                    at: thread["latest"]["nodes"][0]["createdAt"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                });
             }
         }
         if page["pageInfo"]["hasNextPage"] != Value::Bool(true) {

@@ -14,6 +14,11 @@ pub struct Cli {
     /// More logging on stderr (-v info, -vv debug). `TOLLGATE_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Where plans, sessions, the model cache and the knowledge store live: `sqlite:PATH` or
+    /// `postgres://user@host/db` (password from PGPASSWORD or PGPASSFILE). Overrides
+    /// `TOLLGATE_STORE_URL` and `[store] url`; default the workspace's .tollgate/tollgate.db.
+    #[arg(long, value_name = "URL", global = true)]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -65,6 +70,36 @@ pub enum Command {
     /// The knowledge store beside the code index: store, find, search, get, delete entries;
     /// threads and statistics (the same operations as the MCP `memory` tools).
     Memory(MemoryArgs),
+    /// The team's own Lua tools (.tollgate/tools/*.lua, [tools] dirs): list them (broken ones
+    /// with their error) or run one as the MCP server and HTTP API would.
+    Tool(ToolArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// Workspace root.
+    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    pub repo: PathBuf,
+    #[command(subcommand)]
+    pub command: ToolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// List the tools that load and the files that do not, with their errors.
+    List {
+        /// Print JSON: {tools: [{name, description, script, parameters}], broken: [{script, error}]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one tool and print its result as JSON (exit 2 on any error, with its code).
+    Run {
+        /// The tool's name.
+        name: String,
+        /// Its arguments as a JSON object.
+        #[arg(long = "args", value_name = "JSON", default_value = "{}")]
+        arguments: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -448,6 +483,11 @@ pub struct ReviewArgs {
     #[arg(long = "format", value_name = "FORMAT[=PATH]")]
     pub formats: Vec<String>,
 
+    /// Write the report that would go to stdout (the `--format` without a path, or the default
+    /// JSON) to FILE instead, as semgrep's `--output` does.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
     #[command(flatten)]
     pub filters: FindingFilterFlags,
 
@@ -724,9 +764,10 @@ pub struct McpArgs {
     /// directory, which are served only when named here].
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, or all. The
-    /// utilities (tool_manifest, get_workspace_info, scrub_secrets) are always served.
-    #[arg(long = "tools", value_name = "LIST", default_value = "review")]
+    /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, user, or
+    /// all. The utilities (tool_manifest, get_workspace_info, scrub_secrets, validate_content) are
+    /// always served.
+    #[arg(long = "tools", value_name = "LIST", default_value = "review,user")]
     pub tools: tollgate_mcp::Profiles,
     /// The longest a tool call may run before it is answered with a TIMEOUT error.
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
@@ -1012,7 +1053,8 @@ pub enum PlanStepCommand {
         plan_id: String,
         #[arg(value_name = "STEP")]
         step_number: u32,
-        #[arg(long)]
+        /// What went wrong, recorded in the history.
+        #[arg(long, value_name = "TEXT", default_value = "failed (no reason given)")]
         error: String,
         #[arg(long, conflicts_with_all = ["skip", "skip_dependents"])]
         retry: bool,
@@ -1021,4 +1063,36 @@ pub enum PlanStepCommand {
         #[arg(long)]
         skip_dependents: bool,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Issue 28: the README's `plan step fail PLAN STEP` works without `--error`.
+    #[test]
+    fn a_step_fails_without_an_error_text() {
+        let cli = Cli::try_parse_from(["tollgate", "plan", "step", "fail", "plan_x", "2"]);
+        assert!(cli.is_ok(), "{}", cli.unwrap_err());
+    }
+
+    /// Issue 28: `mcp --help` names every tool served whatever the profile.
+    #[test]
+    fn mcp_help_lists_the_utilities() {
+        let help = Cli::command()
+            .find_subcommand_mut("mcp")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        for tool in [
+            "tool_manifest",
+            "get_workspace_info",
+            "scrub_secrets",
+            "validate_content",
+        ] {
+            assert!(help.contains(tool), "{tool} missing from:\n{help}");
+        }
+    }
 }

@@ -35,6 +35,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     init_logging(cli.verbose);
+    commands::store::set_flag(cli.store);
     match commands::run(cli.command) {
         Ok(status) => status.into(),
         Err(err) => {

@@ -88,6 +88,10 @@ pub(crate) fn search(
     Ok(hits)
 }
 
+/// Points inserted between two looks at whether the update was stopped (a few hundred
+/// milliseconds of work on two cores).
+const INSERT_BATCH: usize = 4096;
+
 /// Whether a graph has been built (then a shrinking store must remove it).
 pub(crate) fn exists(dir: &Path) -> bool {
     dir.join(GRAPH_META).is_file()
@@ -95,7 +99,14 @@ pub(crate) fn exists(dir: &Path) -> bool {
 
 /// Rebuilds the graph when the store has at least `min_points` live vectors and the graph is
 /// missing or stale; removes it when the store shrank below. Returns whether it was rebuilt.
-pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<bool, IndexError> {
+/// `keep_going` is asked after each batch of points inserted: `false` abandons the build
+/// (nothing is written, the old graph stays) so a cancelled update releases the index soon.
+pub(crate) fn refresh(
+    dir: &Path,
+    loaded: &Loaded,
+    min_points: usize,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<bool, IndexError> {
     let meta_path = dir.join(GRAPH_META);
     let meta: Option<GraphMeta> = store::read_json(&meta_path).ok().flatten();
     if loaded.len() < min_points {
@@ -124,7 +135,12 @@ pub(crate) fn refresh(dir: &Path, loaded: &Loaded, min_points: usize) -> Result<
         .zip(loaded.ids())
         .map(|(v, id)| (v, id as usize))
         .collect();
-    hnsw.parallel_insert(&items);
+    for batch in items.chunks(INSERT_BATCH) {
+        hnsw.parallel_insert(batch);
+        if !keep_going() {
+            return Ok(false);
+        }
+    }
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
     let basename = hnsw
         .file_dump(&graph_dir, &format!("g{stamp}"))
@@ -168,7 +184,7 @@ mod tests {
             .append(&(0..40).map(record).collect::<Vec<_>>())
             .unwrap();
         let loaded = store.load().unwrap().unwrap();
-        assert!(refresh(dir.path(), &loaded, 10).unwrap());
+        assert!(refresh(dir.path(), &loaded, 10, &mut || true).unwrap());
         let query = record(3).vector;
         let first = search(dir.path(), &loaded, &query, 5, &|_, _| true).unwrap();
         assert_eq!(first.len(), 5);
@@ -189,7 +205,7 @@ mod tests {
             .append(&(40..60).map(record).collect::<Vec<_>>())
             .unwrap();
         let loaded = store.load().unwrap().unwrap();
-        assert!(refresh(dir.path(), &loaded, 10).unwrap());
+        assert!(refresh(dir.path(), &loaded, 10, &mut || true).unwrap());
         let meta: GraphMeta = store::read_json(&dir.path().join(GRAPH_META))
             .unwrap()
             .unwrap();

@@ -47,7 +47,8 @@ pub enum Progress {
     History { done: usize, total: usize },
     /// About to write the index: the last point at which stopping leaves the previous index.
     Committing,
-    /// Written; about to refresh the vector graph, which stopping skips.
+    /// Written; about to refresh the vector graph, and again after each batch of points added
+    /// to it: stopping skips or abandons the graph (a cache), the update stands.
     Graph,
 }
 
@@ -207,7 +208,9 @@ pub fn update(
             || crate::graph::exists(dir))
         && let Some(loaded) = previous.vectors.load()?
     {
-        crate::graph::refresh(dir, &loaded, config.hnsw_min_points)?;
+        crate::graph::refresh(dir, &loaded, config.hnsw_min_points, &mut || {
+            progress(Progress::Graph).is_continue()
+        })?;
     }
     report.index_ms = (started.elapsed().as_millis() as u64).saturating_sub(report.walk_ms);
     Ok(report)
@@ -918,7 +921,7 @@ mod tests {
     /// Runs an update that stops at the first report `stop_at` accepts; returns what it saw.
     fn update_until(
         config: &IndexConfig,
-        stop_at: impl Fn(&Progress) -> bool,
+        mut stop_at: impl FnMut(&Progress) -> bool,
     ) -> (Result<UpdateReport, IndexError>, Vec<Progress>) {
         let mut seen = Vec::new();
         let result = update(config, None, &HashedEmbedder, &mut |progress| {
@@ -1095,6 +1098,38 @@ mod tests {
         assert_eq!(result.unwrap().commits_added, 1);
         assert_eq!(seen.last(), Some(&Progress::Graph));
         assert_eq!(n_commits(&config), 7);
+    }
+
+    /// Issue 28: a cancel while the vector graph is built stops the build (the graph is a
+    /// cache, the update stands and releases the index), not only a cancel before it.
+    #[test]
+    fn a_stop_during_the_graph_build_abandons_the_graph() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        commit_files(root, 0..8);
+        let mut config = IndexConfig::new(root);
+        config.hnsw_min_points = 2;
+        let mut graph_calls = 0;
+        let (result, seen) = update_until(&config, |p| {
+            graph_calls += usize::from(*p == Progress::Graph);
+            graph_calls == 2
+        });
+        assert_eq!(result.unwrap().files_changed, 8);
+        assert_eq!(
+            seen.iter().filter(|p| **p == Progress::Graph).count(),
+            2,
+            "{seen:?}"
+        );
+        assert!(
+            !crate::graph::exists(&config.dir),
+            "the graph was abandoned"
+        );
+        assert!(!config.dir.join("write.lock").exists());
+        // Run through, the graph is built.
+        commit_files(root, 8..9);
+        let (result, _) = update_until(&config, |_| false);
+        result.unwrap();
+        assert!(crate::graph::exists(&config.dir));
     }
 
     #[test]

@@ -125,6 +125,37 @@ impl Language {
     }
 }
 
+/// Whether `path` (repository-relative, `/`-separated) holds samples rather than the code that
+/// runs: an example, sample, demo or fixture directory, or a directory or file named for
+/// throwaway credentials (`self_signed…`, `snakeoil`, `dummy…`, `fake…`). Test paths are
+/// [`is_test_path`]'s.
+pub fn is_sample_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut components = lower.split('/').rev();
+    let name = components.next().unwrap_or_default();
+    let throwaway = |part: &str| {
+        let part = part.replace('-', "_");
+        ["self_signed", "selfsigned", "snakeoil", "dummy", "fake"]
+            .iter()
+            .any(|word| part.starts_with(word))
+    };
+    throwaway(name)
+        || components.any(|dir| {
+            matches!(
+                dir,
+                "example"
+                    | "examples"
+                    | "sample"
+                    | "samples"
+                    | "demo"
+                    | "demos"
+                    | "fixture"
+                    | "fixtures"
+                    | "__fixtures__"
+            ) || throwaway(dir)
+        })
+}
+
 /// Whether `path` (repository-relative, `/`-separated) is a test file or test data: test
 /// directories every ecosystem uses (`tests/`, `__tests__/`, `spec/`, `testdata/`, Rust's
 /// `*_tests/`), then the conventions of the path's own language (`_test.go`, `test_*.py`,

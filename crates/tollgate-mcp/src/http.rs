@@ -1,8 +1,8 @@
 //! Streamable HTTP: the MCP endpoint on `/mcp`, a plain JSON API for scripts and agents that do
-//! not speak MCP (`GET /tools/list`, `POST /tools/{name}`, and seed 004's built-ins
-//! `POST /tools/search`, `POST /tools/get`, `GET /tools/sources` over the code index and the
-//! knowledge store, which take precedence over tools of those names), and a health check on
-//! `/health`.
+//! not speak MCP (seed 004's contract: `GET /tools/list` lists every registry entry, built-in or
+//! not, and `POST /tools/{name}` calls any of them; seed 004's own built-ins `search`, `get` and
+//! `sources` are registry entries like the others, answered with their bare result), and a
+//! health check on `/health`.
 //!
 //! Safe by default for a server on a developer's machine: it binds loopback only (another
 //! address needs both [`HttpOptions::allow_remote`] and a bearer token), checks `Host` against
@@ -11,10 +11,12 @@
 //! request stands alone, which is what protocol 2026-07-28 requires and serves handshake-era
 //! clients just as well.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -23,7 +25,7 @@ use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use rmcp::model::JsonObject;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -34,6 +36,7 @@ use tollgate::ErrorCode;
 
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::server::Server;
+use crate::tool::Surface;
 
 /// The request lacks the bearer token, or carries another.
 const UNAUTHORIZED: ErrorCode = ErrorCode::Unauthorized;
@@ -43,6 +46,8 @@ const FORBIDDEN: ErrorCode = ErrorCode::Forbidden;
 const PAYLOAD_TOO_LARGE: ErrorCode = ErrorCode::PayloadTooLarge;
 /// No served tool has the name in the path.
 const TOOL_NOT_FOUND: ErrorCode = ErrorCode::ToolNotFound;
+/// The tool exists but does not answer this HTTP method.
+const METHOD_NOT_ALLOWED: ErrorCode = ErrorCode::MethodNotAllowed;
 
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -76,12 +81,25 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// How long a connection may take to send a request's headers, and stay idle between
+    /// requests; then it is closed.
+    pub header_read_timeout: Duration,
+    /// Open connections from one peer address; one more is answered 503 and closed.
+    pub max_connections_per_peer: usize,
+    /// Open connections in all; one more is answered 503 and closed.
+    pub max_connections: usize,
 }
 
 impl HttpOptions {
     /// Room for large diffs (upstream's CI reads up to tens of MiB) and for `scrub_secrets`'
     /// 1,000,000 characters in any encoding.
     pub const DEFAULT_MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+    /// Ample for any client on a network, short enough that stalled connections do not pile up.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Well under a process's usual 1,024 descriptors.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+    /// A quarter of the whole: one peer cannot take every connection.
+    pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 128;
 
     /// What is risky but allowed in these options, one sentence each, for the front end to
     /// show at start-up.
@@ -105,6 +123,9 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections_per_peer: Self::DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -185,6 +206,7 @@ pub struct HttpServer {
     /// Ends the open response streams at shutdown (rmcp's cancellation token, kept as a closure
     /// so its type need not be named).
     close_streams: Box<dyn FnOnce() + Send>,
+    limits: ConnectionLimits,
 }
 
 impl fmt::Debug for HttpServer {
@@ -238,31 +260,26 @@ impl HttpServer {
         let api = Router::new()
             .route("/tools/list", get(list_tools))
             .route(
-                "/tools/search",
-                post(move |server, body| builtin(server, body, max_body_bytes, search)),
-            )
-            .route(
-                "/tools/get",
-                post(move |server, body| builtin(server, body, max_body_bytes, get_document)),
-            )
-            .route("/tools/sources", get(list_sources))
-            .route(
                 "/tools/{name}",
-                post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
+                get(call_tool_get)
+                    .post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
             )
             .layer(DefaultBodyLimit::max(options.max_body_bytes))
-            // rmcp guards `/mcp` itself; the JSON API gets the same Host and Origin checks.
-            .layer(middleware::from_fn(move |request: Request, next: Next| {
-                let guard = Arc::clone(&guard);
-                async move { guard.check(request, next).await }
-            }))
             .with_state(server.clone());
         let service = StreamableHttpService::new(
             move || Ok(server.clone()),
             Arc::new(NeverSessionManager::default()),
             config,
         );
-        let mut mcp = Router::new().nest_service("/mcp", service).merge(api);
+        // rmcp guards `/mcp` itself; ours, stricter (one Host, one Origin, each parsed as an
+        // authority), runs first on `/mcp` and on the JSON API.
+        let mut mcp = Router::new()
+            .nest_service("/mcp", service)
+            .merge(api)
+            .layer(middleware::from_fn(move |request: Request, next: Next| {
+                let guard = Arc::clone(&guard);
+                async move { guard.check(request, next).await }
+            }));
         if let Some(token) = options.bearer_token {
             let token = Arc::new(token);
             mcp = mcp.layer(middleware::from_fn(move |request: Request, next: Next| {
@@ -278,6 +295,11 @@ impl HttpServer {
             listener,
             router,
             close_streams,
+            limits: ConnectionLimits {
+                header_read_timeout: options.header_read_timeout,
+                per_peer: options.max_connections_per_peer.max(1),
+                total: options.max_connections.max(1),
+            },
         })
     }
 
@@ -286,23 +308,138 @@ impl HttpServer {
         self.listener.local_addr().map_err(HttpError::Serve)
     }
 
-    /// Serves until `shutdown` completes, then closes open response streams and returns.
+    /// Serves until `shutdown` completes, then closes open response streams and returns. Each
+    /// connection is bounded (see [`ConnectionLimits`]): headers and idle time by
+    /// `header_read_timeout`, their number per peer and in all.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), HttpError> {
-        let close_streams = self.close_streams;
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                close_streams();
-            })
-            .await
-            .map_err(HttpError::Serve)
+        let HttpServer {
+            listener,
+            router,
+            close_streams,
+            limits,
+        } = self;
+        let open = Arc::new(OpenConnections::default());
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .keep_alive(true);
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        // Out of descriptors, say: wait a little rather than spin.
+                        tracing::warn!("accepting a connection failed: {err}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let Some(slot) = open.admit(peer.ip(), &limits) else {
+                tokio::spawn(refuse_busy(stream));
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            let connection =
+                builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                let _slot = slot;
+                if let Err(err) = connection.await {
+                    tracing::debug!("HTTP connection from {peer} ended: {err}");
+                }
+            });
+        }
+        close_streams();
+        graceful.shutdown().await;
+        Ok(())
     }
 }
 
 /// `GET /health`: the server is up (no authentication: it reveals only the version).
+/// The bounds on connections (see [`HttpOptions`]).
+#[derive(Debug, Clone, Copy)]
+struct ConnectionLimits {
+    header_read_timeout: Duration,
+    per_peer: usize,
+    total: usize,
+}
+
+/// Open connections, by peer and in all.
+#[derive(Debug, Default)]
+struct OpenConnections {
+    counts: std::sync::Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+impl OpenConnections {
+    /// A slot for a new connection from `peer`, `None` when a limit is reached.
+    fn admit(self: &Arc<Self>, peer: IpAddr, limits: &ConnectionLimits) -> Option<ConnectionSlot> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, by_peer) = &mut *counts;
+        let of_peer = by_peer.entry(peer).or_insert(0);
+        if *total >= limits.total || *of_peer >= limits.per_peer {
+            if *of_peer == 0 {
+                by_peer.remove(&peer);
+            }
+            return None;
+        }
+        *of_peer += 1;
+        *total += 1;
+        Some(ConnectionSlot {
+            open: Arc::clone(self),
+            peer,
+        })
+    }
+}
+
+/// One admitted connection; its count is released on drop.
+struct ConnectionSlot {
+    open: Arc<OpenConnections>,
+    peer: IpAddr,
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        let mut counts = self.open.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (total, by_peer) = &mut *counts;
+        *total = total.saturating_sub(1);
+        if let Some(n) = by_peer.get_mut(&self.peer) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                by_peer.remove(&self.peer);
+            }
+        }
+    }
+}
+
+/// Answers a connection over the limits with 503 and closes it, without reading its request.
+async fn refuse_busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = ToolError::new(
+        ErrorCode::TooManyConnections,
+        "too many open connections (from this address or in all); retry later",
+    )
+    .to_json()
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    })
+    .await;
+}
+
 async fn health() -> Response {
     let body = serde_json::json!({
         "status": "ok",
@@ -347,110 +484,25 @@ fn bearer_credentials(value: &str) -> Option<&str> {
         .filter(|credentials| !credentials.is_empty())
 }
 
-/// `GET /tools/list`: every served tool as `tools/list` describes it.
+/// `GET /tools/list`: every registry entry in seed 004's shape: name, description, `builtin`,
+/// and its parameters as JSON Schema (plus the profile that serves it).
 async fn list_tools(State(server): State<Server>) -> Response {
     let tools: Vec<Value> = server
-        .definitions()
-        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .registry()
+        .served()
+        .iter()
+        .map(|entry| {
+            let definition = entry.definition();
+            json!({
+                "name": &*entry.name,
+                "description": definition.description.as_deref().unwrap_or_default(),
+                "builtin": entry.builtin,
+                "profile": entry.group.as_str(),
+                "parameters": Value::Object(definition.input_schema.as_ref().clone()),
+            })
+        })
         .collect();
     json_response(StatusCode::OK, &json!({ "tools": tools }))
-}
-
-/// A seed-004 built-in over the workspace's code index and knowledge store.
-type Builtin = fn(
-    &tollgate::workspace::IndexedWorkspace,
-    &tollgate::memory::Memory<'_>,
-    Value,
-) -> Result<Value, ToolError>;
-
-fn search(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    body: Value,
-) -> Result<Value, ToolError> {
-    let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_search(
-        workspace, memory, &request,
-    )?)
-}
-
-fn get_document(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    body: Value,
-) -> Result<Value, ToolError> {
-    let request = parse_body(body)?;
-    to_json(tollgate::api::knowledge::tools_get(
-        workspace, memory, &request,
-    )?)
-}
-
-fn sources(
-    workspace: &tollgate::workspace::IndexedWorkspace,
-    memory: &tollgate::memory::Memory<'_>,
-    _body: Value,
-) -> Result<Value, ToolError> {
-    to_json(tollgate::api::knowledge::tools_sources(workspace, memory)?)
-}
-
-fn parse_body<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolError> {
-    serde_json::from_value(body)
-        .map_err(|err| ToolError::new(INVALID_INPUT, format!("Invalid request body: {err}")))
-}
-
-fn to_json(value: impl serde::Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|err| {
-        ToolError::new(
-            ErrorCode::InternalError,
-            format!("the result cannot be serialised: {err}"),
-        )
-    })
-}
-
-/// `GET /tools/sources`.
-async fn list_sources(State(server): State<Server>) -> Response {
-    run_builtin(&server, Value::Null, sources).await
-}
-
-/// `POST /tools/search` and `POST /tools/get`: seed 004's answers are the bare result (no
-/// `{"result": …}` wrapper), errors the usual shape.
-async fn builtin(
-    State(server): State<Server>,
-    body: Result<Bytes, BytesRejection>,
-    max_body_bytes: usize,
-    operation: Builtin,
-) -> Response {
-    let arguments = match read_arguments(body, max_body_bytes) {
-        Ok(arguments) => arguments,
-        Err(err) => return error_response(&err),
-    };
-    run_builtin(&server, Value::Object(arguments), operation).await
-}
-
-async fn run_builtin(server: &Server, body: Value, operation: Builtin) -> Response {
-    let root = server.workspace().to_path_buf();
-    let outcome = tokio::task::spawn_blocking(move || -> Result<Value, ToolError> {
-        let workspace = tollgate::workspace::IndexedWorkspace::open(&root)
-            .map_err(tollgate::api::context::ContextError::unreadable)?;
-        let store = tollgate::store::Store::open_in_workspace(&root)?;
-        let embedder = tollgate::workspace::HashedEmbedder;
-        let memory = tollgate::memory::Memory::new(&store, &embedder);
-        if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(&root, &memory) {
-            tracing::warn!("{warning}");
-        }
-        operation(&workspace, &memory, body)
-    })
-    .await
-    .unwrap_or_else(|err| {
-        Err(ToolError::new(
-            ErrorCode::InternalError,
-            format!("the request failed: {err}"),
-        ))
-    });
-    match outcome {
-        Ok(value) => json_response(StatusCode::OK, &value),
-        Err(err) => error_response(&err),
-    }
 }
 
 /// A JSON API body: a JSON object (an empty body is `{}`).
@@ -489,8 +541,9 @@ fn read_arguments(
     }
 }
 
-/// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}`, or the
-/// error shape with the status [`status_for`] gives its code.
+/// `POST /tools/{name}`: the body is the tool's arguments; 200 with `{"result": …}` (seed
+/// 004's own built-ins: the bare result), or the error shape with the status [`status_for`]
+/// gives its code.
 async fn call_tool(
     State(server): State<Server>,
     Path(name): Path<String>,
@@ -501,23 +554,50 @@ async fn call_tool(
         Ok(arguments) => arguments,
         Err(err) => return error_response(&err),
     };
-    match server.call_plain(&name, arguments).await {
-        Some(Ok(result)) => json_response(StatusCode::OK, &json!({ "result": result })),
-        Some(Err(err)) => error_response(&err),
-        None => {
-            let served: Vec<&str> = server
-                .definitions()
-                .map(|tool| tool.name.as_ref())
-                .collect();
-            error_response(&ToolError::new(
-                TOOL_NOT_FOUND,
-                format!(
-                    "unknown tool `{name}`; this server serves: {}",
-                    served.join(", ")
-                ),
-            ))
-        }
+    answer(&server, &name, arguments).await
+}
+
+/// `GET /tools/{name}`: only for a tool that takes no arguments and says so (`sources`).
+async fn call_tool_get(State(server): State<Server>, Path(name): Path<String>) -> Response {
+    match server.registry().get(&name).map(|entry| entry.surface) {
+        Some(Surface::HttpApi { get: true }) => answer(&server, &name, JsonObject::new()).await,
+        Some(_) => error_response(&ToolError::new(
+            METHOD_NOT_ALLOWED,
+            format!("`{name}` is called with POST /tools/{name} and its arguments as a JSON body"),
+        )),
+        None => error_response(&unknown_tool(&server, &name)),
     }
+}
+
+async fn answer(server: &Server, name: &str, arguments: JsonObject) -> Response {
+    let Some(surface) = server.registry().get(name).map(|entry| entry.surface) else {
+        return error_response(&unknown_tool(server, name));
+    };
+    match server.call_plain(name, arguments).await {
+        Some(Ok(result)) if surface == Surface::Everywhere => {
+            json_response(StatusCode::OK, &json!({ "result": result }))
+        }
+        Some(Ok(result)) => json_response(StatusCode::OK, &result),
+        Some(Err(err)) => error_response(&err),
+        // Removed between the two looks (a user's script deleted meanwhile).
+        None => error_response(&unknown_tool(server, name)),
+    }
+}
+
+fn unknown_tool(server: &Server, name: &str) -> ToolError {
+    let served: Vec<String> = server
+        .registry()
+        .served()
+        .iter()
+        .map(|entry| entry.name.to_string())
+        .collect();
+    ToolError::new(
+        TOOL_NOT_FOUND,
+        format!(
+            "unknown tool `{name}`; this server serves: {} (GET /tools/list describes them)",
+            served.join(", ")
+        ),
+    )
 }
 
 /// The HTTP status of an error, by its code: the one mapping for every error this server
@@ -530,17 +610,18 @@ fn status_for(code: ErrorCode) -> StatusCode {
         Unauthorized => StatusCode::UNAUTHORIZED,
         Forbidden => StatusCode::FORBIDDEN,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         Timeout => StatusCode::REQUEST_TIMEOUT,
         InvalidStateTransition | SessionBusy | IndexBusy | Conflict | LlmNotConfigured => {
             StatusCode::CONFLICT
         }
         LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
-        Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+        Cancelled | TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
         FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
         | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
         | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
-        | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        | ScriptError | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -576,27 +657,44 @@ impl Guard {
     }
 
     fn refusal(&self, headers: &HeaderMap) -> Option<String> {
+        for name in [header::HOST, header::ORIGIN] {
+            if headers.get_all(&name).iter().nth(1).is_some() {
+                return Some(format!("the request has more than one {name} header"));
+            }
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|value| value.to_str().ok());
         let Some(host) = host else {
             return Some("the request has no Host header".to_string());
         };
-        let name = host_name(host);
+        let Some(name) = host_name(host) else {
+            return Some(format!(
+                "Host `{}` is not a host name with an optional port",
+                host.escape_debug()
+            ));
+        };
         if !self
             .hosts
             .iter()
             .any(|allowed| allowed.eq_ignore_ascii_case(name) || allowed.eq_ignore_ascii_case(host))
         {
-            return Some(format!("Host `{host}` is not served (see --allowed-host)"));
+            return Some(format!(
+                "Host `{}` is not served (see --allowed-host)",
+                host.escape_debug()
+            ));
         }
         let origin = headers
             .get(header::ORIGIN)
             .and_then(|value| value.to_str().ok());
         match origin {
             Some(origin) if !self.origin_allowed(origin) => Some(format!(
-                "Origin `{origin}` is not allowed (see --allowed-origin)"
+                "Origin `{}` is not allowed (see --allowed-origin)",
+                origin.escape_debug()
             )),
+            None if headers.contains_key(header::ORIGIN) => {
+                Some("the Origin header is not text".to_string())
+            }
             _ => None,
         }
     }
@@ -609,7 +707,11 @@ impl Guard {
         if !matches!(scheme.as_str(), "http" | "https") {
             return false;
         }
-        let name = host_name(authority).to_ascii_lowercase();
+        let authority = authority.strip_suffix('/').unwrap_or(authority);
+        let Some(name) = host_name(authority) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
         if LOOPBACK_HOSTS.contains(&name.as_str()) {
             return true;
         }
@@ -633,13 +735,28 @@ impl Guard {
     }
 }
 
-/// The host name of an authority (`name`, `name:port`, `[v6]`, `[v6]:port`), without brackets.
-fn host_name(authority: &str) -> &str {
+/// The host name of an authority (`name`, `name:port`, `[v6]`, `[v6]:port`), without brackets;
+/// `None` when it is anything else: text after `]` that is not a port (`[::1]evil.com`), an
+/// empty or non-numeric port, user info, a path, or characters no host name has.
+fn host_name(authority: &str) -> Option<&str> {
+    let port_ok =
+        |port: &str| (1..=5).contains(&port.len()) && port.bytes().all(|b| b.is_ascii_digit());
     if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+        let (address, after) = rest.split_once(']')?;
+        let address_ok = !address.is_empty()
+            && address
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+        let after_ok = after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+        return (address_ok && after_ok).then_some(address);
     }
-    match authority.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-        _ => authority,
-    }
+    let (name, port) = match authority.split_once(':') {
+        Some((name, port)) => (name, Some(port)),
+        None => (authority, None),
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+    (name_ok && port.is_none_or(port_ok)).then_some(name)
 }

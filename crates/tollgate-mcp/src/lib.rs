@@ -24,13 +24,24 @@ mod error;
 mod http;
 mod log;
 mod profile;
+mod registry;
 mod run;
 mod schema;
 mod server;
 mod tool;
 mod tools;
+mod user_tools;
 
 pub use http::{BearerToken, HttpError, HttpOptions, HttpServer};
 pub use profile::{Profile, Profiles, UnknownProfile};
 pub use run::{run_http, run_stdio};
 pub use server::{Server, ServerError, ServerOptions, serve_stdio};
+
+/// The names no user tool may take: every built-in tool's, and the HTTP API's `list`.
+pub fn reserved_tool_names() -> Vec<String> {
+    let mut names: Vec<String> = tools::builtins()
+        .map(|entries| entries.iter().map(|entry| entry.name.to_string()).collect())
+        .unwrap_or_default();
+    names.extend(tools::RESERVED_NAMES.iter().map(|name| name.to_string()));
+    names
+}

@@ -19,15 +19,18 @@ pub enum Profile {
     /// The knowledge store and review learnings: context entries and their searches, the
     /// team's decisions on findings.
     Memory,
+    /// The team's own tools: Lua scripts under `.tollgate/tools/` and `[tools] dirs`.
+    User,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 5] = [
+    pub const ALL: [Profile; 6] = [
         Profile::Review,
         Profile::Plan,
         Profile::Context,
         Profile::Session,
         Profile::Memory,
+        Profile::User,
     ];
 
     /// When an agent should connect with this profile; the server's instructions say it.
@@ -48,6 +51,9 @@ impl Profile {
             Profile::Memory => {
                 "keep and find knowledge beside the code: store, search (full-text, semantic, hybrid), update and delete context entries in threads; remember what the team decided on review findings (dismiss, accept, list) so they stay decided"
             }
+            Profile::User => {
+                "the team's own tools, Lua scripts in .tollgate/tools/ (none until someone writes one)"
+            }
         }
     }
 
@@ -58,6 +64,7 @@ impl Profile {
             Profile::Context => "context",
             Profile::Session => "session",
             Profile::Memory => "memory",
+            Profile::User => "user",
         }
     }
 }
@@ -88,9 +95,10 @@ impl Profiles {
 }
 
 impl Default for Profiles {
-    /// `review`: what most agents connect for; the utilities come with every profile.
+    /// `review`: what most agents connect for, and the team's own tools (which cost nothing
+    /// until someone writes one); the utilities come with every profile.
     fn default() -> Profiles {
-        Profiles([Profile::Review].into_iter().collect())
+        Profiles([Profile::Review, Profile::User].into_iter().collect())
     }
 }
 
@@ -109,7 +117,7 @@ impl fmt::Display for Profiles {
 /// A `--tools` value named no profile, or one that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, memory, or all"
+    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, memory, user, or all"
 )]
 pub struct UnknownProfile {
     pub given: String,
@@ -157,13 +165,13 @@ mod tests {
         assert_eq!("all".parse::<Profiles>().unwrap(), Profiles::all());
         assert_eq!(
             "review,all".parse::<Profiles>().unwrap().to_string(),
-            "review,plan,context,session,memory"
+            "review,plan,context,session,memory,user"
         );
         let err = "review,reviews".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "reviews");
         assert!(
             err.to_string()
-                .contains("review, plan, context, session, memory")
+                .contains("review, plan, context, session, memory, user")
         );
         let err = "".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "");

@@ -2,7 +2,6 @@
 //! blocking pool, with panics and cancellation turned into tool errors).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,8 +24,10 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use crate::error::{CANCELLED, INTERNAL_ERROR, TIMEOUT, ToolError};
 use crate::log::{ClientLog, Level, LogLevels};
 use crate::profile::{Profile, Profiles};
-use crate::tool::{Catalog, Entry, Group, Served, ToolContext};
+use crate::registry::{Registry, UserEntries};
+use crate::tool::{Catalog, Entry, Group, ToolContext};
 use crate::tools;
+use crate::user_tools::UserSource;
 
 /// How to start a [`Server`].
 #[derive(Debug, Clone)]
@@ -82,7 +83,6 @@ pub enum ServerError {
 #[derive(Debug, Clone)]
 pub struct Server {
     ctx: ToolContext,
-    entries: Arc<BTreeMap<&'static str, Entry>>,
     /// How often a running call reports progress, when its caller asked for progress.
     heartbeat: Duration,
     call_timeout: Duration,
@@ -112,10 +112,10 @@ const HEARTBEAT: Duration = Duration::from_secs(5);
 impl Server {
     /// Checks the workspace and builds the served tools' definitions.
     pub fn new(options: ServerOptions) -> Result<Server, ServerError> {
-        Server::with_entries(options, tools::ALL)
+        Server::with_entries(options, tools::builtins().map_err(ServerError::Definition)?)
     }
 
-    fn with_entries(options: ServerOptions, registry: &[Entry]) -> Result<Server, ServerError> {
+    fn with_entries(options: ServerOptions, registry: Vec<Entry>) -> Result<Server, ServerError> {
         let workspace =
             options
                 .workspace
@@ -135,31 +135,41 @@ impl Server {
                 what,
             });
         }
-        let entries: BTreeMap<&'static str, Entry> = registry
-            .iter()
-            .filter(|entry| entry.group.served_by(&options.profiles))
-            .map(|entry| (entry.name, *entry))
-            .collect();
-        let mut served = Vec::with_capacity(entries.len());
-        for entry in entries.values() {
-            served.push(Served {
-                definition: entry.definition().map_err(ServerError::Definition)?,
-                group: entry.group,
-                version: entry.version,
-                hints: entry.hints,
+        let instructions = instructions(&registry, &options.profiles).into();
+        // The team's tools, when their profile is served; no built-in's name is theirs.
+        let user: Option<Arc<dyn UserEntries>> =
+            options.profiles.contains(Profile::User).then(|| {
+                let mut reserved: Vec<String> = registry
+                    .iter()
+                    .map(|entry| entry.name.to_string())
+                    .collect();
+                reserved.extend(tools::RESERVED_NAMES.iter().map(|name| name.to_string()));
+                let user_tools =
+                    tollgate::usertools::UserTools::open(&workspace, options.env.clone(), reserved);
+                let loaded = user_tools.loaded();
+                if !loaded.tools.is_empty() {
+                    let listed: Vec<String> = loaded
+                        .tools
+                        .iter()
+                        .map(|tool| format!("POST /tools/{} — {}", tool.name, tool.description))
+                        .collect();
+                    tracing::info!("loaded {} Lua tool(s): {}", listed.len(), listed.join("; "));
+                }
+                Arc::new(UserSource(Arc::new(user_tools))) as Arc<dyn UserEntries>
             });
-        }
-        let instructions = instructions(registry, &options.profiles).into();
+        let served: Vec<Entry> = registry
+            .into_iter()
+            .filter(|entry| entry.group.served_by(&options.profiles))
+            .collect();
         let catalog = Catalog {
             profiles: options.profiles,
-            tools: served,
+            registry: Registry::new(served, user),
         };
         Ok(Server {
             instructions,
             tasks: Tasks::default(),
             log_levels: LogLevels::default(),
             ctx: ToolContext::new(workspace, options.env, catalog),
-            entries: Arc::new(entries),
             heartbeat: HEARTBEAT,
             call_timeout: options.call_timeout,
         })
@@ -170,9 +180,22 @@ impl Server {
         self.ctx.workspace()
     }
 
-    /// Names of the served tools, sorted.
-    pub fn tool_names(&self) -> Vec<&'static str> {
-        self.entries.keys().copied().collect()
+    /// The longest a call may take (`--call-timeout-secs`).
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// Names of the tools served over MCP, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.registry()
+            .over_mcp()
+            .iter()
+            .map(|entry| entry.name.to_string())
+            .collect()
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.ctx.catalog().registry
     }
 
     async fn run_tool(
@@ -181,12 +204,12 @@ impl Server {
         arguments: rmcp::model::JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let name = entry.name;
+        let name = Arc::clone(&entry.name);
         let log = ClientLog::for_request(&self.log_levels, context);
         log.send(Level::Info, format!("`{name}` started")).await;
         let started = Instant::now();
         let result = self.run_tool_inner(entry, arguments, context, &log).await;
-        log.finished(name, &result, started.elapsed()).await;
+        log.finished(&name, &result, started.elapsed()).await;
         result
     }
 
@@ -197,7 +220,8 @@ impl Server {
         context: &RequestContext<RoleServer>,
         log: &ClientLog,
     ) -> CallToolResult {
-        let name = entry.name;
+        let name = Arc::clone(&entry.name);
+        let name = &*name;
         let control = tollgate::control::Control::new();
         let mut task = self.spawn(entry, arguments, control.clone());
         // Stops the core work at its next safe point however this call ends early.
@@ -269,13 +293,14 @@ impl Server {
         name: &str,
         arguments: rmcp::model::JsonObject,
     ) -> Option<Result<serde_json::Value, ToolError>> {
-        let entry = self.entries.get(name).copied()?;
+        let entry = self.registry().get(name)?;
+        let name = Arc::clone(&entry.name);
         let control = tollgate::control::Control::new();
         let task = self.spawn(entry, arguments, control.clone());
         let _cancel_on_exit = CancelOnDrop(control);
         Some(match tokio::time::timeout(self.call_timeout, task).await {
-            Ok(joined) => settle(entry.name, joined),
-            Err(_) => Err(self.timed_out(entry.name)),
+            Ok(joined) => settle(&name, joined),
+            Err(_) => Err(self.timed_out(&name)),
         })
     }
 
@@ -285,7 +310,7 @@ impl Server {
     /// result has `isError`), but is bound to the task, not to the request that started it.
     fn start_task(&self, entry: Entry, arguments: rmcp::model::JsonObject) -> CreateTaskResult {
         let server = self.clone();
-        let name = entry.name;
+        let name = Arc::clone(&entry.name);
         let options = TaskOptions::new()
             // Alive through the call's time limit, then readable for as long again.
             .with_ttl_ms(u64::try_from(self.call_timeout.as_millis() * 2).unwrap_or(u64::MAX))
@@ -303,12 +328,12 @@ impl Server {
                 loop {
                     tokio::select! {
                         joined = &mut job => {
-                            return Ok(match settle(name, joined) {
+                            return Ok(match settle(&name, joined) {
                                 Ok(value) => CallToolResult::structured(value),
                                 Err(err) => err.into_result(),
                             });
                         }
-                        () = &mut deadline => return Ok(server.timed_out(name).into_result()),
+                        () = &mut deadline => return Ok(server.timed_out(&name).into_result()),
                         // The core work stops at its next safe point (`_cancel_on_exit`).
                         () = task.cancelled() => return Err(TaskExit::Cancelled),
                         _ = ticker.tick() => {
@@ -342,13 +367,13 @@ impl Server {
         )
     }
 
-    /// The served tools' definitions, sorted by name.
-    pub(crate) fn definitions(&self) -> impl Iterator<Item = &rmcp::model::Tool> {
-        self.ctx
-            .catalog()
-            .tools
+    /// The definitions MCP's `tools/list` shows, sorted by name.
+    pub(crate) fn definitions(&self) -> Vec<rmcp::model::Tool> {
+        self.registry()
+            .over_mcp()
             .iter()
-            .map(|served| &served.definition)
+            .map(|entry| entry.definition().clone())
+            .collect()
     }
 
     /// Starts a call on the blocking pool: the core is synchronous, and a panic there stays in
@@ -431,7 +456,7 @@ impl ProgressClock {
 
 /// Cancels a call's core work when the call is over for the client (finished, timed out,
 /// cancelled, or its connection dropped): work nobody waits for should not go on.
-struct CancelOnDrop(tollgate::control::Control);
+pub(crate) struct CancelOnDrop(pub(crate) tollgate::control::Control);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -507,15 +532,14 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.definitions().cloned().collect(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.definitions()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.definitions()
-            .find(|definition| definition.name == name)
-            .cloned()
+        self.registry()
+            .get(name)
+            .filter(Entry::over_mcp)
+            .map(|entry| entry.definition().clone())
     }
 
     // rmcp answers these with empty lists by default; a server that declares only `tools`
@@ -559,7 +583,11 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(entry) = self.entries.get(request.name.as_ref()).copied() else {
+        let Some(entry) = self
+            .registry()
+            .get(request.name.as_ref())
+            .filter(Entry::over_mcp)
+        else {
             // An unknown tool is a protocol error (the spec's -32602), not a tool result.
             return Err(ErrorData::invalid_params(
                 format!(
@@ -633,8 +661,8 @@ fn instructions(registry: &[Entry], served: &Profiles) -> String {
     let names = |group: Group| {
         let mut names: Vec<&str> = registry
             .iter()
-            .filter(|entry| entry.group == group)
-            .map(|entry| entry.name)
+            .filter(|entry| entry.group == group && entry.over_mcp())
+            .map(|entry| &*entry.name)
             .collect();
         names.sort_unstable();
         names.join(", ")
@@ -659,7 +687,7 @@ more).\n"
     let mut long_running: Vec<&str> = registry
         .iter()
         .filter(|entry| entry.long_running)
-        .map(|entry| entry.name)
+        .map(|entry| &*entry.name)
         .collect();
     long_running.sort_unstable();
     text.push_str(&format!(
@@ -872,7 +900,8 @@ mod tests {
             TaskPayload,
         };
         use std::sync::atomic::Ordering;
-        let (server, _workspace) = test_server(Entry::of::<Job>(), Duration::from_millis(10));
+        let (server, _workspace) =
+            test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(10));
         assert!(server.get_info().capabilities.supports_tasks());
         let tasks_client = |server: Server| async move {
             let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -989,7 +1018,8 @@ mod tests {
     #[allow(deprecated)]
     async fn log_messages_follow_the_level_the_client_chose() {
         use rmcp::model::{LoggingLevel, SetLevelRequestParams};
-        let (server, _workspace) = test_server(Entry::of::<Job>(), Duration::from_millis(5));
+        let (server, _workspace) =
+            test_server(Entry::of::<Job>().unwrap(), Duration::from_millis(5));
         assert!(server.get_info().capabilities.logging.is_some());
         let connect = |server: Server, lifecycle: rmcp::ClientLifecycleMode| async move {
             let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -1093,7 +1123,8 @@ mod tests {
     #[tokio::test]
     async fn progress_carries_what_the_work_reports_and_a_timeout_stops_the_work() {
         use std::sync::atomic::Ordering;
-        let (mut server, _workspace) = test_server(Entry::of::<Steps>(), Duration::from_millis(10));
+        let (mut server, _workspace) =
+            test_server(Entry::of::<Steps>().unwrap(), Duration::from_millis(10));
         server.call_timeout = Duration::from_secs(2);
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
@@ -1209,7 +1240,7 @@ mod tests {
 
     fn test_server(extra: Entry, heartbeat: Duration) -> (Server, tempfile::TempDir) {
         let workspace = tempfile::tempdir().unwrap();
-        let mut registry = tools::ALL.to_vec();
+        let mut registry = tools::builtins().unwrap();
         registry.push(extra);
         let mut server = Server::with_entries(
             ServerOptions {
@@ -1219,7 +1250,7 @@ mod tests {
                 env: Vec::new(),
                 call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
             },
-            &registry,
+            registry,
         )
         .unwrap();
         server.heartbeat = heartbeat;
@@ -1228,7 +1259,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_long_call_reports_its_elapsed_time_as_progress() {
-        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), Duration::from_millis(40));
+        let (server, _workspace) =
+            test_server(Entry::of::<Sleepy>().unwrap(), Duration::from_millis(40));
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
@@ -1257,7 +1289,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_that_overruns_the_limit_is_a_timeout_and_the_server_carries_on() {
-        let (mut server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let (mut server, _workspace) = test_server(Entry::of::<Sleepy>().unwrap(), HEARTBEAT);
         server.call_timeout = Duration::from_millis(100);
         let slow = json!({"millis": 500}).as_object().cloned().unwrap();
         let plain = server.call_plain("sleepy", slow.clone()).await.unwrap();
@@ -1297,8 +1329,8 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_tool_returns_an_internal_error_and_the_server_stays_up() {
         let workspace = tempfile::tempdir().unwrap();
-        let mut registry = tools::ALL.to_vec();
-        registry.push(Entry::of::<Boom>());
+        let mut registry = tools::builtins().unwrap();
+        registry.push(Entry::of::<Boom>().unwrap());
         let server = Server::with_entries(
             ServerOptions {
                 workspace: workspace.path().to_path_buf(),
@@ -1307,7 +1339,7 @@ mod tests {
                 env: Vec::new(),
                 call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
             },
-            &registry,
+            registry,
         )
         .unwrap();
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
@@ -1344,7 +1376,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_declared_tools_capability_is_served() {
-        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>().unwrap(), HEARTBEAT);
         let capabilities = server.get_info().capabilities;
         assert!(capabilities.tools.is_some());
         assert!(capabilities.prompts.is_none() && capabilities.resources.is_none());
@@ -1380,7 +1412,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_instructions_describe_every_profile_and_its_tools() {
-        let (server, _workspace) = test_server(Entry::of::<Sleepy>(), HEARTBEAT);
+        let (server, _workspace) = test_server(Entry::of::<Sleepy>().unwrap(), HEARTBEAT);
         let (server_io, client_io) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
@@ -1399,11 +1431,12 @@ mod tests {
                 .unwrap_or_else(|| panic!("{profile} is not described:\n{instructions}"));
             assert!(line.contains(profile.purpose()), "{line}");
             // Every tool of the profile is named on its line, served or not.
-            for entry in tools::ALL
+            for entry in tools::builtins()
+                .unwrap()
                 .iter()
                 .filter(|entry| entry.group == Group::In(profile))
             {
-                assert!(line.contains(entry.name), "{}: {line}", entry.name);
+                assert!(line.contains(&*entry.name), "{}: {line}", entry.name);
             }
         }
         assert!(

@@ -22,7 +22,7 @@ use crate::profile::{Profile, Profiles};
 use crate::schema;
 
 /// One MCP tool: a thin adapter from JSON arguments to one core call.
-pub(crate) trait Tool: 'static {
+pub(crate) trait Tool: Send + Sync + 'static {
     const NAME: &'static str;
     /// A short human-readable name.
     const TITLE: &'static str;
@@ -36,6 +36,8 @@ pub(crate) trait Tool: 'static {
     /// May run for minutes: a client that supports the Tasks extension gets a task handle at
     /// once and polls it, instead of holding the call open.
     const LONG_RUNNING: bool = false;
+    /// Where it is offered: most tools everywhere.
+    const SURFACE: Surface = Surface::Everywhere;
 
     type Input: DeserializeOwned + JsonSchema + 'static;
     type Output: Serialize + JsonSchema + 'static;
@@ -185,52 +187,110 @@ impl ToolContext {
     }
 }
 
-/// What the server serves: its profiles and the definitions of its tools, sorted by name.
+/// What the server serves: its profiles and its registry (built-in and user tools).
 #[derive(Debug, Clone)]
 pub(crate) struct Catalog {
     pub(crate) profiles: Profiles,
-    pub(crate) tools: Vec<Served>,
+    pub(crate) registry: crate::registry::Registry,
 }
 
-/// One served tool as `tool_manifest` describes it.
-#[derive(Debug, Clone)]
-pub(crate) struct Served {
-    pub(crate) definition: rmcp::model::Tool,
-    pub(crate) group: Group,
-    pub(crate) version: &'static str,
-    /// Every hint, also those the definition leaves to the protocol's defaults.
-    pub(crate) hints: Hints,
+/// Where a tool is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Surface {
+    /// Over MCP and the plain HTTP API (`POST /tools/{name}`, answered `{"result": …}`).
+    Everywhere,
+    /// Only on the plain HTTP API, answered with the bare result: seed 004's `search`, `get`
+    /// and `sources`, whose MCP counterparts are the context and memory tools. `get` says the
+    /// tool also answers `GET /tools/{name}` (it takes no arguments).
+    HttpApi { get: bool },
 }
 
-/// A tool with its type erased: what the registry lists.
-#[derive(Debug, Clone, Copy)]
+/// Runs one tool: a compiled one ([`Entry::of`]) or a user's script.
+pub(crate) trait ToolHandler: Send + Sync + 'static {
+    fn call(&self, ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError>;
+}
+
+/// One registry entry: everything the server needs to list and call a tool, owned, so a tool
+/// loaded at run time (a user's Lua script) stands beside a compiled one.
+#[derive(Clone)]
 pub(crate) struct Entry {
-    pub(crate) name: &'static str,
+    pub(crate) name: Arc<str>,
     pub(crate) group: Group,
-    pub(crate) version: &'static str,
+    pub(crate) version: Arc<str>,
     pub(crate) hints: Hints,
     pub(crate) long_running: bool,
-    definition: fn() -> Result<rmcp::model::Tool, String>,
-    call: fn(&ToolContext, JsonObject) -> Result<Value, ToolError>,
+    /// Compiled into Tollgate (`false`: a user's tool).
+    pub(crate) builtin: bool,
+    pub(crate) surface: Surface,
+    definition: Arc<rmcp::model::Tool>,
+    handler: Arc<dyn ToolHandler>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.name)
+            .field("group", &self.group)
+            .field("builtin", &self.builtin)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A compiled tool's handler: deserialises the arguments into its input type.
+struct Compiled<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T: Tool> ToolHandler for Compiled<T> {
+    fn call(&self, ctx: &ToolContext, arguments: JsonObject) -> Result<Value, ToolError> {
+        call::<T>(ctx, arguments)
+    }
 }
 
 impl Entry {
-    pub(crate) const fn of<T: Tool>() -> Entry {
-        Entry {
-            name: T::NAME,
+    /// A compiled tool's entry; an error names a schema that is not a valid input schema,
+    /// which is a bug in the tool's input type.
+    pub(crate) fn of<T: Tool>() -> Result<Entry, String> {
+        Ok(Entry {
+            name: T::NAME.into(),
             group: T::GROUP,
-            version: T::VERSION,
+            version: T::VERSION.into(),
             hints: T::HINTS,
             long_running: T::LONG_RUNNING,
-            definition: definition::<T>,
-            call: call::<T>,
+            builtin: true,
+            surface: T::SURFACE,
+            definition: Arc::new(definition::<T>()?),
+            handler: Arc::new(Compiled::<T>(std::marker::PhantomData)),
+        })
+    }
+
+    /// A tool defined at run time (a user's script): its definition as MCP lists it and the
+    /// handler that runs it.
+    pub(crate) fn user(definition: rmcp::model::Tool, handler: Arc<dyn ToolHandler>) -> Entry {
+        Entry {
+            name: definition.name.as_ref().into(),
+            group: Group::In(Profile::User),
+            version: "user".into(),
+            hints: Hints {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: true,
+            },
+            long_running: false,
+            builtin: false,
+            surface: Surface::Everywhere,
+            definition: Arc::new(definition),
+            handler,
         }
     }
 
-    /// The MCP definition (schemas, annotations); an error names a schema that is not a valid
-    /// input schema, which is a bug in the tool's input type.
-    pub(crate) fn definition(&self) -> Result<rmcp::model::Tool, String> {
-        (self.definition)()
+    /// The MCP definition (schemas, annotations).
+    pub(crate) fn definition(&self) -> &rmcp::model::Tool {
+        &self.definition
+    }
+
+    /// Whether MCP's `tools/list` lists it (the HTTP API lists every entry).
+    pub(crate) fn over_mcp(&self) -> bool {
+        self.surface == Surface::Everywhere
     }
 
     pub(crate) fn call(
@@ -238,7 +298,7 @@ impl Entry {
         ctx: &ToolContext,
         arguments: JsonObject,
     ) -> Result<Value, ToolError> {
-        (self.call)(ctx, arguments)
+        self.handler.call(ctx, arguments)
     }
 }
 

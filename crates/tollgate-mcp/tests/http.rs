@@ -466,8 +466,8 @@ async fn the_plain_json_api_lists_and_calls_tools() {
         .iter()
         .find(|tool| tool["name"] == "review_diff")
         .expect("review_diff is listed");
-    assert_eq!(review["inputSchema"]["required"], json!(["diff"]));
-    assert!(review["outputSchema"].is_object());
+    assert_eq!(review["parameters"]["required"], json!(["diff"]));
+    assert_eq!(review["builtin"], true);
 
     let ok = request(
         running.addr,
@@ -538,4 +538,219 @@ async fn the_plain_json_api_has_the_same_guards() {
     )
     .await;
     assert_eq!(local_page.status, 200, "{}", local_page.body);
+}
+
+/// `Host` and `Origin` are parsed strictly (an authority is a name or a bracketed IPv6 address
+/// and an optional port, nothing after it), and a request with two of either is refused,
+/// on the JSON API and on `/mcp`.
+#[tokio::test]
+async fn hosts_and_origins_are_parsed_strictly_and_duplicates_refused() {
+    let running = start(|_| {}).await;
+    let addr = running.addr.to_string();
+    let refused: Vec<Vec<(&str, &str)>> = vec![
+        vec![("Host", "[::1]evil.com")],
+        vec![("Host", "[::1]evil.com:80")],
+        vec![("Host", "localhost:80x")],
+        vec![("Host", "localhost:")],
+        vec![("Host", "evil.com@localhost")],
+        vec![("Host", addr.as_str()), ("Host", "evil.example")],
+        vec![("Host", "evil.example"), ("Host", addr.as_str())],
+        vec![("Origin", "http://[::1]evil.com")],
+        vec![("Origin", "http://localhost.evil.com")],
+        vec![("Origin", "http://localhost/x")],
+        vec![
+            ("Origin", "http://localhost:6274"),
+            ("Origin", "http://evil.example"),
+        ],
+    ];
+    for headers in refused {
+        let listed = request(running.addr, "GET", "/tools/list", &headers, "").await;
+        assert_eq!(
+            listed.status, 403,
+            "/tools/list {headers:?}: {}",
+            listed.body
+        );
+        let mut with_json = headers.clone();
+        with_json.extend([ACCEPT, JSON]);
+        let mcp = request(running.addr, "POST", "/mcp", &with_json, &initialize()).await;
+        assert!(
+            mcp.status == 403 || mcp.status == 400,
+            "/mcp {headers:?}: {} {}",
+            mcp.status,
+            mcp.body
+        );
+    }
+    for headers in [
+        vec![("Host", "[::1]:8011")],
+        vec![("Host", "localhost")],
+        vec![("Origin", "http://[::1]:6274")],
+        vec![("Origin", "http://127.0.0.1")],
+    ] {
+        let listed = request(running.addr, "GET", "/tools/list", &headers, "").await;
+        assert_eq!(listed.status, 200, "{headers:?}: {}", listed.body);
+    }
+}
+
+/// Reads until the server closes the connection; `None` when it has not within `secs`.
+async fn until_closed(stream: &mut tokio::net::TcpStream, secs: u64) -> Option<Vec<u8>> {
+    let mut raw = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(secs),
+        stream.read_to_end(&mut raw),
+    )
+    .await
+    .ok()
+    .map(|_| raw)
+}
+
+/// A connection that never finishes its headers, or sends nothing at all, is closed after the
+/// header read timeout instead of being held open.
+#[tokio::test]
+async fn connections_that_never_finish_their_headers_are_closed() {
+    let running = start(|options| {
+        options.header_read_timeout = std::time::Duration::from_secs(1);
+    })
+    .await;
+    let mut partial = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    partial
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let mut silent = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    assert!(
+        until_closed(&mut partial, 30).await.is_some(),
+        "a connection stuck in its headers stayed open"
+    );
+    assert!(
+        until_closed(&mut silent, 30).await.is_some(),
+        "a silent connection stayed open"
+    );
+    // And a keep-alive connection idle after its request.
+    let mut idle = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let answered = until_closed(&mut idle, 30).await.expect("closed when idle");
+    assert!(
+        String::from_utf8_lossy(&answered).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answered)
+    );
+}
+
+/// Past the connections allowed per peer, a new one is answered 503 at once; when one closes,
+/// the next is served again.
+#[tokio::test]
+async fn connections_past_the_per_peer_limit_are_answered_503() {
+    let running = start(|options| options.max_connections_per_peer = 3).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(tokio::net::TcpStream::connect(running.addr).await.unwrap());
+    }
+    // The server counts a connection once it has accepted it.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let refused = request(running.addr, "GET", "/health", &[], "").await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json()["error"]["code"], "TOO_MANY_CONNECTIONS");
+    drop(held.pop());
+    let mut status = 0;
+    for _ in 0..50 {
+        status = request(running.addr, "GET", "/health", &[], "")
+            .await
+            .status;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "a freed slot serves again");
+}
+
+/// `POST /tools/search` obeys `--call-timeout-secs`: past it the answer is 408 `TIMEOUT`, and
+/// the work it started (here the first index build of a workspace) is stopped, not left running.
+#[tokio::test]
+async fn builtins_time_out_and_stop_their_work() {
+    let workspace = tempfile::tempdir().unwrap();
+    let repo = git2::Repository::init(workspace.path()).unwrap();
+    drop(repo);
+    for n in 0..6000 {
+        let dir = workspace.path().join(format!("src/m{}", n % 30));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("f{n}.rs")),
+            format!("/// Item {n}.\npub fn item_{n}(x: u64) -> u64 {{\n    x * {n}\n}}\n"),
+        )
+        .unwrap();
+    }
+    let server = Server::new(ServerOptions {
+        workspace: workspace.path().to_path_buf(),
+        workspace_named: true,
+        profiles: Profiles::default(),
+        env: Vec::new(),
+        call_timeout: std::time::Duration::from_millis(50),
+    })
+    .unwrap();
+    let http = HttpServer::bind(server, HttpOptions::new("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap();
+    let addr = http.local_addr().unwrap();
+    let (_stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(http.run(async move {
+        let _ = stopped.await;
+    }));
+    let body = json!({"query": "item multiply", "source": "code"}).to_string();
+    let answer = request(addr, "POST", "/tools/search", &[JSON], &body).await;
+    assert_eq!(answer.status, 408, "{}", answer.body);
+    assert_eq!(answer.json()["error"]["code"], "TIMEOUT", "{}", answer.body);
+    // The build stops at its next check: no index is ever written (left running, the build
+    // of these files writes one within seconds).
+    let meta = workspace.path().join(".tollgate/index/meta.json");
+    for _ in 0..100 {
+        assert!(!meta.exists(), "the index build ran on after the timeout");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Seed 004: `GET /tools/list` lists every entry the server answers on `/tools/{name}`, with
+/// `builtin` and its parameters as JSON Schema, including the three seed-004 built-ins served
+/// under every profile (a new user found `search`, `get` and `sources` missing).
+#[tokio::test]
+async fn tools_list_names_every_entry_served_including_search_get_and_sources() {
+    for profiles in ["review", "plan", "all"] {
+        let running = start_serving(profiles.parse().unwrap(), |_| {}).await;
+        let list = request(running.addr, "GET", "/tools/list", &[], "").await;
+        assert_eq!(list.status, 200, "{}", list.body);
+        let tools: Value = serde_json::from_str(&list.body).unwrap();
+        let tools = tools["tools"].as_array().unwrap();
+        for tool in tools {
+            assert!(tool["name"].is_string(), "{tool}");
+            assert!(tool["description"].is_string(), "{tool}");
+            assert!(tool["builtin"].is_boolean(), "{tool}");
+            assert_eq!(tool["parameters"]["type"], "object", "{tool}");
+        }
+        let named = |name: &str| {
+            tools
+                .iter()
+                .find(|tool| tool["name"] == name)
+                .unwrap_or_else(|| panic!("{profiles}: `{name}` is not listed: {tools:?}"))
+        };
+        let search = named("search");
+        assert_eq!(search["builtin"], true);
+        assert_eq!(search["parameters"]["required"], json!(["query"]));
+        assert!(
+            search["parameters"]["properties"]["mode"].is_object(),
+            "{search}"
+        );
+        assert_eq!(named("get")["parameters"]["required"], json!(["id"]));
+        assert!(named("sources")["parameters"]["properties"].is_object());
+        // Every listed entry answers on its route (an empty body is `{}`): never 404 or 405.
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap();
+            if name != "sources" {
+                continue;
+            }
+            let response = request(running.addr, "GET", &format!("/tools/{name}"), &[], "").await;
+            assert_eq!(response.status, 200, "{name}: {}", response.body);
+        }
+    }
 }

@@ -78,6 +78,17 @@ pub struct State {
     next_id: u64,
 }
 
+/// A review comment's `created_at`: one second apart per id, so later comments are later.
+fn created_at(id: u64) -> String {
+    let seconds = id % 86_400;
+    format!(
+        "2026-01-01T{:02}:{:02}:{:02}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
 impl State {
     fn id(&mut self) -> u64 {
         self.next_id += 1;
@@ -111,7 +122,7 @@ impl State {
             "commit_id": parent["commit_id"],
             "original_commit_id": parent["original_commit_id"],
             "original_line": parent["original_line"],
-            "created_at": "2026-01-01T00:00:00Z",
+            "created_at": created_at(id),
             "body": body,
         }));
         id
@@ -375,10 +386,19 @@ fn respond(state: &mut State, request: &Recorded, base_url: &str) -> Response {
                         .iter()
                         .find(|(first, _)| c["id"] == *first)
                         .map(|(_, by)| by.clone());
+                    // `latest:comments(last:1)`: the thread's newest comment.
+                    let latest = state
+                        .review_comments
+                        .iter()
+                        .filter(|r| r["id"] == c["id"] || r["in_reply_to_id"] == c["id"])
+                        .filter_map(|r| r["created_at"].as_str())
+                        .max()
+                        .unwrap_or_default();
                     json!({
                         "isResolved": resolver.is_some(),
                         "resolvedBy": resolver.map(|login| json!({"login": login})),
                         "comments": {"nodes": [{"databaseId": c["id"]}]},
+                        "latest": {"nodes": [{"createdAt": latest}]},
                     })
                 })
                 .collect();
@@ -461,6 +481,7 @@ fn create_review(state: &mut State, body: &Value) -> Response {
             "original_start_line": comment["start_line"],
             "commit_id": body["commit_id"],
             "original_commit_id": body["commit_id"],
+            "created_at": created_at(id),
             "body": comment["body"],
         }));
     }

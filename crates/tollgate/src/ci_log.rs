@@ -10,7 +10,8 @@
 //! become visible `\u{…}` escapes, so a path cannot rewrite the terminal or hide a line.
 //!
 //! Workflow commands Tollgate emits on purpose (the `github` report format, the Action's
-//! `::error`) are built with [`crate::report::escape_data`] and printed without this.
+//! `::error`) are built with [`crate::report::escape_data`], whose values first pass through
+//! [`visible_controls`]: the runner prints a command's line to the terminal too.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -35,6 +36,30 @@ pub fn neutralize(text: &str) -> Cow<'_, str> {
             out.push('\n');
         }
         neutralize_line(line, &mut out);
+    }
+    Cow::Owned(out)
+}
+
+/// `text` with every control character but `\n` and tabs made a visible `\u{…}` escape, as
+/// [`neutralize`] does, and no workflow-command trigger touched: for a command Tollgate writes
+/// on purpose (applied after [`crate::report::escape_data`], which encodes CR and LF) and for
+/// text the runner reads with commands stopped.
+///
+/// ```
+/// use tollgate::ci_log::visible_controls;
+/// assert_eq!(visible_controls("src/\u{1b}[2Jx\u{7}.rs\r\n::a"), "src/\\u{1b}[2Jx\\u{7}.rs\\u{d}\n::a");
+/// ```
+pub fn visible_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        if is_hidden_control(ch) {
+            push_control_escape(ch, &mut out);
+        } else {
+            out.push(ch);
+        }
     }
     Cow::Owned(out)
 }
@@ -95,11 +120,16 @@ impl<W: Write> Drop for NeutralizingWriter<W> {
 
 /// Cheap check: no command trigger, no control character.
 fn needs_neutralizing(text: &str) -> bool {
-    text.contains("::")
-        || text.contains("##[")
-        || text
-            .chars()
-            .any(|ch| ch != '\n' && ch != '\t' && is_control(ch))
+    text.contains("::") || text.contains("##[") || text.chars().any(is_hidden_control)
+}
+
+/// A control character that must not reach a terminal raw: all but `\n` and `\t`.
+fn is_hidden_control(ch: char) -> bool {
+    ch != '\n' && ch != '\t' && is_control(ch)
+}
+
+fn push_control_escape(ch: char, out: &mut String) {
+    out.push_str(&format!("\\u{{{:x}}}", u32::from(ch)));
 }
 
 fn neutralize_line(line: &str, out: &mut String) {
@@ -125,7 +155,7 @@ fn neutralize_line(line: &str, out: &mut String) {
 fn push_escaped(text: &str, out: &mut String) {
     for ch in text.chars() {
         if ch != '\t' && is_control(ch) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(ch)));
+            push_control_escape(ch, out);
         } else {
             out.push(ch);
         }

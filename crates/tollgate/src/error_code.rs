@@ -94,6 +94,13 @@ error_codes! {
     PayloadTooLarge = "PAYLOAD_TOO_LARGE",
     /// HTTP API: no tool of that name in the served profile.
     ToolNotFound = "TOOL_NOT_FOUND",
+    /// The HTTP server holds as many connections as it allows (from this peer or in all).
+    TooManyConnections = "TOO_MANY_CONNECTIONS",
+    /// HTTP API: the tool does not answer this method (`GET` of a tool that takes arguments).
+    MethodNotAllowed = "METHOD_NOT_ALLOWED",
+    /// A user's tool script failed: a Lua error, a sandbox or host-API refusal, its memory
+    /// limit. The message names the script, the line and what happened.
+    ScriptError = "SCRIPT_ERROR",
 }
 
 impl fmt::Display for ErrorCode {

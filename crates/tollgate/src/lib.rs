@@ -20,6 +20,7 @@ pub mod control;
 pub mod diff;
 pub mod error_code;
 pub mod findings;
+pub mod ids;
 pub mod input;
 pub mod invariants;
 pub mod learnings;
@@ -36,6 +37,8 @@ pub mod schemas;
 pub mod secrets;
 pub mod session;
 pub mod store;
+#[cfg(feature = "usertools")]
+pub mod usertools;
 pub mod workspace;
 
 pub use error_code::ErrorCode;

@@ -1,9 +1,10 @@
 //! `tollgate replay`: what the gate would have said about the repository's recent history.
 //!
 //! Each selected commit is reviewed against its first parent (a merge: the pull request it
-//! merged) with the configuration, invariants and baseline *that commit* had, exactly as
-//! `tollgate review` would have run on it, except that static analyzers and model passes stay
-//! off: they would need a checkout of every commit, and replay reads history only through git.
+//! merged) with the gate files (`tollgate.toml`, nested ones included, invariants, baseline,
+//! learnings ledger) of that *parent*, as `tollgate-action` reads them from a pull request's
+//! base, so a commit cannot loosen the gate that judges it; static analyzers and model passes
+//! stay off: they would need a checkout of every commit, and replay reads history only through git.
 //! Commits are reviewed in parallel; each result is appended to a JSON-lines state file as it
 //! arrives, so an interrupted replay picks up where it stopped. The summary is what a team
 //! needs before turning the gate on: how often it would have failed and why, which rules and
@@ -77,7 +78,7 @@ pub struct CommitReplay {
     pub fail_reasons: Vec<String>,
     /// Every finding that passed the commit's filters (no `max_findings` cut).
     pub findings: Vec<ReplayFinding>,
-    /// Why the commit could not be reviewed (an invalid configuration at that commit, say).
+    /// Why the commit could not be reviewed (an invalid configuration at its base, say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub duration_ms: f64,
@@ -307,7 +308,7 @@ fn select(
     Ok((selection, commits))
 }
 
-/// Reviews `commit` against its first parent with the configuration it had.
+/// Reviews `commit` against its first parent with the parent's gate files.
 fn review_commit(
     workspace: &Path,
     commit: &HistoryCommit,
@@ -326,7 +327,12 @@ fn review_commit(
         error: None,
         duration_ms: 0.0,
     };
-    let gate_files = GateFiles::Commit(commit.sha.clone());
+    // The base's gate files, never the judged commit's own (selected commits have a parent).
+    let base = commit
+        .first_parent
+        .clone()
+        .unwrap_or_else(|| format!("{}^", commit.sha));
+    let gate_files = GateFiles::Commit(base);
     let outcome = commit_config(workspace, &gate_files, env).and_then(|config| {
         review::run_with_gate_files(
             ReviewRequest {
@@ -366,7 +372,7 @@ fn review_commit(
     replay
 }
 
-/// The commit's `tollgate.toml`, then the environment; every finding kept (no `max_findings`
+/// The base commit's `tollgate.toml`, then the environment; every finding kept (no `max_findings`
 /// cut), analyzers and model passes off.
 fn commit_config(
     workspace: &Path,

@@ -1268,6 +1268,9 @@ fn a_finding_dismissed_on_the_pull_request_stays_dismissed_until_its_line_change
         .unwrap();
     {
         let mut state = server.state();
+        state
+            .permissions
+            .insert("maintainer".to_string(), "maintain".to_string());
         state.add_review_reply(
             secret_id,
             "forker",
@@ -1381,4 +1384,83 @@ fn a_finding_dismissed_on_the_pull_request_stays_dismissed_until_its_line_change
         has_secret_at(&result["dismissed"], 30).is_some(),
         "{result:#}"
     );
+    // Issue 28: the old comment holds the dismissal reply, so it stays; the next push still
+    // reads that dismissal and still shows the finding as returning.
+    assert!(
+        server
+            .state()
+            .review_comments
+            .iter()
+            .any(|c| c["id"] == secret_id),
+        "the comment holding the dismissal is kept"
+    );
+    pr.repo.write("README.md", "docs, again\n");
+    let head = pr.repo.commit("push 5");
+    let pr = PrRepo { head, ..pr };
+    let push5 = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    push5.assert_code(1);
+    let result = json_result(&push5);
+    let back = has_secret_at(&result["findings"], 20).expect("still in the gate");
+    assert_eq!(back["learning"]["status"], "returning", "{back:#}");
+}
+
+/// Issue 28: GitHub gives read-only collaborators and organisation members the association
+/// COLLABORATOR or MEMBER, so a reply is decided by the replier's permission, as a resolved
+/// thread is; a thread's dismissal is recorded with the time GraphQL gives.
+#[test]
+fn only_write_permission_dismisses_and_resolved_threads_record_a_time() {
+    let pr = pr_repo();
+    let server = server_for_pr();
+    run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]).assert_code(1);
+    let secret_id = server
+        .state()
+        .review_comments
+        .iter()
+        .find(|c| c["body"].as_str().unwrap().contains("`TG008`"))
+        .expect("the secret has an inline comment")["id"]
+        .as_u64()
+        .unwrap();
+    {
+        let mut state = server.state();
+        state
+            .permissions
+            .insert("triager".to_string(), "triage".to_string());
+        state.add_review_reply(secret_id, "reader", "COLLABORATOR", "/tollgate dismiss ok");
+        state.add_review_reply(secret_id, "triager", "MEMBER", "/tollgate dismiss fine");
+        state.resolve_thread(secret_id, "reader");
+    }
+    let again = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    again.assert_code(1);
+    let result = json_result(&again);
+    assert!(
+        has_secret_at(&result["findings"], 20).is_some(),
+        "{result:#}"
+    );
+    for who in ["by reader", "by triager", "thread reader resolved"] {
+        assert!(again.stdout.contains(who), "{who}: {}", again.stdout);
+    }
+
+    // Someone with write access resolves it: dismissed, at the thread's newest comment's time.
+    let latest = server
+        .state()
+        .review_comments
+        .iter()
+        .filter_map(|c| c["created_at"].as_str().map(String::from))
+        .max()
+        .unwrap();
+    {
+        let mut state = server.state();
+        state
+            .permissions
+            .insert("writer".to_string(), "write".to_string());
+        state.resolved_threads.clear();
+        state.resolve_thread(secret_id, "writer");
+    }
+    let resolved = run_action(&pr, "pull_request", "pull_request.json", Some(&server), &[]);
+    resolved.assert_code(0);
+    let ledger =
+        std::fs::read_to_string(resolved.results.path().join("out/learnings.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(line["by"], "writer", "{ledger}");
+    assert_eq!(line["at"], latest.as_str(), "{ledger}");
 }

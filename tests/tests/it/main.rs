@@ -30,6 +30,8 @@ mod review_cli;
 mod review_model;
 mod sarif_validation;
 mod session;
+mod store_url;
+mod user_tools;
 mod util;
 
 use tollgate_testkit::{fake_github, fake_llm};

@@ -481,3 +481,40 @@ fn http_search_get_and_sources_cover_code_and_memory() {
     assert_eq!(status, 200, "{stats}");
     assert_eq!(stats["result"]["total_entries"], 1);
 }
+
+/// Stored text is anyone's: the CLI's human output shows its control characters escaped (as
+/// stderr does), so an entry cannot clear the terminal or hide a line.
+#[test]
+fn human_output_shows_stored_control_characters_escaped() {
+    let repo = TestRepo::new();
+    repo.write("README.md", "memory\n");
+    repo.commit("base");
+    let dir = repo.path().to_str().unwrap().to_string();
+    tollgate(&[
+        "memory",
+        "--repo",
+        &dir,
+        "store",
+        "--thread",
+        "ops",
+        "deploy \u{1b}[2J notes\rhidden",
+    ])
+    .run()
+    .assert_code(0);
+    for args in [
+        vec!["get", "1"],
+        vec!["find"],
+        vec!["search", "deploy", "--mode", "fts"],
+    ] {
+        let mut all = vec!["memory", "--repo", dir.as_str()];
+        all.extend(args.iter().copied());
+        let run = tollgate(&all).run();
+        run.assert_code(0);
+        assert!(
+            !run.stdout.contains('\u{1b}') && !run.stdout.contains('\r'),
+            "{args:?} printed a control character raw: {:?}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("\\u{1b}"), "{args:?}: {:?}", run.stdout);
+    }
+}

@@ -260,6 +260,77 @@ fn formats_write_files_and_max_findings_never_hides_a_failure() {
     );
 }
 
+/// Issue 28: `--output FILE` writes the report that would go to stdout (the default JSON, or
+/// the one `--format` without a path) to FILE, as semgrep's `--output` does; with every
+/// format given a path there is nothing for it to take, and that is an error. Writing a
+/// baseline prints no report unless one is asked for.
+#[test]
+fn output_takes_the_stdout_report_and_a_baseline_run_prints_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("tollgate.json");
+    let run = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--format",
+        "json",
+        "--output",
+        &json_path.display().to_string(),
+    ])
+    .run();
+    run.assert_code(0);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert!(json["findings"].is_array());
+
+    let md_path = dir.path().join("r.md");
+    tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--format",
+        "markdown",
+        "--format",
+        &format!("sarif={}/r.sarif", dir.path().display()),
+        "-o",
+        &md_path.display().to_string(),
+    ])
+    .run()
+    .assert_code(0);
+    assert!(
+        std::fs::read_to_string(&md_path)
+            .unwrap()
+            .contains("tollgate")
+    );
+
+    let clash = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--format",
+        &format!("json={}/a.json", dir.path().display()),
+        "--output",
+        "b.json",
+    ])
+    .run();
+    clash.assert_code(2);
+    assert!(clash.stderr.contains("--output"), "{}", clash.stderr);
+
+    let baseline = dir.path().join("baseline.json");
+    let run = tollgate(&[
+        "review",
+        "--diff",
+        &sample(),
+        "--write-baseline",
+        &baseline.display().to_string(),
+    ])
+    .run();
+    run.assert_code(0);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(baseline.is_file());
+}
+
 #[test]
 fn category_and_confidence_filters() {
     let run = tollgate(&["review", "--diff", &sample(), "--categories", "infra"]).run();

@@ -4,7 +4,8 @@
 use serde_json::Value;
 use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::session::{self, SessionSettings};
-use tollgate::store::{Lease, StepUsage, Store, sessions};
+use tollgate::session::{Lease, StepUsage};
+use tollgate::store::Store;
 
 use crate::util::{TestRepo, tollgate};
 
@@ -40,7 +41,9 @@ fn start_runs_a_session_to_completion_and_the_other_commands_read_it() {
         "session", "start", "--repo", &dir, "--base", "main", "--head", "feature",
     ])
     .run();
-    run.assert_code(0);
+    // The secret fails the gate, so the command fails like `review` does (exit 1), which is
+    // what a CI job wired to it relies on.
+    run.assert_code(1);
     let status = run.json();
     assert_eq!(status["status"], "completed", "{status}");
     // One whole-PR step plus the four files in one group.
@@ -83,6 +86,29 @@ fn start_runs_a_session_to_completion_and_the_other_commands_read_it() {
         "{}",
         missing.stderr
     );
+}
+
+#[test]
+fn start_exits_0_when_the_sessions_gate_passes() {
+    let repo = pr();
+    let dir = repo_arg(&repo);
+    let run = tollgate(&[
+        "session",
+        "start",
+        "--repo",
+        &dir,
+        "--base",
+        "main",
+        "--head",
+        "feature",
+        "--files",
+        "README.md",
+    ])
+    .run();
+    run.assert_code(0);
+    let status = run.json();
+    assert_eq!(status["status"], "completed", "{status}");
+    assert_eq!(status["gate"]["verdict"], "passed", "{status}");
 }
 
 /// The pid of a process that has exited (and been reaped).
@@ -132,17 +158,16 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
     };
     let now = time_ms();
     store
-        .write(|tx| sessions::claim(tx, &id, &lease, now, &|_| false))
+        .transact(|tx| tx.session_claim(&id, &lease, now, &|_| false))
         .unwrap();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, &id, 0, "dead-process", 0, now))
+            .transact(|tx| tx.session_step_begin(&id, 0, "dead-process", 0, now))
             .unwrap()
     );
     store
-        .write(|tx| {
-            sessions::step_complete(
-                tx,
+        .transact(|tx| {
+            tx.session_step_complete(
                 &id,
                 0,
                 "dead-process",
@@ -156,7 +181,7 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
         .unwrap();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, &id, 1, "dead-process", 1, now))
+            .transact(|tx| tx.session_step_begin(&id, 1, "dead-process", 1, now))
             .unwrap()
     );
     drop(store);
@@ -174,7 +199,8 @@ fn a_session_whose_process_died_is_marked_and_resume_runs_only_the_unfinished_st
     // Without a boot id (not Linux) the lease expires instead; resume takes over either way
     // once the owner is known dead, which on Linux is now.
     let resumed = tollgate(&["session", "resume", &id, "--repo", &dir]).run();
-    resumed.assert_code(0);
+    // The PR's secret fails the gate: a foreground resume exits like `review`.
+    resumed.assert_code(1);
     assert_eq!(resumed.json()["status"], "completed");
 
     let telemetry = tollgate(&["session", "telemetry", &id, "--repo", &dir]).run();

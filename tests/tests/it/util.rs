@@ -145,6 +145,11 @@ impl Tollgate {
         self
     }
 
+    pub fn env_remove(mut self, key: &str) -> Tollgate {
+        self.command.env_remove(key);
+        self
+    }
+
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Tollgate {
         self.stdin = Some(bytes.into());
         self

@@ -50,10 +50,16 @@ fn record(disposition: Disposition, args: LearnRecordArgs) -> anyhow::Result<Exi
                 report.display()
             )
         })?;
+    // Every record says who decided: `--by`, the login name, then git's identity.
     let by = args
         .by
         .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_default();
+        .map(|by| by.trim().to_string())
+        .filter(|by| !by.is_empty())
+        .or_else(|| tollgate::diff::configured_user(&args.repo))
+        .context(
+            "cannot tell who decides: $USER is unset and git config has no user.name or user.email; pass --by NAME",
+        )?;
     let request = LearnRecordRequest {
         fingerprint: finding.fingerprint.clone(),
         rule_id: finding.rule_id.clone(),
@@ -88,8 +94,8 @@ fn record(disposition: Disposition, args: LearnRecordArgs) -> anyhow::Result<Exi
 /// Keeps the store's `learnings` thread in step with the ledger, so memory searches find the
 /// decisions. The ledger is already written: a failure here is a warning, not an error.
 fn mirror(repo: &std::path::Path) {
-    let synced = tollgate::store::Store::open_in_workspace(repo)
-        .map_err(|err| err.to_string())
+    let synced = super::store::open(repo)
+        .map_err(|err| format!("{err:#}"))
         .and_then(|store| {
             let embedder = tollgate::workspace::HashedEmbedder;
             let memory = tollgate::memory::Memory::new(&store, &embedder);

@@ -15,7 +15,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitStatus> {
         workspace: args.repo.clone().unwrap_or_else(|| ".".into()),
         workspace_named: args.repo.is_some(),
         profiles: args.tools.clone(),
-        env: std::env::vars().collect(),
+        env: super::store::env(),
         call_timeout: std::time::Duration::from_secs(args.call_timeout_secs),
     })?;
     tracing::info!(

@@ -13,15 +13,13 @@ use tollgate::api::memory::{
     StoreContextRequest,
 };
 use tollgate::memory::Memory;
-use tollgate::store::Store;
 use tollgate::workspace::{Embedder, HashedEmbedder, HttpEmbedder};
 
 use super::ExitStatus;
 use crate::args::{MemoryArgs, MemoryCommand, MemoryFilterArgs};
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_in_workspace(&args.repo)
-        .with_context(|| format!("cannot open the store of {}", args.repo.display()))?;
+    let store = super::store::open(&args.repo)?;
     let embedder: Box<dyn Embedder> = match (&args.embed_url, &args.embed_model) {
         (Some(url), Some(model)) => Box::new(HttpEmbedder::connect(
             url,
@@ -68,7 +66,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
             };
             let response = api::store_context(&memory, &request).map_err(coded)?;
             print(json, &response, || {
-                outln!("stored {}", response.context_id);
+                textln!("stored {}", response.context_id);
                 if response.secrets_scrubbed > 0 {
                     eprintln!(
                         "note: {} secret(s) were masked before storing",
@@ -100,15 +98,15 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
             let response = api::get_context_by_ids(&memory, &request).map_err(coded)?;
             print(json, &response, || {
                 for entry in &response.results {
-                    outln!(
+                    textln!(
                         "#{} [{}] {} {}",
                         entry.id,
                         entry.thread_id,
                         entry.source,
                         entry.created_at
                     );
-                    outln!("{}", entry.text_content);
-                    outln!();
+                    textln!("{}", entry.text_content);
+                    textln!();
                 }
             })
         }
@@ -126,14 +124,14 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
             };
             let response = api::delete_context_batch(&memory, &request).map_err(coded)?;
             print(json, &response, || {
-                outln!("deleted {}", response.deleted_count);
+                textln!("deleted {}", response.deleted_count);
             })
         }
         MemoryCommand::Threads => {
             let response = api::list_threads(&memory).map_err(coded)?;
             print(json, &response, || {
                 for thread in &response.threads {
-                    outln!(
+                    textln!(
                         "{}\t{} entries\t{} .. {}",
                         thread.thread_id,
                         thread.entry_count,
@@ -146,11 +144,11 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
         MemoryCommand::Stats => {
             let response = api::get_statistics(&memory).map_err(coded)?;
             print(json, &response, || {
-                outln!("entries: {}", response.total_entries);
-                outln!("threads: {}", response.total_threads);
-                outln!("images: {}", response.total_images);
-                outln!("tags: {}", response.unique_tags);
-                outln!("size: {} MB", response.database_size_mb);
+                textln!("entries: {}", response.total_entries);
+                textln!("threads: {}", response.total_threads);
+                textln!("images: {}", response.total_images);
+                textln!("tags: {}", response.unique_tags);
+                textln!("size: {} MB", response.database_size_mb);
             })
         }
     }
@@ -247,7 +245,7 @@ fn print_entries(entries: &[EntryOut]) {
     }
     for entry in entries {
         let first_line = entry.text_content.lines().next().unwrap_or_default();
-        outln!(
+        textln!(
             "#{}\t{}\t{}\t{}",
             entry.id,
             entry.thread_id,

@@ -11,6 +11,22 @@ macro_rules! outln {
     };
 }
 
+/// A line of human-readable output (not JSON, not a report format): it quotes stored text
+/// (entries, thread ids, plan names) anyone could have written, so it passes through
+/// [`tollgate::ci_log::neutralize`], as stderr does: control characters are shown escaped,
+/// never sent to the terminal, and no workflow command runs.
+macro_rules! textln {
+    () => {
+        $crate::commands::write_stdout_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::commands::write_stdout_line(format_args!(
+            "{}",
+            ::tollgate::ci_log::neutralize(&::std::format!($($arg)*))
+        ))
+    };
+}
+
 mod index;
 mod init;
 mod invariants;
@@ -26,6 +42,8 @@ mod review;
 mod review_model;
 mod search;
 mod session;
+pub(crate) mod store;
+mod tool;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -117,5 +135,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Replay(args) => replay::run(args),
         Command::Learn { command } => learn::run(command),
         Command::Memory(args) => memory::run(args),
+        Command::Tool(args) => tool::run(args),
     }
 }

@@ -13,7 +13,6 @@ use tollgate::api::plan::{
 };
 use tollgate::plan::lifecycle::library::{self, PlanRef};
 use tollgate::plan::{DiagramType, Plan, PlanResponse, render_markdown};
-use tollgate::store::Store;
 
 use super::ExitStatus;
 
@@ -50,7 +49,13 @@ pub fn create(repo: &Path, options: CreateOptions, json: bool) -> anyhow::Result
         auto_save: Some(options.save),
     };
     finish(
-        create_plan(repo, llm.as_ref(), request, FrontEnd::Cli),
+        create_plan(
+            repo,
+            llm.as_ref(),
+            request,
+            FrontEnd::Cli,
+            &super::store::settings(repo)?,
+        ),
         json,
     )
 }
@@ -86,8 +91,9 @@ pub fn refine(repo: &Path, options: RefineOptions, json: bool) -> anyhow::Result
         Err(err) => return Ok(report(&err)),
     };
     if options.save {
+        let store = super::store::open(repo)?;
         if let Err(err) =
-            library::save_response(repo, &mut response, true, &options.author, "refined")
+            library::save_response(&store, &mut response, true, &options.author, "refined")
         {
             return Ok(report(&plan_store_error(err, FrontEnd::Cli)));
         }
@@ -155,7 +161,7 @@ fn report(err: &ApiError) -> ExitStatus {
 
 /// The model `tollgate.toml` and `TOLLGATE_LLM_*` configure, or `None`.
 pub(super) fn planning_model(repo: &Path) -> anyhow::Result<Option<tollgate::llm::LlmClient>> {
-    Ok(tollgate::plan::planning_model(repo, std::env::vars())?)
+    Ok(tollgate::plan::planning_model(repo, super::store::env())?)
 }
 
 /// A plan argument: `-` (stdin), a JSON file, else the id of a saved plan.
@@ -164,8 +170,7 @@ fn plan_source(repo: &Path, source: &str) -> anyhow::Result<Plan> {
         let value = read_json(source)?;
         return parse_plan(&value, "plan").map_err(|err| anyhow::anyhow!("{source}: {err}"));
     }
-    let store = Store::open_in_workspace(repo)
-        .with_context(|| format!("opening the plan store of {}", repo.display()))?;
+    let store = super::store::open(repo)?;
     let loaded = library::load(&store, &PlanRef::Id(source.to_string()), None).map_err(|err| {
         anyhow::anyhow!(
             "{source} is neither a plan file nor a saved plan: {}",

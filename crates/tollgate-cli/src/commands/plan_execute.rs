@@ -6,13 +6,12 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use tollgate::api::plan::{ExecutePlanRequest, FrontEnd, execute_plan};
 use tollgate::control::Control;
 use tollgate::plan::lifecycle::execute::{ExecuteMode, StepRunStatus};
 use tollgate::plan::lifecycle::journal::recover_interrupted;
 use tollgate::plan::lifecycle::undo::{UndoStep, undo_step};
-use tollgate::store::{DEFAULT_STORE_PATH, Store};
+use tollgate::store::DEFAULT_STORE_PATH;
 
 use super::ExitStatus;
 use super::plan_authoring::{planning_model, read_json};
@@ -54,8 +53,7 @@ pub fn run(repo: &Path, options: ExecuteOptions, json: bool) -> anyhow::Result<E
         author: Some(options.author),
     };
     let llm = planning_model(repo)?;
-    let store = Store::open_in_workspace(repo)
-        .with_context(|| format!("opening the plan store of {}", repo.display()))?;
+    let store = super::store::open(repo)?;
     let control = Control::new();
     let response = match execute_plan(&store, repo, llm.as_ref(), request, &control, FrontEnd::Cli)
     {
@@ -84,10 +82,10 @@ pub fn run(repo: &Path, options: ExecuteOptions, json: bool) -> anyhow::Result<E
 /// Rolls back interrupted step runs of the workspace's store, saying so on stderr. A workspace
 /// without a store has none; a store that cannot be opened is the command's own error to report.
 pub fn recover(repo: &Path) {
-    if !repo.join(DEFAULT_STORE_PATH).is_file() {
+    if !super::store::configured(repo) && !repo.join(DEFAULT_STORE_PATH).is_file() {
         return;
     }
-    let Ok(store) = Store::open_in_workspace(repo) else {
+    let Ok(store) = super::store::open(repo) else {
         return;
     };
     match recover_interrupted(&store, repo) {
@@ -112,8 +110,7 @@ pub fn undo(
     author: String,
     json: bool,
 ) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_in_workspace(repo)
-        .with_context(|| format!("opening the plan store of {}", repo.display()))?;
+    let store = super::store::open(repo)?;
     let request = UndoStep {
         plan_id,
         step_number,

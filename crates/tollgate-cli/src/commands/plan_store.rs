@@ -29,8 +29,7 @@ use super::ExitStatus;
 use crate::args::{PlanApproveCommand, PlanArgs, PlanCommand, PlanStepCommand};
 
 pub fn run(args: PlanArgs) -> anyhow::Result<ExitStatus> {
-    let store = Store::open_in_workspace(&args.repo)
-        .with_context(|| format!("opening the plan store of {}", args.repo.display()))?;
+    let store = super::store::open(&args.repo)?;
     let author = Some(args.author.clone().unwrap_or_else(default_author));
     let json = args.json;
     let outcome = dispatch(&store, args.command, author, json);
@@ -92,10 +91,10 @@ fn show<T: serde::Serialize>(json: bool, value: &T, human: impl FnOnce(&T)) -> R
 
 fn print_listing(response: &ListPlansResponse) {
     if response.plans.is_empty() {
-        outln!("No saved plans.");
+        textln!("No saved plans.");
     }
     for plan in &response.plans {
-        outln!(
+        textln!(
             "{}  v{}  {:<9}  {} step(s)  {}{}{}",
             plan.id,
             plan.version,
@@ -116,14 +115,14 @@ fn print_listing(response: &ListPlansResponse) {
 }
 
 fn print_history(response: &ViewHistoryResponse) {
-    outln!(
+    textln!(
         "Plan {}: version {} of {}",
         response.plan_id,
         response.current_version,
         response.total_versions
     );
     for version in &response.versions {
-        outln!(
+        textln!(
             "  v{:<3} {:<12} {}  by {}: {}",
             version.version,
             version.change_type,
@@ -133,9 +132,9 @@ fn print_history(response: &ViewHistoryResponse) {
         );
     }
     if !response.events.is_empty() {
-        outln!("Events:");
+        textln!("Events:");
         for event in &response.events {
-            outln!(
+            textln!(
                 "  {}  {}{}  by {}{}",
                 event.created_at,
                 event.kind,
@@ -155,7 +154,7 @@ fn print_history(response: &ViewHistoryResponse) {
 }
 
 fn print_comparison(cmp: &PlanComparison) {
-    outln!(
+    textln!(
         "Plan {}: version {} → {}\n{}",
         cmp.plan_id,
         cmp.from_version,
@@ -163,22 +162,22 @@ fn print_comparison(cmp: &PlanComparison) {
         cmp.summary
     );
     for step in &cmp.steps_added {
-        outln!("+ step {}: {}", step.step_number, step.title);
+        textln!("+ step {}: {}", step.step_number, step.title);
     }
     for step in &cmp.steps_removed {
-        outln!("- step {}: {}", step.step_number, step.title);
+        textln!("- step {}: {}", step.step_number, step.title);
     }
     for step in &cmp.steps_modified {
-        outln!("~ step {}: {}", step.step_number, step.title);
+        textln!("~ step {}: {}", step.step_number, step.title);
         for change in &step.changes {
             print_change("    ", change);
         }
     }
     for file in &cmp.files.added {
-        outln!("+ file {file}");
+        textln!("+ file {file}");
     }
     for file in &cmp.files.removed {
-        outln!("- file {file}");
+        textln!("- file {file}");
     }
     for change in cmp.risks.modified.iter().chain(&cmp.field_changes) {
         print_change("", change);
@@ -235,7 +234,7 @@ fn dispatch(
                 reason,
             };
             let response = save_plan(store, request, FrontEnd::Cli)?;
-            show(json, &response, |response| outln!("{}", response.message))
+            show(json, &response, |response| textln!("{}", response.message))
         }
         PlanCommand::Load {
             plan_id,
@@ -258,7 +257,7 @@ fn dispatch(
         PlanCommand::Delete { plan_id } => {
             let request = DeletePlanRequest { plan_id, author };
             let response = delete_plan(store, &request, FrontEnd::Cli)?;
-            show(json, &response, |response| outln!("{}", response.message))
+            show(json, &response, |response| textln!("{}", response.message))
         }
         PlanCommand::History {
             plan_id,
@@ -304,7 +303,7 @@ fn dispatch(
                     author,
                 },
             )?;
-            show(json, &response, |response| outln!("{}", response.message))
+            show(json, &response, |response| textln!("{}", response.message))
         }
         PlanCommand::Approve { command } => approve(store, command, author, json),
         PlanCommand::Progress { plan_id } => {
@@ -314,7 +313,7 @@ fn dispatch(
         PlanCommand::Step { command } => {
             let update = step(store, command, author)?;
             show(json, &update, |update| {
-                outln!("{}", update.message);
+                textln!("{}", update.message);
                 print_progress(&update.progress);
             })
         }
@@ -428,7 +427,7 @@ fn approve(
                 return print_json(&approvals);
             }
             for approval in &approvals {
-                outln!(
+                textln!(
                     "{}  {:<10} {:<22} v{}  requested by {}{}",
                     approval.id,
                     approval.kind,
@@ -448,7 +447,7 @@ fn approve(
     if json {
         return print_json(&response);
     }
-    outln!(
+    textln!(
         "{} (plan status: {})",
         response.message,
         response.plan_status
@@ -459,12 +458,12 @@ fn approve(
 fn print_change(indent: &str, change: &tollgate::plan::lifecycle::history::FieldChange) {
     match &change.diff {
         Some(diff) => {
-            outln!("{indent}{}:", change.field);
+            textln!("{indent}{}:", change.field);
             for line in diff.lines().skip(2) {
-                outln!("{indent}  {line}");
+                textln!("{indent}  {line}");
             }
         }
-        None => outln!(
+        None => textln!(
             "{indent}{}: {} → {}",
             change.field,
             change.before,
@@ -486,7 +485,7 @@ fn print_progress(report: &ProgressReport) {
                 .join(", ")
         }
     };
-    outln!(
+    textln!(
         "Plan {} (v{}, {}): {:.1}% done — {} completed, {} skipped, {} failed, {} in progress, {} ready, {} blocked of {}",
         report.plan_id,
         report.plan_version,
@@ -500,9 +499,9 @@ fn print_progress(report: &ProgressReport) {
         c.blocked,
         c.total
     );
-    outln!("  ready: {}", list(&report.next_ready_steps));
-    outln!("  current: {}", list(&report.current_steps));
-    outln!("  blocked: {}", list(&report.blocked_steps));
+    textln!("  ready: {}", list(&report.next_ready_steps));
+    textln!("  current: {}", list(&report.current_steps));
+    textln!("  blocked: {}", list(&report.blocked_steps));
 }
 
 fn read_input(path: &Path) -> anyhow::Result<String> {

@@ -48,7 +48,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             count: args.count,
             selection,
             jobs,
-            env: std::env::vars().collect(),
+            env: super::store::env(),
             state_file: Some(state_file),
         },
         &Control::new(),

@@ -1,6 +1,6 @@
 //! `tollgate review`: one call into the core's review pipeline, reports, exit status.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -21,7 +21,13 @@ struct Output {
 }
 
 pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
-    let outputs = parse_outputs(&args.formats)?;
+    let terminal = std::io::stdout().is_terminal();
+    let outputs = parse_outputs(
+        &args.formats,
+        args.output.as_deref(),
+        args.write_baseline.is_some(),
+        terminal,
+    )?;
     let config = load_config(&args)?;
     let diff = diff_input(&args, config.max_input_bytes)?;
     let workspace = args.repo.clone();
@@ -61,7 +67,12 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
         }
     }
 
-    let report_config = ReportConfig::new(Some(workspace.clone()), args.link_base.clone());
+    let mut report_config = ReportConfig::new(Some(workspace.clone()), args.link_base.clone());
+    report_config.color = wants_color(terminal, std::env::var_os("NO_COLOR"));
+    // The text report on the terminal ends with the verdict: stderr need not repeat it.
+    let verdict_shown = outputs
+        .iter()
+        .any(|o| o.format == Format::Text && o.path.is_none() && terminal);
     for output in &outputs {
         match &output.path {
             Some(path) => {
@@ -90,7 +101,9 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitStatus> {
         for warning in &result.metadata.warnings {
             eprintln!("warning: {warning}");
         }
-        eprintln!("tollgate: {}", result.summary);
+        if !verdict_shown {
+            eprintln!("tollgate: {}", result.summary);
+        }
         for reason in &result.fail_reasons {
             eprintln!("  - {reason}");
         }
@@ -118,7 +131,15 @@ fn report_slow_analysis(analyzers: &[&str], finished: &std::sync::mpsc::Receiver
     }
 }
 
-fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
+/// The `--format` arguments, `--output` given to the one that writes to stdout. Without any,
+/// the report on stdout ([`default_format`]), except on a run that writes a baseline (its
+/// output is the file).
+fn parse_outputs(
+    formats: &[String],
+    output: Option<&Path>,
+    writes_baseline: bool,
+    terminal: bool,
+) -> anyhow::Result<Vec<Output>> {
     let mut outputs = Vec::new();
     for spec in formats {
         let (name, path) = match spec.split_once('=') {
@@ -132,13 +153,38 @@ fn parse_outputs(formats: &[String]) -> anyhow::Result<Vec<Output>> {
     if outputs.iter().filter(|o| o.path.is_none()).count() > 1 {
         bail!("only one --format may write to stdout; give the others a path (FORMAT=PATH)");
     }
-    if outputs.is_empty() {
+    if outputs.is_empty() && (output.is_some() || !writes_baseline) {
         outputs.push(Output {
-            format: Format::Json,
+            format: default_format(terminal && output.is_none()),
             path: None,
         });
     }
+    if let Some(file) = output {
+        let Some(to_stdout) = outputs.iter_mut().find(|o| o.path.is_none()) else {
+            bail!(
+                "--output {}: every --format already writes to its own file; give one --format without `=PATH` for --output to take",
+                file.display()
+            );
+        };
+        to_stdout.path = Some(file.to_path_buf());
+    }
     Ok(outputs)
+}
+
+/// Like semgrep and ripgrep: text for a person at a terminal, JSON for a pipe, a file or CI
+/// (where the default has always been JSON, so no pipeline changes).
+fn default_format(to_terminal: bool) -> Format {
+    if to_terminal {
+        Format::Text
+    } else {
+        Format::Json
+    }
+}
+
+/// Colours only on a terminal, and never with `NO_COLOR` set to anything but empty
+/// (no-color.org).
+fn wants_color(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|value| value.is_empty())
 }
 
 /// File, then environment, then flags.
@@ -170,7 +216,7 @@ fn load_config(args: &ReviewArgs) -> anyhow::Result<tollgate::config::ReviewConf
     };
     Ok(config::load(
         super::config_file(args.config.as_deref(), &args.repo),
-        std::env::vars(),
+        super::store::env(),
         flag_layer,
     )?
     .resolve()?)
@@ -225,4 +271,31 @@ pub(super) fn read_diff(source: &str, max_bytes: u64) -> anyhow::Result<Vec<u8>>
         input::read_file(Path::new(source), "diff file", limit)?
     };
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28: text on a terminal, JSON otherwise (pipes and CI unchanged), and `--output`
+    /// (a file) is JSON too.
+    #[test]
+    fn the_default_report_is_text_on_a_terminal_only() {
+        let chosen = |terminal, output: Option<&str>| {
+            parse_outputs(&[], output.map(Path::new), false, terminal).unwrap()[0].format
+        };
+        assert_eq!(chosen(true, None), Format::Text);
+        assert_eq!(chosen(false, None), Format::Json);
+        assert_eq!(chosen(true, Some("r.json")), Format::Json);
+        let explicit = parse_outputs(&["json".to_string()], None, false, true).unwrap();
+        assert_eq!(explicit[0].format, Format::Json);
+    }
+
+    #[test]
+    fn colours_only_on_a_terminal_without_no_color() {
+        assert!(wants_color(true, None));
+        assert!(wants_color(true, Some("".into())));
+        assert!(!wants_color(true, Some("1".into())));
+        assert!(!wants_color(false, None));
+    }
 }

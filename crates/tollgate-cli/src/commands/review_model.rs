@@ -138,7 +138,7 @@ fn settings(args: &ModelReviewArgs) -> anyhow::Result<RawConfig> {
     };
     Ok(config::load(
         super::config_file(args.config.as_deref(), &args.repo),
-        std::env::vars(),
+        super::store::env(),
         flags,
     )?)
 }

@@ -13,8 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tollgate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest, reactive_review_pr};
 use tollgate::config::{self, ConfigFile, RawConfig, ReviewConfig};
 use tollgate::diff::{self, DiffSpec};
-use tollgate::session::{self, Resumed, SessionSettings, SessionState};
-use tollgate::store::{Store, sessions};
+use tollgate::session::{self, GateState, Resumed, SessionSettings, SessionState, SessionStatus};
+use tollgate::store::Store;
 
 use super::ExitStatus;
 use crate::args::{SessionCommand, SessionStartArgs};
@@ -99,7 +99,7 @@ pub fn run(command: SessionCommand) -> anyhow::Result<ExitStatus> {
             };
             let status =
                 session::drive(&store, &target.repo, &config, claimed, &settings, &|_| {})?;
-            Ok(exit_for(status.status))
+            Ok(exit_for(&status))
         }
     }
 }
@@ -167,7 +167,7 @@ fn foreground(
     settings: &SessionSettings,
 ) -> anyhow::Result<ExitStatus> {
     let id = claimed.id().to_string();
-    let total = store.read(|tx| sessions::steps(tx, &id))?.len() as u64;
+    let total = store.snapshot(|tx| tx.session_steps(&id))?.len() as u64;
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} steps, {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -188,16 +188,21 @@ fn foreground(
         eprintln!("session {}: {reason}", status.status);
     }
     print_json(serde_json::to_value(&status)?)?;
-    Ok(exit_for(status.status))
+    Ok(exit_for(&status))
 }
 
 /// Starts `tollgate session run <id>` detached from this process (its output goes nowhere; the
 /// store holds everything).
 fn spawn_background(repo: &Path, id: &str) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the tollgate executable")?;
-    Command::new(exe)
-        .args(["session", "run", id, "--repo"])
-        .arg(repo)
+    let mut command = Command::new(exe);
+    command.args(["session", "run", id, "--repo"]).arg(repo);
+    // The same store as this process (the environment and tollgate.toml carry over by
+    // themselves).
+    if let Some(url) = super::store::flag() {
+        command.arg("--store").arg(url);
+    }
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -206,22 +211,25 @@ fn spawn_background(repo: &Path, id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn exit_for(state: SessionState) -> ExitStatus {
-    match state {
-        SessionState::Failed => ExitStatus::Error,
+/// `review`'s exit codes: 2 when the session itself failed (it could not review everything), 1
+/// when what it reviewed failed the gate, 0 otherwise.
+fn exit_for(status: &SessionStatus) -> ExitStatus {
+    match (status.status, status.gate.verdict) {
+        (SessionState::Failed, _) => ExitStatus::Error,
+        (_, GateState::Failed) => ExitStatus::GateFailed,
         _ => ExitStatus::Pass,
     }
 }
 
 fn open(repo: &Path) -> anyhow::Result<Store> {
-    Ok(Store::open_in_workspace(repo)?)
+    super::store::open(repo)
 }
 
 /// The workspace's `tollgate.toml` (when present), then the `TOLLGATE_*` environment.
 fn load_config(repo: &Path) -> anyhow::Result<ReviewConfig> {
     Ok(config::load(
         ConfigFile::Discover(repo),
-        std::env::vars(),
+        super::store::env(),
         RawConfig::default(),
     )?
     .resolve()?)

@@ -31,11 +31,13 @@ when asked to plan work.";
 
     fn call(ctx: &ToolContext, input: CreatePlanRequest) -> Result<PlanResponse, ToolError> {
         let llm = planning_model(ctx)?;
+        let store = crate::tools::workspace_settings(ctx)?.store;
         Ok(create_plan(
             ctx.workspace(),
             llm.as_ref(),
             input,
             FrontEnd::Mcp,
+            &store,
         )?)
     }
 }
@@ -64,7 +66,7 @@ mod tests {
             Vec::new(),
             Catalog {
                 profiles: Profiles::all(),
-                tools: Vec::new(),
+                registry: crate::registry::Registry::empty(),
             },
         )
     }
@@ -74,6 +76,7 @@ mod tests {
             panic!("arguments are an object")
         };
         Entry::of::<T>()
+            .unwrap()
             .call(ctx, args)
             .map_err(|err| err.to_json())
     }

@@ -134,9 +134,10 @@ config files present), the server (version, profiles, tools) and the code index'
             protocol_versions: protocol_versions(),
             profiles: catalog.profiles.iter().map(|p| p.to_string()).collect(),
             tools: catalog
-                .tools
+                .registry
+                .over_mcp()
                 .iter()
-                .map(|served| served.definition.name.to_string())
+                .map(|entry| entry.name.to_string())
                 .collect(),
             total_files,
             index_status,

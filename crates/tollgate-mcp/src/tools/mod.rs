@@ -1,5 +1,5 @@
-//! One file per tool, each a thin adapter from its arguments to one core call. [`ALL`] is the
-//! registry: adding a tool is its file, a `mod` line and one line in [`ALL`].
+//! One file per tool, each a thin adapter from its arguments to one core call. [`builtins`]
+//! lists them: adding a tool is its file, a `mod` line and one line there.
 
 mod cancel_review;
 mod check_invariants;
@@ -14,6 +14,7 @@ mod delete_plan;
 mod execute_plan;
 mod fail_step;
 mod fts_search_context;
+mod get;
 mod get_context_by_ids;
 mod get_context_for_prompt;
 mod get_file;
@@ -47,12 +48,14 @@ mod rollback_plan;
 mod run_static_analysis;
 mod save_plan;
 mod scrub_secrets;
+mod search;
 mod search_callers_for;
 mod search_context;
 mod search_tests_for;
 mod semantic_search;
 mod semantic_search_context;
 mod session_common;
+mod sources;
 mod start_step;
 mod store_context;
 mod store_context_batch;
@@ -73,73 +76,82 @@ use tollgate::store::Store;
 use crate::error::{INVALID_INPUT, ToolError};
 use crate::tool::{Entry, Hints, ToolContext};
 
-/// Every tool this build knows; the server serves those of its profiles.
-pub(crate) const ALL: &[Entry] = &[
-    Entry::of::<review_diff::ReviewDiff>(),
-    Entry::of::<review_changes::ReviewChanges>(),
-    Entry::of::<review_git_diff::ReviewGitDiff>(),
-    Entry::of::<review_auto::ReviewAuto>(),
-    Entry::of::<check_invariants::CheckInvariants>(),
-    Entry::of::<run_static_analysis::RunStaticAnalysis>(),
-    Entry::of::<scrub_secrets::ScrubSecrets>(),
-    Entry::of::<validate_content::ValidateContent>(),
-    Entry::of::<reactive_review_pr::ReactiveReviewPr>(),
-    Entry::of::<get_review_status::GetReviewStatus>(),
-    Entry::of::<pause_review::PauseReview>(),
-    Entry::of::<resume_review::ResumeReview>(),
-    Entry::of::<cancel_review::CancelReview>(),
-    Entry::of::<get_review_telemetry::GetReviewTelemetry>(),
-    Entry::of::<get_workspace_info::GetWorkspaceInfo>(),
-    Entry::of::<tool_manifest::ToolManifest>(),
-    Entry::of::<learn_record::LearnDismiss>(),
-    Entry::of::<learn_record::LearnAccept>(),
-    Entry::of::<learn_list::LearnList>(),
-    Entry::of::<create_plan::CreatePlan>(),
-    Entry::of::<refine_plan::RefinePlan>(),
-    Entry::of::<visualize_plan::VisualizePlan>(),
-    Entry::of::<semantic_search::SemanticSearch>(),
-    Entry::of::<codebase_retrieval::CodebaseRetrieval>(),
-    Entry::of::<get_context_for_prompt::GetContextForPrompt>(),
-    Entry::of::<get_file::GetFile>(),
-    Entry::of::<git_commit_retrieval::GitCommitRetrieval>(),
-    Entry::of::<regex_search::RegexSearch>(),
-    Entry::of::<symbol_graph::SymbolGraph>(),
-    Entry::of::<search_tests_for::SearchTestsFor>(),
-    Entry::of::<search_callers_for::SearchCallersFor>(),
-    Entry::of::<index_workspace::IndexWorkspace>(),
-    Entry::of::<index_status::IndexStatus>(),
-    Entry::of::<save_plan::SavePlan>(),
-    Entry::of::<load_plan::LoadPlan>(),
-    Entry::of::<list_plans::ListPlans>(),
-    Entry::of::<delete_plan::DeletePlan>(),
-    Entry::of::<view_history::ViewHistory>(),
-    Entry::of::<compare_plan_versions::ComparePlanVersions>(),
-    Entry::of::<rollback_plan::RollbackPlan>(),
-    Entry::of::<request_approval::RequestApproval>(),
-    Entry::of::<respond_approval::RespondApproval>(),
-    Entry::of::<start_step::StartStep>(),
-    Entry::of::<complete_step::CompleteStep>(),
-    Entry::of::<fail_step::FailStep>(),
-    Entry::of::<view_progress::ViewProgress>(),
-    Entry::of::<execute_plan::ExecutePlan>(),
-    Entry::of::<undo_step::UndoStep>(),
-    Entry::of::<store_context::StoreContext>(),
-    Entry::of::<search_context::SearchContext>(),
-    Entry::of::<get_context_by_ids::GetContextByIds>(),
-    Entry::of::<delete_context::DeleteContext>(),
-    Entry::of::<update_context::UpdateContext>(),
-    Entry::of::<list_threads::ListThreads>(),
-    Entry::of::<get_statistics::GetStatistics>(),
-    Entry::of::<semantic_search_context::SemanticSearchContext>(),
-    Entry::of::<fts_search_context::FtsSearchContext>(),
-    Entry::of::<hybrid_search_context::HybridSearchContext>(),
-    Entry::of::<store_context_batch::StoreContextBatch>(),
-    Entry::of::<update_context_batch::UpdateContextBatch>(),
-    Entry::of::<delete_context_batch::DeleteContextBatch>(),
-    Entry::of::<memory_store::MemoryStore>(),
-    Entry::of::<memory_find::MemoryFind>(),
-    Entry::of::<context_answer::ContextAnswer>(),
-];
+/// Every tool this build knows; the server serves those of its profiles. An error names a
+/// tool whose input type makes no valid input schema (a bug in Tollgate).
+pub(crate) fn builtins() -> Result<Vec<Entry>, String> {
+    Ok(vec![
+        Entry::of::<review_diff::ReviewDiff>()?,
+        Entry::of::<review_changes::ReviewChanges>()?,
+        Entry::of::<review_git_diff::ReviewGitDiff>()?,
+        Entry::of::<review_auto::ReviewAuto>()?,
+        Entry::of::<check_invariants::CheckInvariants>()?,
+        Entry::of::<run_static_analysis::RunStaticAnalysis>()?,
+        Entry::of::<scrub_secrets::ScrubSecrets>()?,
+        Entry::of::<validate_content::ValidateContent>()?,
+        Entry::of::<reactive_review_pr::ReactiveReviewPr>()?,
+        Entry::of::<get_review_status::GetReviewStatus>()?,
+        Entry::of::<pause_review::PauseReview>()?,
+        Entry::of::<resume_review::ResumeReview>()?,
+        Entry::of::<cancel_review::CancelReview>()?,
+        Entry::of::<get_review_telemetry::GetReviewTelemetry>()?,
+        Entry::of::<get_workspace_info::GetWorkspaceInfo>()?,
+        Entry::of::<tool_manifest::ToolManifest>()?,
+        Entry::of::<learn_record::LearnDismiss>()?,
+        Entry::of::<learn_record::LearnAccept>()?,
+        Entry::of::<learn_list::LearnList>()?,
+        Entry::of::<create_plan::CreatePlan>()?,
+        Entry::of::<refine_plan::RefinePlan>()?,
+        Entry::of::<visualize_plan::VisualizePlan>()?,
+        Entry::of::<semantic_search::SemanticSearch>()?,
+        Entry::of::<codebase_retrieval::CodebaseRetrieval>()?,
+        Entry::of::<get_context_for_prompt::GetContextForPrompt>()?,
+        Entry::of::<get_file::GetFile>()?,
+        Entry::of::<git_commit_retrieval::GitCommitRetrieval>()?,
+        Entry::of::<regex_search::RegexSearch>()?,
+        Entry::of::<symbol_graph::SymbolGraph>()?,
+        Entry::of::<search_tests_for::SearchTestsFor>()?,
+        Entry::of::<search_callers_for::SearchCallersFor>()?,
+        Entry::of::<index_workspace::IndexWorkspace>()?,
+        Entry::of::<index_status::IndexStatus>()?,
+        Entry::of::<save_plan::SavePlan>()?,
+        Entry::of::<load_plan::LoadPlan>()?,
+        Entry::of::<list_plans::ListPlans>()?,
+        Entry::of::<delete_plan::DeletePlan>()?,
+        Entry::of::<view_history::ViewHistory>()?,
+        Entry::of::<compare_plan_versions::ComparePlanVersions>()?,
+        Entry::of::<rollback_plan::RollbackPlan>()?,
+        Entry::of::<request_approval::RequestApproval>()?,
+        Entry::of::<respond_approval::RespondApproval>()?,
+        Entry::of::<start_step::StartStep>()?,
+        Entry::of::<complete_step::CompleteStep>()?,
+        Entry::of::<fail_step::FailStep>()?,
+        Entry::of::<view_progress::ViewProgress>()?,
+        Entry::of::<execute_plan::ExecutePlan>()?,
+        Entry::of::<undo_step::UndoStep>()?,
+        Entry::of::<store_context::StoreContext>()?,
+        Entry::of::<search_context::SearchContext>()?,
+        Entry::of::<get_context_by_ids::GetContextByIds>()?,
+        Entry::of::<delete_context::DeleteContext>()?,
+        Entry::of::<update_context::UpdateContext>()?,
+        Entry::of::<list_threads::ListThreads>()?,
+        Entry::of::<get_statistics::GetStatistics>()?,
+        Entry::of::<semantic_search_context::SemanticSearchContext>()?,
+        Entry::of::<fts_search_context::FtsSearchContext>()?,
+        Entry::of::<hybrid_search_context::HybridSearchContext>()?,
+        Entry::of::<store_context_batch::StoreContextBatch>()?,
+        Entry::of::<update_context_batch::UpdateContextBatch>()?,
+        Entry::of::<delete_context_batch::DeleteContextBatch>()?,
+        Entry::of::<memory_store::MemoryStore>()?,
+        Entry::of::<memory_find::MemoryFind>()?,
+        Entry::of::<context_answer::ContextAnswer>()?,
+        Entry::of::<search::Search>()?,
+        Entry::of::<get::Get>()?,
+        Entry::of::<sources::Sources>()?,
+    ])
+}
+
+/// Names no user tool may take besides the built-ins': `/tools/list` is the listing itself.
+pub(crate) const RESERVED_NAMES: &[&str] = &["list"];
 
 /// The configuration layers under a request's options: the workspace's `tollgate.toml` (when
 /// present), then the `TOLLGATE_*` environment the server was started with; the same layers
@@ -206,6 +218,14 @@ const MEMORY_DELETE: Hints = Hints {
     open_world: false,
 };
 
+/// The store the server's configuration names (`[store] url`, `TOLLGATE_STORE_URL`, which the
+/// CLI's `--store` sets), else the workspace's SQLite file: the core's one recipe.
+pub(crate) fn open_store(ctx: &ToolContext) -> Result<Store, ToolError> {
+    let layers = workspace_settings(ctx)?;
+    Store::open_configured(ctx.workspace(), &layers.store)
+        .map_err(|err| ToolError::new(err.code(), err.to_string()))
+}
+
 /// Runs `operation` on the workspace's knowledge store (`.tollgate/tollgate.db`, opened per
 /// call like the plan store) with the built-in hashed embedder, its `learnings` thread in line
 /// with the ledger.
@@ -213,7 +233,7 @@ fn with_memory<T>(
     ctx: &ToolContext,
     operation: impl FnOnce(&tollgate::memory::Memory<'_>) -> Result<T, tollgate::api::ApiError>,
 ) -> Result<T, ToolError> {
-    let store = Store::open_in_workspace(ctx.workspace())?;
+    let store = open_store(ctx)?;
     let embedder = tollgate::workspace::HashedEmbedder;
     let memory = tollgate::memory::Memory::new(&store, &embedder);
     if let Some(warning) = tollgate::api::learn_mirror::sync_on_open(ctx.workspace(), &memory) {
@@ -234,8 +254,7 @@ fn mirror_learnings(ctx: &ToolContext) {
 /// CLI) may be using it too, and SQLite serialises the writers. A step run a killed process left
 /// half done is rolled back first, so no plan tool sees its step stuck in progress.
 fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
-    let store = Store::open_in_workspace(ctx.workspace())
-        .map_err(|err| ToolError::new(err.code(), err.to_string()))?;
+    let store = open_store(ctx)?;
     match recover_interrupted(&store, ctx.workspace()) {
         Ok(recovered) => {
             for run in recovered {
@@ -259,7 +278,7 @@ mod seed_002;
 mod tests {
     use serde_json::{Value, json};
 
-    use super::ALL;
+    use super::builtins;
     use crate::error::INVALID_INPUT;
     use crate::profile::Profiles;
     use crate::tool::{Catalog, ToolContext};
@@ -359,13 +378,13 @@ mod tests {
             Vec::new(),
             Catalog {
                 profiles: Profiles::all(),
-                tools: Vec::new(),
+                registry: crate::registry::Registry::empty(),
             },
         );
         let mut problems = Vec::new();
         let mut covered = Vec::new();
-        for entry in ALL {
-            let definition = entry.definition().unwrap();
+        for entry in builtins().unwrap() {
+            let definition = entry.definition();
             let schema = Value::Object(definition.input_schema.as_ref().clone());
             let mut found = Vec::new();
             objects(&schema, &schema["$defs"], &[], &mut Vec::new(), &mut found);
@@ -411,11 +430,12 @@ mod tests {
 
     #[test]
     fn tool_names_are_unique_and_valid_and_their_schemas_build() {
-        let mut names: Vec<&str> = ALL.iter().map(|entry| entry.name).collect();
+        let all = builtins().unwrap();
+        let mut names: Vec<&str> = all.iter().map(|entry| &*entry.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ALL.len(), "a tool name is registered twice");
-        for entry in ALL {
+        assert_eq!(names.len(), all.len(), "a tool name is registered twice");
+        for entry in &all {
             assert!(
                 entry
                     .name
@@ -424,8 +444,8 @@ mod tests {
                 "{}",
                 entry.name
             );
-            let definition = entry.definition().unwrap();
-            assert_eq!(definition.name, entry.name);
+            let definition = entry.definition();
+            assert_eq!(definition.name, &*entry.name);
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::ALL;
+use super::builtins;
 
 /// The seed's tools this server implements.
 const TOOLS: [&str; 3] = ["memory_store", "memory_find", "context_answer"];
@@ -89,11 +89,13 @@ fn json_after(lines: &[String], marker: &str) -> Value {
 }
 
 fn definition(name: &str) -> rmcp::model::Tool {
-    ALL.iter()
-        .find(|entry| entry.name == name)
+    builtins()
+        .unwrap()
+        .into_iter()
+        .find(|entry| &*entry.name == name)
         .unwrap_or_else(|| panic!("the seed's tool `{name}` is not registered"))
         .definition()
-        .unwrap()
+        .clone()
 }
 
 /// Every property name of an object schema, following `$ref`s into `defs`.

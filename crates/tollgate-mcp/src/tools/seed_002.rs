@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::ALL;
+use super::builtins;
 
 fn seed_text() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/seeds");
@@ -46,20 +46,25 @@ fn backticked(line: &str) -> Vec<String> {
 }
 
 fn input_schema(name: &str) -> Value {
-    let entry = ALL
-        .iter()
-        .find(|entry| entry.name == name)
+    let entry = builtins()
+        .unwrap()
+        .into_iter()
+        .find(|entry| &*entry.name == name)
         .unwrap_or_else(|| panic!("the seed's tool `{name}` is not registered"));
-    Value::Object(entry.definition().unwrap().input_schema.as_ref().clone())
+    Value::Object(entry.definition().input_schema.as_ref().clone())
 }
 
 fn output_schema(name: &str) -> Value {
-    let entry = ALL.iter().find(|entry| entry.name == name).unwrap();
+    let entry = builtins()
+        .unwrap()
+        .into_iter()
+        .find(|entry| &*entry.name == name)
+        .unwrap();
     Value::Object(
         entry
             .definition()
-            .unwrap()
             .output_schema
+            .as_ref()
             .map(|schema| schema.as_ref().clone())
             .unwrap_or_default(),
     )

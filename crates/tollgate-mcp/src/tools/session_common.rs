@@ -11,7 +11,7 @@ use crate::error::ToolError;
 use crate::tool::ToolContext;
 
 pub(crate) fn store(ctx: &ToolContext) -> Result<Store, ToolError> {
-    Ok(Store::open_in_workspace(ctx.workspace())?)
+    crate::tools::open_store(ctx)
 }
 
 pub(crate) fn settings() -> SessionSettings {
@@ -23,7 +23,9 @@ pub(crate) fn spawn_runner(
     ctx: &ToolContext,
     claimed: tollgate::session::ClaimedSession,
 ) -> Result<(), ToolError> {
-    let config = crate::tools::workspace_settings(ctx)?
+    let layers = crate::tools::workspace_settings(ctx)?;
+    let config = layers
+        .clone()
         .resolve()
         .map_err(|err| ToolError::new(crate::error::INVALID_INPUT, err.to_string()))?;
     let workspace = ctx.workspace().to_path_buf();
@@ -31,7 +33,7 @@ pub(crate) fn spawn_runner(
     std::thread::Builder::new()
         .name(format!("session-{id}"))
         .spawn(move || {
-            let result = Store::open_in_workspace(&workspace)
+            let result = Store::open_configured(&workspace, &layers.store)
                 .map_err(tollgate::session::SessionError::from)
                 .and_then(|store| {
                     tollgate::session::drive(

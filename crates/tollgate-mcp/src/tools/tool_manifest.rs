@@ -61,10 +61,11 @@ annotations and schemas, plus server and protocol versions.";
     fn call(ctx: &ToolContext, _input: NoInput) -> Result<Manifest, ToolError> {
         let catalog = ctx.catalog();
         let definitions = catalog
-            .tools
+            .registry
+            .over_mcp()
             .iter()
             .map(|served| {
-                let tool = &served.definition;
+                let tool = served.definition();
                 ToolDescription {
                     name: tool.name.to_string(),
                     title: tool.title.clone().unwrap_or_default(),

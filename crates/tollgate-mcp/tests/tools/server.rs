@@ -316,7 +316,7 @@ async fn tool_manifest_matches_tools_list() {
     assert_eq!(manifest["tools"], json!(session.names()));
     assert_eq!(
         manifest["profiles"],
-        json!(["review", "plan", "context", "session", "memory"])
+        json!(["review", "plan", "context", "session", "memory", "user"])
     );
     for (described, listed) in manifest["definitions"]
         .as_array()

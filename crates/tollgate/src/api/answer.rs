@@ -141,6 +141,8 @@ pub fn context_answer(
     let schema = answer_schema();
     let mut call = JsonRequest::new(ANSWER_SYSTEM, &user, "context_answer", &schema);
     call.max_output_tokens = request.max_tokens;
+    // A timed-out or cancelled call stops its model (a `command` model's process group).
+    call.stop = Some(workspace.control().clone());
     let started = Instant::now();
     let response = llm.complete_json(&call)?;
     let generation_time_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -88,7 +88,8 @@ pub fn learn_record(
     request: LearnRecordRequest,
     at: &str,
 ) -> Result<LearnRecordResponse, ApiError> {
-    let reason = request.reason.trim().to_string();
+    let reason = learnings::clean_text(&request.reason).trim().to_string();
+    let by = learnings::clean_text(&request.by).trim().to_string();
     if disposition == Disposition::Dismissed && reason.is_empty() {
         return Err(ApiError::invalid(
             "reason",
@@ -101,7 +102,7 @@ pub fn learn_record(
             format!("reason must be at most {MAX_REASON_CHARS} characters"),
         ));
     }
-    if request.by.chars().count() > MAX_FIELD_CHARS {
+    if by.chars().count() > MAX_FIELD_CHARS {
         return Err(ApiError::invalid(
             "by",
             format!("by must be at most {MAX_FIELD_CHARS} characters"),
@@ -126,7 +127,7 @@ pub fn learn_record(
         scope: request.scope.filter(|scope| !scope.trim().is_empty()),
         disposition,
         reason,
-        by: request.by.trim().to_string(),
+        by,
         at: at.to_string(),
         evidence,
     };

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::ApiError;
 use crate::learnings::{self, Disposition, Record};
-use crate::memory::{DeleteCriteria, Filter, Memory, NewEntry, Page, Source};
+use crate::memory::{DeleteCriteria, Filter, MAX_DELETE_IDS, Memory, NewEntry, Page, Source};
 
 /// The thread the ledger is mirrored into.
 pub const LEARNINGS_THREAD: &str = "learnings";
@@ -45,6 +45,10 @@ pub fn sync_on_open(workspace: &Path, memory: &Memory<'_>) -> Option<String> {
 /// Brings the `learnings` thread in line with the workspace's ledger (one transaction for the
 /// additions; secrets in reasons are masked like in every entry).
 pub fn learn_sync(workspace: &Path, memory: &Memory<'_>) -> Result<LearnSyncReport, ApiError> {
+    // One sync at a time per workspace, across processes: the read of the thread and the
+    // writes that follow are separate transactions, and two syncs between them would both add.
+    let _lock = learnings::LedgerLock::of_workspace(workspace)
+        .map_err(|err| ApiError::new(err.code(), err.to_string()))?;
     let ledger =
         learnings::load(workspace).map_err(|err| ApiError::new(err.code(), err.to_string()))?;
     let mut wanted: Vec<(String, &Record)> = Vec::new();
@@ -84,14 +88,13 @@ pub fn learn_sync(workspace: &Path, memory: &Memory<'_>) -> Result<LearnSyncRepo
             outcome?;
         }
     }
-    let removed = if stale.is_empty() {
-        0
-    } else {
-        memory.delete(&DeleteCriteria {
-            ids: stale,
+    let mut removed = 0;
+    for chunk in stale.chunks(MAX_DELETE_IDS) {
+        removed += memory.delete(&DeleteCriteria {
+            ids: chunk.to_vec(),
             ..DeleteCriteria::default()
-        })?
-    };
+        })?;
+    }
     Ok(LearnSyncReport {
         added: new_entries.len(),
         removed,
@@ -242,6 +245,73 @@ mod tests {
             !texts.iter().any(|t| t.contains("generated code")),
             "{texts:?}"
         );
+    }
+
+    /// Simultaneous first syncs (one store, each its own connection, as processes have) mirror
+    /// each record once.
+    #[test]
+    fn concurrent_first_syncs_mirror_each_record_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let records: Vec<Record> = (0..40)
+            .map(|n| record(&format!("{n:016}"), "fixture"))
+            .collect();
+        write(dir.path(), &records);
+        let path = dir.path().join("tollgate.db");
+        drop(Store::open(&path).unwrap());
+        std::thread::scope(|scope| {
+            for _ in 0..16 {
+                scope.spawn(|| {
+                    let db = Store::open(&path).unwrap();
+                    learn_sync(dir.path(), &Memory::new(&db, &HashedEmbedder)).unwrap();
+                });
+            }
+        });
+        let db = Store::open(&path).unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let listed = memory
+            .list(
+                &Filter {
+                    thread_id: Some(LEARNINGS_THREAD.to_string()),
+                    ..Filter::default()
+                },
+                Page {
+                    limit: 10_000,
+                    offset: 0,
+                },
+                false,
+            )
+            .unwrap();
+        assert_eq!(listed.len(), 40);
+    }
+
+    /// More stale entries than SQLite takes parameters in one statement are all cleaned up.
+    #[test]
+    fn a_mirror_with_very_many_stale_entries_is_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        const STALE: usize = 33_000;
+        let stale: Vec<NewEntry> = (0..STALE)
+            .map(|n| {
+                let mut metadata = Map::new();
+                metadata.insert(KEY.to_string(), Value::from(format!("gone{n}")));
+                NewEntry::new(
+                    LEARNINGS_THREAD,
+                    Source::User,
+                    "x",
+                    metadata,
+                    &[],
+                    Vec::new(),
+                )
+                .unwrap()
+            })
+            .collect();
+        for outcome in memory.store_entries(&stale, true).unwrap() {
+            outcome.unwrap();
+        }
+        write(dir.path(), &[record("d".repeat(16).as_str(), "kept")]);
+        let report = learn_sync(dir.path(), &memory).unwrap();
+        assert_eq!((report.added, report.removed), (1, STALE), "{report:?}");
     }
 
     #[test]

@@ -678,7 +678,11 @@ pub fn delete_context(
     }
     let criteria = DeleteCriteria {
         ids: request.context_ids.clone(),
-        thread_ids: request.thread_id.iter().cloned().collect(),
+        thread_ids: request
+            .thread_id
+            .iter()
+            .map(|thread| crate::memory::stored_thread_id(thread))
+            .collect(),
         source: None,
         created_before_ms: None,
     };
@@ -770,7 +774,11 @@ pub fn delete_context_batch(
         criteria_used.push("context_ids".to_string());
     }
     if !request.thread_ids.is_empty() {
-        criteria.thread_ids = request.thread_ids.clone();
+        criteria.thread_ids = request
+            .thread_ids
+            .iter()
+            .map(|thread| crate::memory::stored_thread_id(thread))
+            .collect();
         criteria_used.push("thread_ids".to_string());
     }
     if let Some(days) = request.older_than_days {
@@ -1149,7 +1157,7 @@ fn parse_update(request: &UpdateContextRequest, prefix: &str) -> Result<EntryUpd
 
 fn parse_filter(fields: &FilterFields<'_>) -> Result<Filter, ApiError> {
     let mut filter = Filter {
-        thread_id: fields.thread_id.map(str::to_string),
+        thread_id: fields.thread_id.map(crate::memory::stored_thread_id),
         source: fields
             .source
             .map(|source| parse_source("source", source))
@@ -1325,6 +1333,7 @@ mod tests {
 
     use super::*;
     use crate::ErrorCode;
+    use crate::memory::MAX_DELETE_IDS;
     use crate::store::Store;
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\nrest-of-image";
@@ -1366,6 +1375,165 @@ mod tests {
 
     fn ids(results: &[EntryOut]) -> Vec<i64> {
         results.iter().map(|entry| entry.id).collect()
+    }
+
+    /// A deleted entry's text is gone from the database file itself, not only from every
+    /// answer: freed pages are zeroed and the full-text index forgets its words.
+    /// A full-text search with highlights while another connection deletes the entries it
+    /// ranked (between the ranking and the reading of the entries, where the race bit): every
+    /// hit's highlight is its own entry's text.
+    #[test]
+    fn a_search_racing_deletes_never_shows_another_entrys_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tollgate.db");
+        let db = Store::open(&path).unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        for n in 0..30 {
+            store(
+                &memory,
+                json!({"thread_id": "t", "source": "user",
+                       "text": format!("canary deploy {} entry{n}", "word ".repeat(n % 7))}),
+            );
+        }
+        let search = |memory: &Memory<'_>| {
+            fts_search_context(
+                memory,
+                &parse(json!({"query": "canary", "highlight": true, "limit": 10})),
+            )
+            .unwrap()
+        };
+        let mut mismatches = Vec::new();
+        for _ in 0..5 {
+            let top = ids(&search(&memory).results);
+            let victim = top[1];
+            let deleter_path = path.clone();
+            crate::memory::ops_tests::set_after_ranking(Some(Box::new(move || {
+                let other = Store::open(&deleter_path).unwrap();
+                let deleter = Memory::new(&other, &HashedEmbedder);
+                delete_context(&deleter, &parse(json!({"context_ids": [victim]}))).unwrap();
+            })));
+            let found = search(&memory);
+            crate::memory::ops_tests::set_after_ranking(None);
+            for hit in found.results {
+                let shown = hit.highlighted.clone().unwrap_or_default();
+                let plain = shown.replace("<mark>", "").replace("</mark>", "");
+                if plain != hit.text_content {
+                    mismatches.push((hit.id, shown));
+                }
+            }
+        }
+        assert!(
+            mismatches.is_empty(),
+            "highlights of other entries: {mismatches:?}"
+        );
+    }
+
+    /// A delete naming more ids than the limit is a field-named 400, not a store error.
+    #[test]
+    fn delete_lists_are_bounded_with_a_field_named_error() {
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let ids: Vec<i64> = (1..=40_000).collect();
+        let err = delete_context(&memory, &parse(json!({"context_ids": ids}))).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{}", err.message);
+        assert_eq!(err.field.as_deref(), Some("context_ids"));
+        assert!(err.message.contains("10000"), "{}", err.message);
+        let err = delete_context_batch(&memory, &parse(json!({"context_ids": ids}))).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("context_ids"), "{}", err.message);
+        let threads: Vec<String> = (0..10_001).map(|n| format!("t{n}")).collect();
+        let err =
+            delete_context_batch(&memory, &parse(json!({"thread_ids": threads}))).unwrap_err();
+        assert_eq!(err.field.as_deref(), Some("thread_ids"), "{}", err.message);
+        let ok: Vec<i64> = (1..=MAX_DELETE_IDS as i64).collect();
+        assert_eq!(
+            delete_context(&memory, &parse(json!({"context_ids": ok})))
+                .unwrap()
+                .deleted_count,
+            0
+        );
+    }
+
+    #[test]
+    fn a_deleted_entry_leaves_no_text_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tollgate.db");
+        let marker = "xylophonequartz";
+        let file_holds_marker = || {
+            ["", "-wal"].iter().any(|suffix| {
+                let bytes =
+                    std::fs::read(format!("{}{suffix}", path.display())).unwrap_or_default();
+                bytes
+                    .windows(marker.len())
+                    .any(|window| window == marker.as_bytes())
+            })
+        };
+        {
+            let db = Store::open(&path).unwrap();
+            let memory = Memory::new(&db, &HashedEmbedder);
+            for n in 0..20 {
+                store(
+                    &memory,
+                    json!({"thread_id": "t", "source": "user", "text": format!("keep {n} other words")}),
+                );
+            }
+            store(
+                &memory,
+                json!({"thread_id": "secret", "source": "user",
+                       "text": format!("the {marker} launch code")}),
+            );
+        }
+        assert!(
+            file_holds_marker(),
+            "the entry is in the file before the delete"
+        );
+        {
+            let db = Store::open(&path).unwrap();
+            let memory = Memory::new(&db, &HashedEmbedder);
+            let deleted = delete_context(&memory, &parse(json!({"thread_id": "secret"}))).unwrap();
+            assert_eq!(deleted.deleted_count, 1);
+        }
+        assert!(
+            !file_holds_marker(),
+            "the deleted text is still in the file"
+        );
+    }
+
+    #[test]
+    fn secrets_in_thread_ids_tags_and_metadata_keys_are_masked_too() {
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let aws = "AKIAQWERTYUIOPASDFGH";
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let thread = format!("deploy-{token}");
+        let stored = store(
+            &memory,
+            json!({"thread_id": thread, "source": "agent", "text": "deploy notes",
+                   "tags": [aws, "ops"], "metadata": {token.clone(): "value", "nested": {aws: 1}}}),
+        );
+        assert_eq!(stored.secrets_scrubbed, 4, "{}", stored.message);
+        let leaks = |text: &str| {
+            let lower = text.to_lowercase();
+            lower.contains(&aws.to_lowercase()) || lower.contains(&token.to_lowercase())
+        };
+        let got = get_context_by_ids(&memory, &parse(json!({"context_ids": [stored.context_id]})))
+            .unwrap();
+        let entry = serde_json::to_string(&got.results[0]).unwrap();
+        assert!(!leaks(&entry), "the entry keeps a secret: {entry}");
+        assert!(got.results[0].tags.contains(&"ops".to_string()));
+        let threads = serde_json::to_string(&list_threads(&memory).unwrap()).unwrap();
+        assert!(!leaks(&threads), "a thread id keeps a secret: {threads}");
+        // A filter naming the thread as the caller knows it still finds it.
+        let found = fts_search_context(
+            &memory,
+            &parse(json!({"query": "deploy", "thread_id": thread})),
+        )
+        .unwrap();
+        assert_eq!(found.count, 1);
+        // Neither spelling of the key reaches the full-text index.
+        for query in [aws.to_string(), aws.to_lowercase()] {
+            let found = fts_search_context(&memory, &parse(json!({"query": query}))).unwrap();
+            assert_eq!(found.count, 0, "{query}");
+        }
     }
 
     #[test]

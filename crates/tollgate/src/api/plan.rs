@@ -188,18 +188,24 @@ impl CreatePlanRequest {
     }
 }
 
-/// `create_plan` in the workspace `root`, with the configured model if any.
+/// `create_plan` in the workspace `root`, with the configured model if any; `auto_save` saves
+/// it in the store `store` configures (opened only then).
 pub fn create_plan(
     root: &Path,
     llm: Option<&LlmClient>,
     request: CreatePlanRequest,
     front_end: FrontEnd,
+    store: &crate::config::RawStore,
 ) -> Result<PlanResponse, ApiError> {
     let auto_save = request.auto_save.unwrap_or(false);
     let mut response = crate::plan::create(root, llm, request.parse()?).map_err(plan_error)?;
     if auto_save {
-        library::save_response(root, &mut response, false, "create_plan", "created")
-            .map_err(|err| plan_store_error(err, front_end))?;
+        let saved = crate::store::Store::open_configured(root, store)
+            .map_err(PlanStoreError::from)
+            .and_then(|store| {
+                library::save_response(&store, &mut response, false, "create_plan", "created")
+            });
+        saved.map_err(|err| plan_store_error(err, front_end))?;
     }
     Ok(response)
 }

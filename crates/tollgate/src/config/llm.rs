@@ -459,6 +459,7 @@ impl RawLlm {
         };
         Ok(LlmConfig {
             passes,
+            cache_store: super::RawStore::default(),
             provider,
             base_url: self.base_url,
             model,
@@ -508,6 +509,8 @@ pub struct LlmPassConfig {
 pub struct LlmConfig {
     /// The review passes that use the model.
     pub passes: LlmPassConfig,
+    /// The store the response cache lives in (`[store]`; the workspace's file by default).
+    pub cache_store: super::RawStore,
     pub provider: Option<ProviderKind>,
     /// Server root; each provider has a default (OpenAI's and Anthropic's public APIs).
     pub base_url: Option<String>,

@@ -14,6 +14,7 @@ mod analyzers;
 mod llm;
 mod nested;
 mod raw;
+mod tools;
 
 pub(crate) use analyzers::check_semgrep_args;
 pub use analyzers::{
@@ -29,7 +30,11 @@ pub use llm::{
 pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
-    RawReview, RawRuleOverride,
+    RawReview, RawRuleOverride, RawSessions, RawStore,
+};
+pub use tools::{
+    DEFAULT_TOOL_MAX_INSTRUCTIONS, DEFAULT_TOOL_MEMORY_MB, DEFAULT_TOOL_TIMEOUT_MS, RawCredential,
+    RawToolAccess, RawTools, ToolAccess, ToolsConfig,
 };
 
 use std::collections::BTreeMap;

@@ -63,6 +63,8 @@ impl NestedConfig {
             ("preflight", raw.preflight != Default::default()),
             ("analyzers", raw.analyzers != Default::default()),
             ("llm", raw.llm != Default::default()),
+            ("store", raw.store != Default::default()),
+            ("sessions", raw.sessions != Default::default()),
         ];
         if let Some((table, _)) = whole_change.iter().find(|(_, set)| *set) {
             return Err(value_error(
@@ -74,7 +76,9 @@ impl NestedConfig {
             ));
         }
 
-        let scope = vec![format!("{dir}/**")];
+        // The directory is a literal prefix, never a pattern (`[s]rc/` must not cover `src/`).
+        let literal = globset::escape(&dir);
+        let scope = vec![format!("{literal}/**")];
         let mut rules = RawPathOverride {
             paths: scope.clone(),
             ..Default::default()
@@ -95,7 +99,7 @@ impl NestedConfig {
             let paths = entry
                 .paths
                 .iter()
-                .map(|glob| scoped_glob(&dir, glob))
+                .map(|glob| scoped_glob(&literal, glob))
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| {
                     value_error(
@@ -117,8 +121,8 @@ impl NestedConfig {
     }
 }
 
-/// `glob`, written in the nested file of `dir`, as a repository-relative glob; `None` when it
-/// would climb out of `dir`.
+/// `glob`, written in the nested file of `dir` (already escaped), as a repository-relative
+/// glob; `None` when it would climb out of `dir`.
 fn scoped_glob(dir: &str, glob: &str) -> Option<String> {
     let glob = glob.trim_start_matches("./").trim_start_matches('/');
     if glob.split('/').any(|part| part == "..") {
@@ -208,6 +212,30 @@ mod tests {
         assert!(!globs.paths.is_match("scripts/run.ts"));
         assert!(globs.paths.is_match("packages/api/src/x.gen.ts"));
         assert!(!globs.paths.is_match("packages/web/x.gen.ts"));
+    }
+
+    /// A directory name is a literal prefix: `[s]rc/` is not the pattern that matches `src/`.
+    #[test]
+    fn a_directory_with_glob_characters_is_a_literal_prefix() {
+        let nested = NestedConfig::parse(
+            "[s]rc/tollgate.toml",
+            "[rules.TG008]\nenabled = false\n[[overrides]]\npaths = [\"*.rs\"]\ndisable = [\"TG001\"]\n",
+            "[s]rc/tollgate.toml",
+        )
+        .unwrap();
+        for entry in &nested.overrides {
+            assert!(!entry.paths.is_match("src/keys.rs"), "{:?}", entry.paths);
+            assert!(entry.paths.is_match("[s]rc/keys.rs"), "{:?}", entry.paths);
+        }
+        let braces = NestedConfig::parse(
+            "{a,b}*/tollgate.toml",
+            "[rules.TG008]\nenabled = false\n",
+            "x",
+        )
+        .unwrap();
+        assert!(!braces.overrides[0].paths.is_match("a/x.rs"));
+        assert!(!braces.overrides[0].paths.is_match("bz/x.rs"));
+        assert!(braces.overrides[0].paths.is_match("{a,b}*/x.rs"));
     }
 
     #[test]

@@ -64,6 +64,36 @@ pub struct RawConfig {
     /// Per-directory settings for monorepos (`[[overrides]]`), like ruff's per-file ignores.
     #[serde(default)]
     pub overrides: Vec<RawPathOverride>,
+    /// The team's Lua tools (`[tools]`).
+    #[serde(default)]
+    pub tools: super::tools::RawTools,
+    /// Where plans, sessions, the model cache and the knowledge store live (`[store]`).
+    #[serde(default)]
+    pub store: RawStore,
+    /// Review sessions (`[sessions]`).
+    #[serde(default)]
+    pub sessions: RawSessions,
+}
+
+/// The `[store]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    /// `sqlite:PATH` or `postgres://…` (`TOLLGATE_STORE_URL`, `--store`).
+    pub url: Option<String>,
+    /// The URL came from a repository's `tollgate.toml`, not from the operator (environment or
+    /// flag): it may then only name an SQLite file inside the workspace, so a repository cannot
+    /// move the store elsewhere or send the operator's database password to its own server.
+    #[serde(skip)]
+    pub from_repository: bool,
+}
+
+/// The `[sessions]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawSessions {
+    /// A worker whose heartbeat is older than this many seconds has lost its step (default 15).
+    pub lease_secs: Option<u64>,
 }
 
 /// One `[[overrides]]` entry: paths, then what changes for findings on them.
@@ -143,6 +173,11 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("TOLLGATE_MAX_INPUT_BYTES", ""),
     ("TOLLGATE_TIME_BUDGET_MS", ""),
     ("TOLLGATE_FAIL_ON_ANALYZER_ERRORS", ""),
+    ("TOLLGATE_STORE_URL", ""),
+    ("TOLLGATE_SESSIONS_LEASE_SECS", ""),
+    ("TOLLGATE_TOOLS_TIMEOUT_MS", ""),
+    ("TOLLGATE_TOOLS_MEMORY_MB", ""),
+    ("TOLLGATE_TOOLS_MAX_INSTRUCTIONS", ""),
 ];
 
 /// `TOLLGATE_*` variables that are not settings: read by the binaries, the index, the tests
@@ -171,10 +206,12 @@ pub const OTHER_TOLLGATE_VARS: &[&str] = &[
 impl RawConfig {
     /// Parses the text of a `tollgate.toml`; `path` is only used in messages.
     pub fn from_toml(text: &str, path: &str) -> Result<RawConfig, ConfigError> {
-        toml::from_str(text).map_err(|err| ConfigError::Parse {
+        let mut raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Parse {
             path: path.to_string(),
             message: describe_toml_error(text, &err),
-        })
+        })?;
+        raw.store.from_repository = raw.store.url.is_some();
+        Ok(raw)
     }
 
     /// Reads and parses a `tollgate.toml`.
@@ -245,10 +282,31 @@ impl RawConfig {
             analyzers.static_analysis_timeout_ms = Some(parse_number(&origin, &value)?);
         }
         let llm = RawLlm::from_env(&vars)?;
+        let store = RawStore {
+            url: get("TOLLGATE_STORE_URL").map(|(_, v)| v),
+            from_repository: false,
+        };
+        let mut sessions = RawSessions::default();
+        if let Some((origin, value)) = get("TOLLGATE_SESSIONS_LEASE_SECS") {
+            sessions.lease_secs = Some(parse_number(&origin, &value)?);
+        }
+        let mut tools = super::tools::RawTools::default();
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_TIMEOUT_MS") {
+            tools.timeout_ms = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MEMORY_MB") {
+            tools.memory_mb = Some(parse_number(&origin, &value)?);
+        }
+        if let Some((origin, value)) = get("TOLLGATE_TOOLS_MAX_INSTRUCTIONS") {
+            tools.max_instructions = Some(parse_number(&origin, &value)?);
+        }
         Ok(RawConfig {
             review,
             analyzers,
             llm,
+            store,
+            sessions,
+            tools,
             ..RawConfig::default()
         })
     }
@@ -291,6 +349,14 @@ impl RawConfig {
         } else {
             higher.overrides
         };
+        let store = if higher.store.url.is_some() {
+            higher.store
+        } else {
+            self.store
+        };
+        let sessions = RawSessions {
+            lease_secs: higher.sessions.lease_secs.or(self.sessions.lease_secs),
+        };
         RawConfig {
             review,
             preflight,
@@ -298,6 +364,9 @@ impl RawConfig {
             analyzers: self.analyzers.overlay(higher.analyzers),
             llm: self.llm.overlay(higher.llm),
             overrides,
+            store,
+            sessions,
+            tools: self.tools.overlay(higher.tools),
         }
     }
 
@@ -390,7 +459,8 @@ impl RawConfig {
         let mut analyzers = self.analyzers.resolve()?;
         // Imported SARIF files are big inputs too; one setting bounds them all.
         analyzers.max_import_bytes = max_input_bytes;
-        let llm = self.llm.resolve()?;
+        let mut llm = self.llm.resolve()?;
+        llm.cache_store = self.store;
 
         Ok(ReviewConfig {
             analyzers,
@@ -656,5 +726,32 @@ mod tests {
         let over = &config.rule_overrides["TG001"];
         assert!(!over.enabled);
         assert_eq!(over.severity, Some(Severity::Low));
+    }
+
+    /// Issue 28: the unknown-variable error points at README.md's Configuration section, whose
+    /// one table lists every `TOLLGATE_*` variable the code knows, no more, no fewer.
+    #[test]
+    fn the_readme_configuration_table_lists_every_variable() {
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+                .unwrap();
+        let section = readme
+            .split("\n## ")
+            .find(|s| s.starts_with("Configuration\n"))
+            .expect("README.md has a `## Configuration` section");
+        let mut documented = std::collections::BTreeSet::new();
+        for row in section.lines().filter(|l| l.starts_with("| `TOLLGATE_")) {
+            let name = row.trim_start_matches("| `").split('`').next().unwrap();
+            assert!(documented.insert(name.to_string()), "{name} twice");
+        }
+        let known: std::collections::BTreeSet<String> = ENV_VARS
+            .iter()
+            .map(|(name, _)| *name)
+            .chain(super::super::LLM_ENV_VARS.iter().copied())
+            .chain(OTHER_TOLLGATE_VARS.iter().copied())
+            .filter(|name| name.starts_with("TOLLGATE_"))
+            .map(String::from)
+            .collect();
+        assert_eq!(documented, known);
     }
 }

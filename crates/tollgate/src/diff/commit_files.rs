@@ -84,6 +84,21 @@ pub fn is_shallow(repo_dir: &Path) -> Result<bool, GitError> {
     Ok(open(repo_dir)?.is_shallow())
 }
 
+/// Who git says the user is, for signing a decision when `$USER` is unset (a CI container):
+/// `user.name`, else `user.email`, from the repository's, the global and the system config;
+/// `None` when neither is set or `repo_dir` is no repository.
+pub fn configured_user(repo_dir: &Path) -> Option<String> {
+    let config = open(repo_dir).ok()?.config().ok()?.snapshot().ok()?;
+    ["user.name", "user.email"].iter().find_map(|key| {
+        config
+            .get_str(key)
+            .ok()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_string)
+    })
+}
+
 /// A commit of the first-parent history, as [`first_parent_history`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryCommit {
@@ -91,6 +106,8 @@ pub struct HistoryCommit {
     /// The first line of the message.
     pub subject: String,
     pub n_parents: usize,
+    /// The first parent's sha (what the commit is judged against); `None` for a root commit.
+    pub first_parent: Option<String>,
 }
 
 /// The last `max` commits of `HEAD`'s first-parent history, newest first: on a branch that
@@ -114,6 +131,7 @@ pub fn first_parent_history(repo_dir: &Path, max: usize) -> Result<Vec<HistoryCo
                 .unwrap_or_default()
                 .to_string(),
             n_parents: commit.parent_count(),
+            first_parent: commit.parent_id(0).ok().map(|id| id.to_string()),
         });
     }
     Ok(commits)

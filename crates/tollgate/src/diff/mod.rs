@@ -20,7 +20,8 @@ mod testutil;
 
 pub use changed::ChangedLines;
 pub use commit_files::{
-    HistoryCommit, first_parent_history, is_shallow, read_file_at_commit, read_files_at_commit,
+    HistoryCommit, configured_user, first_parent_history, is_shallow, read_file_at_commit,
+    read_files_at_commit,
 };
 pub use git::{DiffSpec, GitDiff, GitError, HeadInfo, diff_from_repo, head_info};
 pub use model::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};

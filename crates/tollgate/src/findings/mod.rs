@@ -288,6 +288,10 @@ pub struct Finding {
     /// set aside as dismissed, or back after a dismissal or fix because its code changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learning: Option<LearningNote>,
+    /// Whether this finding fails the gate, as the gate decided it (absent for a notice, a
+    /// dismissed finding and one below the gate's severity).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fails_gate: bool,
 }
 
 /// A ledger decision as it shows on a finding.
@@ -300,6 +304,10 @@ pub struct LearningNote {
     pub by: String,
     /// When (RFC 3339), as recorded.
     pub at: String,
+    /// The fingerprint the decision was recorded for: for a returning finding whose line was
+    /// edited, its earlier one (whose pull-request comment holds the dismissal).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fingerprint: String,
 }
 
 /// Whether a finding the ledger knows is set aside or back.
@@ -342,6 +350,7 @@ impl Finding {
             on_changed_line: false,
             anchor_text: String::new(),
             learning: None,
+            fails_gate: false,
         }
     }
 

@@ -345,15 +345,16 @@ impl Loader {
             return;
         };
         let id = fields.rule_id.clone();
+        // As strict as `tollgate.toml`: a misspelt key would leave its rule silently unchecked.
         for (name, pos) in &fields.unknown {
-            let message = match suggest(name) {
-                Some(known) => format!("unknown key `{name}` (did you mean `{known}`?); ignored"),
-                None => format!(
-                    "unknown key `{name}`; ignored (known keys: {})",
-                    KNOWN_KEYS.join(", ")
-                ),
-            };
-            self.warn(*pos, id.as_deref(), message);
+            let hint = suggest(name)
+                .map(|known| format!(" (did you mean `{known}`?)"))
+                .unwrap_or_default();
+            let message = format!(
+                "unknown key `{name}`{hint}; valid keys: {}",
+                KNOWN_KEYS.join(", ")
+            );
+            self.error(*pos, id.as_deref(), message);
         }
 
         let text = self.required_text(&fields, "rule");
@@ -840,10 +841,10 @@ impl Loader {
                 Some("regex") => regex = Some((key, value)),
                 other => {
                     let shown = other.map_or_else(|| "?".to_string(), str::to_string);
-                    self.warn(
+                    self.error(
                         key.pos_or(block_pos),
                         rule_id,
-                        format!("unknown key `{shown}` in `{name}` (expected `regex`); ignored"),
+                        format!("unknown key `{shown}` in `{name}` (valid keys: regex)"),
                     );
                 }
             }
@@ -869,9 +870,9 @@ impl Loader {
                         other => {
                             let shown = other.map_or_else(|| "?".to_string(), str::to_string);
                             let message = format!(
-                                "unknown key `{shown}` in `{name}.regex` (expected `pattern` and `flags`); ignored"
+                                "unknown key `{shown}` in `{name}.regex` (valid keys: pattern, flags)"
                             );
-                            self.warn(key.pos_or(regex_pos), rule_id, message);
+                            self.error(key.pos_or(regex_pos), rule_id, message);
                         }
                     }
                 }
@@ -1202,19 +1203,22 @@ notes: "free text is ignored"
     fn missing_fields_are_reported_at_the_rule_with_typo_hints() {
         let text = "rules:\n  - id: r1\n    rule: Some rule\n    paths: ['src/**']\n    sevirity: high\n    category: security\n";
         match load(text) {
-            Err(InvariantsError::Invalid {
-                problems, warnings, ..
-            }) => {
-                assert_eq!(problems.len(), 1);
+            Err(InvariantsError::Invalid { problems, .. }) => {
+                let shown: Vec<String> = problems
+                    .iter()
+                    .map(|p| p.display(Path::new("f.yml")).to_string())
+                    .collect();
+                assert_eq!(shown.len(), 2, "{shown:?}");
                 assert_eq!(
-                    problems[0].display(Path::new("f.yml")).to_string(),
+                    shown[0],
                     "f.yml:2:5: rule r1: missing required field `severity` (is `sevirity` on line 5 a typo?)"
                 );
-                assert_eq!(
-                    warnings[0].message,
-                    "unknown key `sevirity` (did you mean `severity`?); ignored"
+                assert!(
+                    shown[1].starts_with(
+                        "f.yml:5:5: rule r1: unknown key `sevirity` (did you mean `severity`?)"
+                    ),
+                    "{shown:?}"
                 );
-                assert_eq!(warnings[0].line, 5);
             }
             other => panic!("{other:?}"),
         }
@@ -1370,17 +1374,42 @@ rules:
     }
 
     #[test]
-    fn unused_regex_blocks_and_unknown_nested_keys_are_warnings() {
+    fn unused_regex_blocks_warn_and_unknown_nested_keys_are_errors() {
         let text = format!(
-            "{RULE_HEAD}    severity: high\n    category: security\n    action: deny\n    deny: {{regex: {{pattern: x, flag: i}}}}\n    when: {{regex: y}}\n"
+            "{RULE_HEAD}    severity: high\n    category: security\n    action: deny\n    deny: {{regex: {{pattern: x}}}}\n    when: {{regex: y}}\n"
         );
         let set = load(&text).unwrap();
         assert_eq!(
             warnings(&set),
+            [".review-invariants.yml:9:5: rule r1: `when` is ignored by action `deny`",]
+        );
+        let text = format!(
+            "{RULE_HEAD}    severity: high\n    category: security\n    action: deny\n    deny: {{regex: {{pattern: x, flag: i}}, flags: i}}\n"
+        );
+        assert_eq!(
+            problems(&text),
             [
-                ".review-invariants.yml:8:32: rule r1: unknown key `flag` in `deny.regex` (expected `pattern` and `flags`); ignored",
-                ".review-invariants.yml:9:5: rule r1: `when` is ignored by action `deny`",
+                ".review-invariants.yml:8:32: rule r1: unknown key `flag` in `deny.regex` (valid keys: pattern, flags)",
+                ".review-invariants.yml:8:42: rule r1: unknown key `flags` in `deny` (valid keys: regex)",
             ]
+        );
+    }
+
+    /// Issue 28: a typo in a key is an error, as in `tollgate.toml`, so a rule never silently
+    /// stops running: with its line and column and the valid keys.
+    #[test]
+    fn an_unknown_key_is_an_error_naming_the_valid_keys() {
+        let text = format!(
+            "{RULE_HEAD}    severity: high\n    category: security\n    actoin: deny\n    deny: {{regex: x}}\n"
+        );
+        let got = problems(&text);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            got[0],
+            format!(
+                ".review-invariants.yml:7:5: rule r1: unknown key `actoin` (did you mean `action`?); valid keys: {}",
+                KNOWN_KEYS.join(", ")
+            )
         );
     }
 

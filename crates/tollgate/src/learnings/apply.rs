@@ -155,6 +155,7 @@ fn note(record: &Record, status: LearningStatus) -> LearningNote {
         reason: redact_line(&record.reason),
         by: record.by.clone(),
         at: record.at.clone(),
+        fingerprint: record.fingerprint.clone(),
     }
 }
 

@@ -20,7 +20,7 @@ mod propose;
 
 pub use apply::{Applied, Learnings};
 pub use conventions::{MAX_CONVENTIONS, MAX_CONVENTIONS_CHARS, conventions};
-pub use file::{MAX_CODE_BYTES, append, evidence_in_workspace, load};
+pub use file::{LedgerLock, MAX_CODE_BYTES, append, evidence_in_workspace, load};
 pub use ledger::{
     Disposition, InvalidRecord, LEDGER_FILE, Ledger, MAX_FIELD_CHARS, MAX_LEDGER_BYTES,
     MAX_REASON_CHARS, Record,
@@ -57,6 +57,17 @@ impl LearningsError {
             LearningsError::Read { .. } => ErrorCode::IoError,
         }
     }
+}
+
+/// A person's free text for a ledger record (a reason, a name), as it may be committed: every
+/// control character (newlines, ESC, BEL, ...) becomes a space and every secret is masked. The
+/// one rule for text entering the ledger, from the CLI, the MCP tools and pull-request comments.
+pub fn clean_text(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    crate::secrets::redact_line(&flat)
 }
 
 /// The evidence of a finding: `sha256:` and the first 16 bytes in hex of its lines, each with

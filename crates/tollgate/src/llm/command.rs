@@ -78,11 +78,12 @@ impl super::Provider for CommandProvider {
             .args(self.args.iter())
             .stdin(prompt.clone().into_bytes());
         *requests += 1;
+        let unwatched = crate::control::Control::default();
         let output = process::run(
             &command,
             Instant::now() + timeout,
             MAX_OUTPUT_BYTES,
-            &crate::control::Control::default(),
+            request.stop.unwrap_or(&unwatched),
         )
         .map_err(|err| LlmError::Command {
             program: program.clone(),
@@ -91,7 +92,8 @@ impl super::Provider for CommandProvider {
         let stderr = || super::http::snippet(&String::from_utf8_lossy(&output.stderr));
         match output.exit {
             Exit::Code(0) => {}
-            // This provider is never given a stop request; counted as a timeout if it were.
+            // Stopped by the caller (its own time limit ran out, or it was cancelled): the
+            // process group is gone either way, and the call reads as timed out.
             Exit::TimedOut | Exit::Cancelled => return Err(request.limits.timed_out(timeout)),
             Exit::Code(code) => {
                 return Err(LlmError::Command {

@@ -79,7 +79,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{LlmConfig, ProviderKind};
-use crate::store::{CachedResponse, Store, llm_cache};
+use crate::store::{CachedResponse, Store};
 
 /// One call: instructions, content, and the shape the answer must have.
 #[derive(Debug, Clone)]
@@ -96,6 +96,9 @@ pub struct JsonRequest<'a> {
     pub max_output_tokens: Option<u32>,
     /// Overrides the configured per-call time limit.
     pub timeout: Option<Duration>,
+    /// The caller's stop request (a timed-out or cancelled tool call): a `command` model's
+    /// process group is killed as soon as it is cancelled.
+    pub stop: Option<crate::control::Control>,
 }
 
 impl<'a> JsonRequest<'a> {
@@ -112,6 +115,7 @@ impl<'a> JsonRequest<'a> {
             schema,
             max_output_tokens: None,
             timeout: None,
+            stop: None,
         }
     }
 }
@@ -232,6 +236,8 @@ pub(crate) struct ProviderRequest<'a> {
     pub(crate) schema: &'a Value,
     pub(crate) max_output_tokens: u32,
     pub(crate) limits: http::Limits,
+    /// [`JsonRequest::stop`].
+    pub(crate) stop: Option<&'a crate::control::Control>,
 }
 
 /// A provider's raw answer: the JSON text and its tokens.
@@ -304,7 +310,7 @@ impl LlmClient {
     pub fn from_config(config: &LlmConfig, workspace: &Path) -> Result<LlmClient, LlmError> {
         let client = LlmClient::without_cache(config, workspace)?;
         let store = if config.cache {
-            match Store::open_in_workspace(workspace) {
+            match Store::open_configured(workspace, &config.cache_store) {
                 Ok(store) => Some(Arc::new(store)),
                 Err(err) => {
                     tracing::warn!(error = %err, "the model response cache is off: the store cannot be opened");
@@ -406,7 +412,7 @@ impl LlmClient {
             max_output_tokens,
         );
         if let Some(store) = &self.store {
-            match store.write(|tx| llm_cache::get(tx, &key)) {
+            match store.transact(|tx| tx.cache_get(&key)) {
                 Ok(Some(hit)) => match validator.parse(&hit.response) {
                     Ok(value) => {
                         return Ok(JsonResponse {
@@ -448,6 +454,7 @@ impl LlmClient {
                     schema: request.schema,
                     max_output_tokens,
                     limits,
+                    stop: request.stop.as_ref(),
                 },
                 &mut requests,
             );
@@ -501,7 +508,7 @@ impl LlmClient {
                 input_tokens: usage.input_tokens,
                 output_tokens: usage.output_tokens,
             };
-            if let Err(err) = store.write(|tx| llm_cache::put(tx, &key, &entry)) {
+            if let Err(err) = store.transact(|tx| tx.cache_put(&key, &entry)) {
                 tracing::warn!(error = %err, "the model answer could not be cached");
             }
         }

@@ -468,6 +468,63 @@ mod command {
         assert!(prompt.contains("JSON Schema"), "{prompt}");
     }
 
+    /// A call stopped by its caller (a timed-out or cancelled `context_answer`) kills the
+    /// model command's whole process group at once, not at the model's own timeout.
+    #[test]
+    fn a_stopped_call_kills_the_command_and_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let hanging = script(
+            dir.path(),
+            "hang.sh",
+            &format!(
+                "sleep 60 &\necho $! > '{0}.tmp'\necho $$ >> '{0}.tmp'\nmv '{0}.tmp' '{0}'\nwait\n",
+                pids.display()
+            ),
+        );
+        // The model's own limit is far off: only the stop request can end the call soon.
+        let mut config = command_config(vec![hanging]);
+        config.timeout = Duration::from_secs(60);
+        let client = LlmClient::without_cache(&config, dir.path()).unwrap();
+        let stop = crate::control::Control::new();
+        let schema = schema();
+        let mut request = JsonRequest::new("SYSTEM", "USER TEXT", "verdict", &schema);
+        request.stop = Some(stop.clone());
+        let still_running = std::thread::scope(|scope| {
+            let call = scope.spawn(|| client.complete_json(&request));
+            while !pids.exists() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            stop.cancel();
+            let listed = std::fs::read_to_string(&pids).unwrap();
+            // Within 10 s of the stop (the model's limit is 60 s), every process is gone.
+            let mut still_running = Vec::new();
+            for pid in listed.split_whitespace() {
+                let proc = Path::new("/proc").join(pid);
+                let mut alive = true;
+                for _ in 0..500 {
+                    let state = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+                    // Gone, or a zombie waiting for its reaper.
+                    if state.is_empty() || state.contains(") Z") {
+                        alive = false;
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                if alive {
+                    still_running.push(pid.to_string());
+                }
+            }
+            let err = call.join().unwrap().unwrap_err();
+            assert!(matches!(err, LlmError::Timeout { .. }), "{err}");
+            still_running
+        });
+        assert!(
+            still_running.is_empty(),
+            "processes of the stopped call still ran: {still_running:?}"
+        );
+    }
+
     #[test]
     fn a_failing_or_hanging_command_is_an_error() {
         let dir = tempfile::tempdir().unwrap();

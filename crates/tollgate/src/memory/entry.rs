@@ -178,6 +178,8 @@ pub struct NewEntry {
     pub(crate) metadata: Map<String, Value>,
     pub(crate) tags: Vec<String>,
     pub(crate) images: Vec<Image>,
+    /// Secrets already masked while the fields were normalised (the thread id, tags).
+    pub(crate) masked: usize,
 }
 
 impl NewEntry {
@@ -190,13 +192,16 @@ impl NewEntry {
         tags: &[String],
         images: Vec<Image>,
     ) -> Result<NewEntry, MemoryError> {
+        let mut masked = 0;
+        let thread_id = mask_secrets(&check_thread_id("thread_id", thread_id)?, &mut masked);
         Ok(NewEntry {
-            thread_id: check_thread_id("thread_id", thread_id)?,
+            thread_id,
             source,
             text: check_text("text", text)?,
             metadata: check_metadata("metadata", metadata)?,
-            tags: normalize_tags("tags", tags)?,
+            tags: normalize_tags("tags", tags, &mut masked)?,
             images: check_images("images", images)?,
+            masked,
         })
     }
 
@@ -259,8 +264,27 @@ pub(crate) fn check_metadata(
     Ok(metadata)
 }
 
-/// Trimmed, lower-cased, without duplicates, in the order given.
-pub(crate) fn normalize_tags(field: &str, tags: &[String]) -> Result<Vec<String>, MemoryError> {
+/// `text` with every secret masked; `n` counts them. Run before any case folding: a detector
+/// knows `AKIA…`, not `akia…`.
+pub(crate) fn mask_secrets(text: &str, n: &mut usize) -> String {
+    let scrubbed = crate::secrets::scrub(text, 0, 0);
+    *n += scrubbed.secrets.len();
+    scrubbed.text
+}
+
+/// A thread id as it is stored (secrets masked), so a filter or a delete naming a thread as
+/// the caller knows it finds the stored one.
+pub fn stored_thread_id(thread_id: &str) -> String {
+    mask_secrets(thread_id.trim(), &mut 0)
+}
+
+/// Trimmed, secrets masked, then lower-cased, without duplicates, in the order given; `masked`
+/// counts the secrets.
+pub(crate) fn normalize_tags(
+    field: &str,
+    tags: &[String],
+    masked: &mut usize,
+) -> Result<Vec<String>, MemoryError> {
     if tags.len() > MAX_TAGS {
         return Err(MemoryError::TooLarge {
             field: field.to_string(),
@@ -269,7 +293,7 @@ pub(crate) fn normalize_tags(field: &str, tags: &[String]) -> Result<Vec<String>
     }
     let mut out: Vec<String> = Vec::with_capacity(tags.len());
     for (idx, tag) in tags.iter().enumerate() {
-        let tag = tag.trim().to_lowercase();
+        let tag = mask_secrets(tag.trim(), masked).to_lowercase();
         if tag.is_empty()
             || tag.chars().count() > MAX_TAG_CHARS
             || tag.chars().any(char::is_control)
@@ -325,5 +349,5 @@ pub fn format_ms(ms: i64) -> String {
 
 /// Tags in a filter, normalised like stored ones.
 pub fn normalize_filter_tags(tags: &[String]) -> Result<Vec<String>, MemoryError> {
-    normalize_tags("tags", tags)
+    normalize_tags("tags", tags, &mut 0)
 }

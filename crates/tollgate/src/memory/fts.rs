@@ -98,31 +98,39 @@ enum Token {
     Close,
 }
 
-/// Parses `text` as `expr := term ((AND|OR|NOT)? term)*`, `term := word | "phrase" | (expr)`
-/// and writes it back with every word and phrase quoted.
+/// Deepest parenthesis nesting a boolean query may have.
+pub const MAX_DEPTH: usize = 32;
+
+/// Parses `text` as `expr := seq ((AND|OR|NOT) seq)*`, `seq := term+ | (expr)`, `term := word |
+/// "phrase"` (adjacent terms are FTS5's implicit AND, which FTS5 allows only between terms,
+/// never beside a parenthesis) with at most [`MAX_DEPTH`] nested parentheses, and writes it
+/// back with every word and phrase quoted. Errors name the character position (1-based).
 fn boolean(field: &str, text: &str) -> Result<Option<String>, MemoryError> {
-    let bad = |why: &str| {
+    let bad = |why: &str, byte: usize| {
+        let at = text[..byte].chars().count() + 1;
         MemoryError::invalid(
             field,
             format!(
-                "not a boolean query ({why}): use words, \"quoted phrases\", AND, OR, NOT and parentheses, e.g. `auth AND (token OR session) NOT legacy`"
+                "not a boolean query ({why} at character {at}): use words, \"quoted phrases\", AND, OR, NOT and parentheses, e.g. `auth AND (token OR session) NOT legacy`"
             ),
         )
     };
-    let mut tokens = Vec::new();
+    let mut tokens: Vec<(usize, Token)> = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some((idx, c)) = chars.next() {
         match c {
-            '(' => tokens.push(Token::Open),
-            ')' => tokens.push(Token::Close),
+            '(' => tokens.push((idx, Token::Open)),
+            ')' => tokens.push((idx, Token::Close)),
             '"' => {
                 let rest = &text[idx + 1..];
-                let end = rest.find('"').ok_or_else(|| bad("an unclosed quote"))?;
+                let end = rest
+                    .find('"')
+                    .ok_or_else(|| bad("an unclosed quote", idx))?;
                 let phrase: Vec<&str> = words(&rest[..end]).collect();
                 if phrase.is_empty() {
-                    return Err(bad("an empty phrase"));
+                    return Err(bad("an empty phrase", idx));
                 }
-                tokens.push(Token::Term(quote(&phrase.join(" "))));
+                tokens.push((idx, Token::Term(quote(&phrase.join(" ")))));
                 while chars.peek().is_some_and(|(at, _)| *at <= idx + end + 1) {
                     chars.next();
                 }
@@ -138,15 +146,18 @@ fn boolean(field: &str, text: &str) -> Result<Option<String>, MemoryError> {
                     }
                 }
                 let word = &text[idx..end];
-                tokens.push(match word {
-                    "AND" => Token::Op("AND"),
-                    "OR" => Token::Op("OR"),
-                    "NOT" => Token::Op("NOT"),
-                    _ => Token::Term(quote(word)),
-                });
+                tokens.push((
+                    idx,
+                    match word {
+                        "AND" => Token::Op("AND"),
+                        "OR" => Token::Op("OR"),
+                        "NOT" => Token::Op("NOT"),
+                        _ => Token::Term(quote(word)),
+                    },
+                ));
             }
             c if c.is_whitespace() => {}
-            other => return Err(bad(&format!("`{other}` is not allowed"))),
+            other => return Err(bad(&format!("`{other}` is not allowed"), idx)),
         }
     }
     if tokens.is_empty() {
@@ -155,39 +166,48 @@ fn boolean(field: &str, text: &str) -> Result<Option<String>, MemoryError> {
     // Each position expects either an operand (a term or `(`) or what may follow one.
     let mut depth = 0usize;
     let mut expect_operand = true;
+    let mut after_close = false;
     let mut out = Vec::with_capacity(tokens.len());
-    for token in tokens {
+    for (at, token) in tokens {
+        let beside = "a term beside a parenthesis (put AND, OR or NOT between them)";
         match (&token, expect_operand) {
-            (Token::Term(term), true) => {
+            (Token::Term(_), false) if after_close => return Err(bad(beside, at)),
+            (Token::Term(term), _) => {
+                // After a term: FTS5's implicit AND.
                 out.push(term.clone());
                 expect_operand = false;
             }
-            (Token::Term(term), false) => {
-                // Adjacent terms: FTS5's implicit AND.
-                out.push(term.clone());
+            (Token::Open, false) => return Err(bad(beside, at)),
+            (Token::Open, true) if depth == MAX_DEPTH => {
+                return Err(bad(
+                    &format!("parentheses nested deeper than {MAX_DEPTH}"),
+                    at,
+                ));
             }
-            (Token::Open, _) => {
+            (Token::Open, true) => {
                 out.push("(".to_string());
                 depth += 1;
-                expect_operand = true;
             }
             (Token::Close, false) if depth > 0 => {
                 out.push(")".to_string());
                 depth -= 1;
             }
-            (Token::Close, _) => return Err(bad("unbalanced or empty parentheses")),
+            (Token::Close, _) => return Err(bad("unbalanced or empty parentheses", at)),
             (Token::Op(op), false) => {
                 out.push((*op).to_string());
                 expect_operand = true;
             }
-            (Token::Op(op), true) => return Err(bad(&format!("`{op}` needs a term before it"))),
+            (Token::Op(op), true) => {
+                return Err(bad(&format!("`{op}` needs a term before it"), at));
+            }
         }
+        after_close = token == Token::Close;
     }
     if expect_operand {
-        return Err(bad("it ends with an operator"));
+        return Err(bad("it ends with an operator", text.len()));
     }
     if depth != 0 {
-        return Err(bad("unbalanced parentheses"));
+        return Err(bad("unbalanced parentheses", text.len()));
     }
     Ok(Some(out.join(" ")))
 }
@@ -242,5 +262,32 @@ mod tests {
             let err = FtsQuery::build("query", bad, FtsMode::Boolean).unwrap_err();
             assert_eq!(err.field(), Some("query"), "{bad}");
         }
+    }
+
+    /// What FTS5 itself rejects never reaches it: a term beside a parenthesis (no implicit
+    /// AND there), `NEAR(...)`, nesting past the depth limit. The error names the position.
+    #[test]
+    fn boolean_queries_fts5_would_reject_are_refused_with_their_position() {
+        let deep = format!("{}a{}", "(".repeat(600), ")".repeat(600));
+        for (bad, at) in [
+            ("canary (deploy)", 8),
+            ("(canary) deploy", 10),
+            ("NEAR(canary deploy)", 5),
+            ("(a) (b)", 5),
+            (deep.as_str(), MAX_DEPTH + 1),
+        ] {
+            let err = FtsQuery::build("query", bad, FtsMode::Boolean).unwrap_err();
+            assert_eq!(err.field(), Some("query"), "{bad}");
+            assert!(
+                err.to_string().contains(&format!("at character {at}")),
+                "{bad}: {err}"
+            );
+        }
+        let nested = format!("{}a{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(build(&nested, FtsMode::Boolean).is_some());
+        assert_eq!(
+            build("canary deploy \"blue green\"", FtsMode::Boolean).as_deref(),
+            Some(r#""canary" "deploy" "blue green""#)
+        );
     }
 }

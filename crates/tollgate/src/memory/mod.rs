@@ -27,7 +27,7 @@ pub use answer::{
 };
 pub use entry::{
     ContentType, Entry, Image, ImageMime, MAX_IMAGE_BYTES, MAX_IMAGES, MAX_TAG_CHARS, MAX_TAGS,
-    MAX_TEXT_BYTES, NewEntry, Source, format_ms, normalize_filter_tags,
+    MAX_TEXT_BYTES, NewEntry, Source, format_ms, normalize_filter_tags, stored_thread_id,
 };
 pub use filter::{DateBound, Filter, MetadataCondition, MetadataPath, Operator, Page, parse_date};
 pub use fts::{FtsMode, FtsQuery};
@@ -35,9 +35,11 @@ pub use note::{
     KIND_KEY, LANGUAGE_KEY, NOTES_THREAD, NoteKind, PATH_KEY, PRIORITY_KEY, Priority, TOPIC_KEY,
     highlights,
 };
+#[cfg(test)]
+pub(crate) use ops::tests as ops_tests;
 pub use ops::{
-    DeleteCriteria, EntryUpdate, HybridOutcome, HybridScores, Memory, MetadataChange, Scored,
-    SearchArm, Statistics, Stored, ThreadSummary, rrf,
+    DeleteCriteria, EntryUpdate, HybridOutcome, HybridScores, MAX_DELETE_IDS, Memory,
+    MetadataChange, Scored, SearchArm, Statistics, Stored, ThreadSummary, rrf,
 };
 pub use patch::merge_patch;
 

@@ -9,8 +9,8 @@ use tollgate_index::Embedder;
 use super::entry::{check_images, check_metadata, check_text, normalize_tags};
 use super::{Entry, Filter, FtsQuery, Image, MemoryError, NewEntry, Page, Source};
 use crate::secrets;
-use crate::store::Store;
 use crate::store::memory::{self as sql, InsertRow, UpdateRow};
+use crate::store::{Store, StoreError};
 
 /// The knowledge store of one [`Store`], embedding with one [`Embedder`].
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +34,10 @@ pub enum MetadataChange {
     Patch(Map<String, Value>),
 }
 
+/// Most ids (and thread ids) one delete names: each is a bound SQL parameter, and SQLite takes
+/// at most 32,766 in a statement.
+pub const MAX_DELETE_IDS: usize = 10_000;
+
 /// A change to one entry; at least one field is set (checked by [`EntryUpdate::new`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryUpdate {
@@ -42,6 +46,8 @@ pub struct EntryUpdate {
     metadata: Option<MetadataChange>,
     tags: Option<Vec<String>>,
     images: Option<Vec<Image>>,
+    /// Secrets already masked in the tags.
+    masked: usize,
 }
 
 impl EntryUpdate {
@@ -68,14 +74,18 @@ impl EntryUpdate {
             )?)),
             None => None,
         };
+        let mut masked = 0;
         Ok(EntryUpdate {
             id,
             text: text.map(|text| check_text("text", text)).transpose()?,
             metadata,
-            tags: tags.map(|tags| normalize_tags("tags", tags)).transpose()?,
+            tags: tags
+                .map(|tags| normalize_tags("tags", tags, &mut masked))
+                .transpose()?,
             images: images
                 .map(|images| check_images("images", images))
                 .transpose()?,
+            masked,
         })
     }
 
@@ -332,16 +342,23 @@ impl<'a> Memory<'a> {
         let Some(query) = query else {
             return Ok(Vec::new());
         };
-        let hits = self
-            .store
-            .read(|tx| sql::fts(tx, query, filter, page.offset + page.limit, highlight))?;
-        let hits: Vec<_> = hits.into_iter().skip(page.offset).collect();
-        let ids: Vec<i64> = hits.iter().map(|(id, _, _)| *id).collect();
-        let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
-        Ok(entries
-            .into_iter()
-            .zip(hits)
-            .map(|(entry, (_, score, highlighted))| Scored {
+        // One snapshot for the hits and their entries, and each hit joined to its entry by id:
+        // a delete between the two can neither shift a highlight onto another entry nor show
+        // a deleted one.
+        let (hits, entries) = self.store.read(|tx| {
+            let hits: Vec<_> = sql::fts(tx, query, filter, page.offset + page.limit, highlight)?
+                .into_iter()
+                .skip(page.offset)
+                .map(|(id, score, highlighted)| (id, (score, highlighted)))
+                .collect();
+            #[cfg(test)]
+            tests::after_ranking();
+            let ids: Vec<i64> = hits.iter().map(|(id, _)| *id).collect();
+            let entries = sql::get(tx, &ids, include_images)?;
+            Ok::<_, StoreError>((hits, entries))
+        })?;
+        Ok(join_by_id(entries, hits)
+            .map(|(entry, (score, highlighted))| Scored {
                 entry,
                 scores: HybridScores {
                     fts_score: Some(score),
@@ -364,10 +381,8 @@ impl<'a> Memory<'a> {
         let ranked: Vec<_> = ranked.into_iter().skip(page.offset).collect();
         let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
         let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
-        Ok(entries
-            .into_iter()
-            .zip(ranked)
-            .map(|(entry, (_, distance))| Scored {
+        Ok(join_by_id(entries, ranked)
+            .map(|(entry, distance)| Scored {
                 entry,
                 scores: HybridScores {
                     semantic_distance: Some(distance),
@@ -419,10 +434,9 @@ impl<'a> Memory<'a> {
             .collect();
         let ids: Vec<i64> = page_hits.iter().map(|(id, _)| *id).collect();
         let entries = self.store.read(|tx| sql::get(tx, &ids, include_images))?;
-        let hits = entries
-            .into_iter()
-            .zip(page_hits)
-            .map(|(entry, (id, score))| {
+        let hits = join_by_id(entries, page_hits)
+            .map(|(entry, score)| {
+                let id = entry.id;
                 let fts_at = fts_ids.iter().position(|x| *x == id);
                 let semantic_at = semantic_ids.iter().position(|x| *x == id);
                 Scored {
@@ -507,8 +521,22 @@ impl<'a> Memory<'a> {
             .collect())
     }
 
-    /// Deletes what `criteria` selects; how many entries went. No criterion: an error.
+    /// Deletes what `criteria` selects; how many entries went. No criterion: an error; at most
+    /// [`MAX_DELETE_IDS`] ids and as many thread ids.
     pub fn delete(&self, criteria: &DeleteCriteria) -> Result<usize, MemoryError> {
+        for (field, n) in [
+            ("context_ids", criteria.ids.len()),
+            ("thread_ids", criteria.thread_ids.len()),
+        ] {
+            if n > MAX_DELETE_IDS {
+                return Err(MemoryError::invalid(
+                    field,
+                    format!(
+                        "{n} ids, over the limit of {MAX_DELETE_IDS} per call: delete in batches"
+                    ),
+                ));
+            }
+        }
         if criteria.ids.is_empty()
             && criteria.thread_ids.is_empty()
             && criteria.created_before_ms.is_none()
@@ -566,9 +594,18 @@ impl<'a> Memory<'a> {
     }
 }
 
+/// Each hit `(id, value)` with its entry, in the hits' order; a hit whose entry is gone (deleted
+/// since it was ranked) is dropped, never paired with another entry.
+fn join_by_id<T>(entries: Vec<Entry>, hits: Vec<(i64, T)>) -> impl Iterator<Item = (Entry, T)> {
+    let mut by_id: HashMap<i64, Entry> =
+        entries.into_iter().map(|entry| (entry.id, entry)).collect();
+    hits.into_iter()
+        .filter_map(move |(id, value)| by_id.remove(&id).map(|entry| (entry, value)))
+}
+
 /// Masks every secret in what an entry would store (text, metadata strings, tags).
 fn scrub_entry(entry: &NewEntry) -> (NewEntry, usize) {
-    let mut n = 0;
+    let mut n = entry.masked;
     let mut out = entry.clone();
     out.text = scrub_text(&entry.text, &mut n);
     scrub_map(&mut out.metadata, &mut n);
@@ -579,7 +616,7 @@ fn scrub_entry(entry: &NewEntry) -> (NewEntry, usize) {
 }
 
 fn scrub_update(update: &EntryUpdate) -> (EntryUpdate, usize) {
-    let mut n = 0;
+    let mut n = update.masked;
     let mut out = update.clone();
     if let Some(text) = &mut out.text {
         *text = scrub_text(text, &mut n);
@@ -600,9 +637,12 @@ fn scrub_text(text: &str, n: &mut usize) -> String {
     scrubbed.text
 }
 
+/// Masks keys as well as values: a key is text a caller chose, and every read path shows it.
 fn scrub_map(map: &mut Map<String, Value>, n: &mut usize) {
-    for value in map.values_mut() {
-        scrub_value(value, n);
+    let entries = std::mem::take(map);
+    for (key, mut value) in entries {
+        scrub_value(&mut value, n);
+        map.insert(scrub_text(&key, n), value);
     }
 }
 
@@ -612,5 +652,28 @@ fn scrub_value(value: &mut Value, n: &mut usize) {
         Value::Array(items) => items.iter_mut().for_each(|item| scrub_value(item, n)),
         Value::Object(map) => scrub_map(map, n),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Run by a full-text search between ranking its hits and loading their entries: a
+        /// test makes a race happen exactly there.
+        static AFTER_RANKING: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
+    }
+
+    pub(crate) fn set_after_ranking(hook: Option<Box<dyn Fn()>>) {
+        AFTER_RANKING.with(|slot| *slot.borrow_mut() = hook);
+    }
+
+    pub(super) fn after_ranking() {
+        AFTER_RANKING.with(|slot| {
+            if let Some(hook) = &*slot.borrow() {
+                hook();
+            }
+        });
     }
 }

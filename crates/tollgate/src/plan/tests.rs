@@ -16,7 +16,13 @@ fn create_plan(
     llm: Option<&LlmClient>,
     request: &CreatePlanRequest,
 ) -> Result<PlanResponse, ApiError> {
-    crate::api::plan::create_plan(root, llm, request.clone(), FrontEnd::Mcp)
+    crate::api::plan::create_plan(
+        root,
+        llm,
+        request.clone(),
+        FrontEnd::Mcp,
+        &crate::config::RawStore::default(),
+    )
 }
 
 fn refine_plan(

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::PublishConfig;
 use crate::diff::ChangedLines;
-use crate::findings::{Applicability, Finding, ReviewResult};
+use crate::findings::{Applicability, Finding, LearningStatus, ReviewResult};
 use crate::report::{self, SUMMARY_MARKER};
 
 /// Findings over the cap listed one per line in the review body; the rest are counted.
@@ -24,8 +24,9 @@ pub struct ReviewPlan {
     pub comments: Vec<InlineComment>,
     /// Findings inside hunks that the cap kept out of `comments`.
     pub n_over_cap: usize,
-    /// Fingerprints (as in markers) of the findings the learnings ledger dismissed: their
-    /// comments stay, since the thread holds the dismissal that later runs read again.
+    /// Fingerprints (as in markers) of the findings the learnings ledger dismissed, and the
+    /// earlier ones of returning findings: their comments stay, since the thread holds the
+    /// dismissal that later runs read again.
     pub dismissed: Vec<String>,
 }
 
@@ -206,6 +207,11 @@ pub(super) fn review(
             .dismissed
             .iter()
             .map(|finding| sanitize_fingerprint(&finding.fingerprint))
+            .chain(result.findings.iter().filter_map(|finding| {
+                let note = finding.learning.as_ref()?;
+                (note.status == LearningStatus::Returning && !note.fingerprint.is_empty())
+                    .then(|| sanitize_fingerprint(&note.fingerprint))
+            }))
             .collect(),
     }
 }
@@ -553,6 +559,35 @@ diff --git a/src/a.rs b/src/a.rs
             .collect();
         assert_eq!(new, ["moved", "outdated", "new"]);
         assert_eq!(sync.to_delete, [3, 4, 5, 7]);
+    }
+
+    /// Issue 28: a returning finding (its line edited) has a new fingerprint; the comment of
+    /// its old one holds the dismissal reply that later runs read again, so it stays.
+    #[test]
+    fn the_comment_behind_a_returning_finding_is_kept() {
+        use crate::findings::{LearningNote, LearningStatus};
+        let mut back = finding("TG008", "src/a.rs", 11);
+        back.learning = Some(LearningNote {
+            status: LearningStatus::Returning,
+            reason: "test key".into(),
+            by: "maintainer".into(),
+            at: "2026-01-01T00:00:00Z".into(),
+            fingerprint: "old-fingerprint".into(),
+        });
+        let publication = plan(
+            &result_with(vec![back]),
+            &changed(DIFF),
+            &PublishConfig::new(None),
+        );
+        let bot = "github-actions[bot]";
+        let sync = sync_comments(
+            &publication.review.comments,
+            &publication.review.dismissed,
+            &[posted(1, bot, "old-fingerprint", "src/a.rs", Some(11))],
+            bot,
+        );
+        assert!(sync.to_delete.is_empty(), "{sync:?}");
+        assert_eq!(sync.to_post.len(), 1, "the returning finding is posted");
     }
 
     #[test]

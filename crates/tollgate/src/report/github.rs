@@ -4,6 +4,9 @@
 //! The runner reads any log line starting with `::` as a command, and findings carry text from
 //! models and from the code under review. So annotation values are escaped as the runner
 //! requires ([`escape_data`], [`escape_property`]): no value can end its line or its property.
+//! Control characters (ESC, BEL, the other C0 and C1 controls but LF and tab, which the escaping
+//! encodes or keeps) become visible `\u{…}` escapes ([`visible_controls`], the rule of
+//! `ci_log`), since the runner shows every line in a terminal too.
 //! Text printed as plain lines (the summary, the gate's reasons, warnings) is wrapped in
 //! `::stop-commands::<token>` … `::<token>::`, which turns command processing off in between.
 //! The token is derived from a SHA-256 of the wrapped text itself: whoever wrote that text would
@@ -20,6 +23,7 @@ use std::io;
 use sha2::{Digest, Sha256};
 
 use super::{Format, ReportError, sorted_findings};
+use crate::ci_log::visible_controls;
 use crate::findings::{Finding, ReviewResult, Severity};
 
 /// Annotation titles longer than this are cut (check-run annotations allow 255).
@@ -31,7 +35,7 @@ pub(super) fn render(result: &ReviewResult, out: &mut dyn io::Write) -> Result<(
         text.push_str(&annotation(finding));
         text.push('\n');
     }
-    text.push_str(&wrap_untrusted(&plain_summary(result)));
+    text.push_str(&wrap_untrusted(&visible_controls(&plain_summary(result))));
     out.write_all(text.as_bytes())
         .map_err(ReportError::io(Format::Github))
 }
@@ -130,12 +134,14 @@ fn annotation(finding: &Finding) -> String {
         "title={}",
         escape_property(&truncate(&title, MAX_TITLE_CHARS))
     ));
-    format!(
+    // The runner prints the line to the terminal too: no raw ESC, BEL or other control.
+    let line = format!(
         "::{} {}::{}",
         command(finding.severity),
         properties.join(","),
         escape_data(&message(finding))
-    )
+    );
+    visible_controls(&line).into_owned()
 }
 
 /// The message, then the recommendation; the title when there is no message.
@@ -254,6 +260,35 @@ mod tests {
         assert!(text.contains("\n::stop-commands::tollgate-"), "{text}");
         assert!(text.contains("::error file=a::forged summary"), "{text}");
         assert!(text.ends_with("::\n"), "{text}");
+    }
+
+    /// Issue 28: the runner prints each command line to the terminal, so a path's or a
+    /// message's ESC, BEL and other control bytes arrive as visible escapes, never raw.
+    #[test]
+    fn control_characters_never_reach_the_log_raw() {
+        let mut result = sample_result();
+        let mut finding = result.findings[0].clone();
+        finding.title = "bell\u{7} title".into();
+        finding.message = "clear \u{1b}[2J screen\u{9b}31m\r\nnext".into();
+        finding.recommendation = "fix \u{1b}]0;owned\u{7}".into();
+        finding.location = Location::line("src/\u{1b}[31mred\u{7}.rs", 3);
+        result.findings = vec![finding];
+        result.summary = "sum\u{1b}[8m hidden".into();
+        result.fail_reasons = vec!["reason \u{7f}\u{8}".into()];
+        let text = render_to_string(Format::Github, &result);
+        assert!(
+            !text.chars().any(|c| c != '\n' && c.is_control()),
+            "{text:?}"
+        );
+        assert!(
+            text.starts_with("::error file=src/\\u{1b}[31mred\\u{7}.rs,line=3,"),
+            "{text}"
+        );
+        assert!(
+            text.contains("clear \\u{1b}[2J screen\\u{9b}31m%0D%0Anext"),
+            "{text}"
+        );
+        assert!(text.contains("sum\\u{1b}[8m hidden"), "{text}");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! Each file with findings is a `<testsuite>` (named by its path), each finding a `<testcase>`
 //! (class = the path, name = rule id and title, which stay the same when lines move, so CI
-//! history can follow a case) holding one `<failure>` with the location, severity and texts. A
-//! review without findings is one passing `tollgate / review` case, so the report always says a
-//! review ran. Every value is escaped (see `xml.rs`).
+//! history can follow a case). A finding that fails the gate holds one `<failure>` with the
+//! location, severity and texts; any other (a notice, a finding below the gate) is a passed case
+//! with the same text in `<system-out>`, so a green gate shows no failed tests. A review without
+//! findings is one passing `tollgate / review` case, so the report always says a review ran.
+//! Every value is escaped (see `xml.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,13 +27,14 @@ pub(super) fn render(result: &ReviewResult, out: &mut dyn io::Write) -> Result<(
             .push(finding);
     }
     let n_findings = result.findings.len();
+    let n_failures = result.findings.iter().filter(|f| f.fails_gate).count();
     let seconds = format_seconds(result.stats.duration_ms);
 
     let mut doc = String::new();
     doc.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         doc,
-        "<testsuites name=\"{SUITES_NAME}\" tests=\"{}\" failures=\"{n_findings}\" errors=\"0\" skipped=\"0\" time=\"{seconds}\">",
+        "<testsuites name=\"{SUITES_NAME}\" tests=\"{}\" failures=\"{n_failures}\" errors=\"0\" skipped=\"0\" time=\"{seconds}\">",
         n_findings.max(1)
     );
     if by_file.is_empty() {
@@ -57,8 +60,9 @@ pub(super) fn render(result: &ReviewResult, out: &mut dyn io::Write) -> Result<(
         let path = xml::attribute(&path);
         let _ = writeln!(
             doc,
-            "  <testsuite name=\"{path}\" tests=\"{n}\" failures=\"{n}\" errors=\"0\" skipped=\"0\" time=\"0\">",
-            n = findings.len()
+            "  <testsuite name=\"{path}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" time=\"0\">",
+            findings.len(),
+            findings.iter().filter(|f| f.fails_gate).count()
         );
         for finding in findings {
             let name = if finding.title.trim().is_empty() {
@@ -71,17 +75,25 @@ pub(super) fn render(result: &ReviewResult, out: &mut dyn io::Write) -> Result<(
                 "    <testcase classname=\"{path}\" name=\"{}\" time=\"0\">",
                 xml::attribute(&name)
             );
-            let _ = writeln!(
-                doc,
-                "      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                xml::attribute(&format!(
-                    "line {}: {}",
-                    finding.location.start_line.max(1),
-                    finding_text(finding)
-                )),
-                finding.severity.as_str(),
-                xml::content(&failure_body(finding)),
-            );
+            if finding.fails_gate {
+                let _ = writeln!(
+                    doc,
+                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                    xml::attribute(&format!(
+                        "line {}: {}",
+                        finding.location.start_line.max(1),
+                        finding_text(finding)
+                    )),
+                    finding.severity.as_str(),
+                    xml::content(&failure_body(finding)),
+                );
+            } else {
+                let _ = writeln!(
+                    doc,
+                    "      <system-out>{}</system-out>",
+                    xml::content(&failure_body(finding)),
+                );
+            }
             doc.push_str("    </testcase>\n");
         }
         doc.push_str("  </testsuite>\n");
@@ -133,6 +145,37 @@ mod tests {
     #[test]
     fn renders_the_sample_result() {
         insta::assert_snapshot!(render_to_string(Format::Junit, &sample_result()));
+    }
+
+    /// Issue 28: a LOW notice on a green gate is no failed test (GitLab's widget would show
+    /// failed tests on a green pipeline): only what fails the gate is a `<failure>`; every
+    /// other finding is a passed case carrying its text.
+    #[test]
+    fn only_gate_failing_findings_are_failures() {
+        let result = sample_result();
+        let n_failing = result.findings.iter().filter(|f| f.fails_gate).count();
+        assert!(n_failing > 0 && n_failing < result.findings.len());
+        let xml = render_to_string(Format::Junit, &result);
+        assert_eq!(xml.matches("<failure ").count(), n_failing, "{xml}");
+        assert!(
+            xml.contains(&format!(
+                "tests=\"{}\" failures=\"{n_failing}\"",
+                result.findings.len()
+            )),
+            "{xml}"
+        );
+        let notice = result.findings.iter().find(|f| !f.fails_gate).unwrap();
+        assert!(xml.contains("<system-out>"), "{xml}");
+        assert!(xml.contains(notice.message.trim()), "{xml}");
+
+        let mut green = result.clone();
+        green.should_fail = false;
+        for finding in &mut green.findings {
+            finding.fails_gate = false;
+        }
+        let xml = render_to_string(Format::Junit, &green);
+        assert!(!xml.contains("<failure"), "{xml}");
+        assert!(xml.contains("failures=\"0\""), "{xml}");
     }
 
     #[test]

@@ -743,6 +743,7 @@ mod tests {
                 reason: "false positive <b>".into(),
                 by: "alice".into(),
                 at: "2026-11-27T00:00:00Z".into(),
+                fingerprint: String::new(),
             })
         };
         let mut result = sample_result();

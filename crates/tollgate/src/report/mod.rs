@@ -1,9 +1,9 @@
 //! Reports: turns a [`ReviewResult`] into JSON, SARIF 2.1.0, a Markdown PR comment, or one of
 //! the CI formats (reviewdog rdjson/rdjsonl, GitLab Code Quality, Checkstyle XML, JUnit XML,
-//! GitHub workflow commands).
+//! GitHub workflow commands), or plain text for a terminal.
 //!
 //! [`render`] dispatches on [`Format`] to one file per format (`json.rs`, `sarif.rs`,
-//! `markdown.rs`, `rdjson.rs`, `gitlab.rs`, `checkstyle.rs`, `junit.rs`, `github.rs`); each
+//! `markdown.rs`, `rdjson.rs`, `gitlab.rs`, `checkstyle.rs`, `junit.rs`, `github.rs`, `text.rs`); each
 //! renderer owns its own severity table. Renderers show what they are given:
 //! they never filter, dedupe or decide the gate (that is `review`'s job), and they sort so that
 //! the same result always renders to the same bytes. [`ReportConfig`] carries what a renderer
@@ -22,6 +22,7 @@ mod markdown;
 mod rdjson;
 mod sarif;
 mod source;
+mod text;
 mod xml;
 
 #[cfg(test)]
@@ -61,10 +62,12 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands (`::error file=…,line=…::message`).
     Github,
+    /// Plain text for a terminal: findings grouped by file, then the verdict.
+    Text,
 }
 
 impl Format {
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Json,
         Format::Sarif,
         Format::Markdown,
@@ -74,6 +77,7 @@ impl Format {
         Format::Checkstyle,
         Format::Junit,
         Format::Github,
+        Format::Text,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -87,6 +91,7 @@ impl Format {
             Format::Checkstyle => "checkstyle",
             Format::Junit => "junit",
             Format::Github => "github",
+            Format::Text => "text",
         }
     }
 
@@ -98,7 +103,7 @@ impl Format {
             Format::Markdown => "md",
             Format::Rdjsonl => "jsonl",
             Format::Checkstyle | Format::Junit => "xml",
-            Format::Github => "txt",
+            Format::Github | Format::Text => "txt",
         }
     }
 }
@@ -124,10 +129,11 @@ impl FromStr for Format {
             "checkstyle" => Ok(Format::Checkstyle),
             "junit" => Ok(Format::Junit),
             "github" => Ok(Format::Github),
+            "text" => Ok(Format::Text),
             _ => Err(UnknownValue {
                 what: "report format",
                 given: s.to_string(),
-                expected: "json, sarif, markdown (md), rdjson, rdjsonl, gitlab (codequality), checkstyle, junit, github",
+                expected: "json, sarif, markdown (md), rdjson, rdjsonl, gitlab (codequality), checkstyle, junit, github, text",
             }),
         }
     }
@@ -149,6 +155,8 @@ pub struct ReportConfig {
     /// Markdown: a URL prefix that makes `path:line` a link, such as
     /// `https://github.com/o/r/blob/<sha>/`. A missing trailing `/` is added.
     pub link_base: Option<String>,
+    /// Text: ANSI colours (a terminal that wants them).
+    pub color: bool,
 }
 
 impl ReportConfig {
@@ -167,6 +175,7 @@ impl ReportConfig {
             markdown_max_findings: Self::DEFAULT_MARKDOWN_MAX_FINDINGS,
             markdown_max_chars: Self::GITHUB_COMMENT_MAX_CHARS,
             link_base,
+            color: false,
         }
     }
 }
@@ -231,6 +240,7 @@ pub fn render(
         Format::Checkstyle => checkstyle::render(result, out),
         Format::Junit => junit::render(result, out),
         Format::Github => github::render(result, out),
+        Format::Text => text::render(result, config, out),
     }
 }
 

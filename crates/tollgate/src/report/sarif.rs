@@ -7,8 +7,9 @@
 //! SARIF get a run per tool (`tollgate/sarif/<tool>/`), so clippy's and ESLint's alerts stay
 //! apart. Each run lists the rules its results use
 //! (from [`ReviewResult::rules`], else described from the findings), and each result carries
-//! `partialFingerprints`: `tollgate/v1` (the finding's fingerprint) and, when the file can be read
-//! under [`ReportConfig::repo_root`], GitHub's `primaryLocationLineHash` of its start line.
+//! `partialFingerprints`: `tollgate/v1` (the finding's fingerprint) and, when there is a checkout
+//! under [`ReportConfig::repo_root`], GitHub's `primaryLocationLineHash` of its start line (of
+//! the line the finding quotes when the file or line is gone: every result gets one).
 //!
 //! Paths become relative URIs under `%SRCROOT%`, percent-encoded. Nothing is filtered; runs,
 //! rules and results are sorted so the output is deterministic.
@@ -29,7 +30,7 @@ use super::{Format, ReportConfig, ReportError, encode_relative_path, percent_enc
 use crate::findings::{
     AnalyzerStatus, Category, Finding, LearningStatus, ReviewResult, RuleInfo, Severity, Source,
 };
-use crate::workspace::Workspace;
+use crate::workspace::{RepoPath, Workspace};
 
 /// The final SARIF 2.1.0 schema URI (GitHub flags the pre-release `rtm` ones).
 const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -453,6 +454,20 @@ fn build_result(
     }
     if let Some(hash) = line_hashes.hash_of(&path, start_line) {
         fingerprints.insert(LINE_HASH_KEY.to_string(), hash);
+    } else if line_hashes.has_checkout(&path) {
+        // A removed file or a line past its end: GitHub tracks the alert by this hash, so it
+        // is the hash of the line the finding quotes (its fingerprint when it quotes none).
+        let quoted = if finding.anchor_text.is_empty() {
+            &finding.fingerprint
+        } else {
+            &finding.anchor_text
+        };
+        if let Some(&hash) = super::line_hash::line_hash_values(quoted).first() {
+            fingerprints.insert(
+                LINE_HASH_KEY.to_string(),
+                super::line_hash::format_line_hash(hash),
+            );
+        }
     }
 
     let properties = BTreeMap::from([
@@ -662,6 +677,14 @@ impl LineHashCache {
         }
     }
 
+    /// Whether `path` lies inside the checkout (existing or not), so a hash is due for it;
+    /// without a checkout GitHub computes the hashes at upload.
+    fn has_checkout(&self, path: &str) -> bool {
+        self.workspace.as_ref().is_some_and(|workspace| {
+            RepoPath::new(path).is_ok_and(|path| workspace.locate(&path).is_ok())
+        })
+    }
+
     fn hash_of(&mut self, path: &str, line: u32) -> Option<String> {
         let workspace = self.workspace.as_ref()?;
         let hashes = self
@@ -864,15 +887,25 @@ mod tests {
                 .iter()
                 .find(|(path, _)| *path == finding.location.file)
                 .map(|(_, content)| *content);
-            let expected = content.and_then(|content| {
+            let from_checkout = content.and_then(|content| {
                 line_hashes(content)
                     .get(finding.location.start_line as usize - 1)
                     .cloned()
             });
-            // src/removed.rs is missing; src/lib.rs:999 is past the end of the file.
+            // Issue 28: src/removed.rs is missing and src/lib.rs:999 is past the end of the
+            // file; GitHub tracks alerts by this hash, so they get the hash of the line the
+            // finding quotes (or of its fingerprint when it quotes none).
+            let expected = from_checkout.unwrap_or_else(|| {
+                let quoted = if finding.anchor_text.is_empty() {
+                    &finding.fingerprint
+                } else {
+                    &finding.anchor_text
+                };
+                line_hashes(quoted)[0].clone()
+            });
             assert_eq!(
                 fingerprints[LINE_HASH_KEY].as_str(),
-                expected.as_deref(),
+                Some(expected.as_str()),
                 "{}",
                 finding.rule_id
             );
@@ -882,11 +915,16 @@ mod tests {
             crlf["partialFingerprints"][LINE_HASH_KEY],
             line_hashes("import sys\nprint(eval(sys.argv[1]))\n")[1].as_str()
         );
-        assert!(
-            result_at(&sarif, "TG005")["partialFingerprints"]
-                .get(LINE_HASH_KEY)
-                .is_none()
+        assert_eq!(
+            result_at(&sarif, "TG005")["partialFingerprints"][LINE_HASH_KEY],
+            line_hashes("fn old() {}")[0].as_str()
         );
+        for sarif_result in results_of(&sarif) {
+            assert!(
+                sarif_result["partialFingerprints"][LINE_HASH_KEY].is_string(),
+                "{sarif_result:#}"
+            );
+        }
     }
 
     #[test]
@@ -1014,6 +1052,7 @@ mod tests {
             reason: "test fixture".into(),
             by: "alice".into(),
             at: "t".into(),
+            fingerprint: String::new(),
         });
         let fingerprint = dismissed.fingerprint.clone();
         result.dismissed.push(dismissed);

@@ -165,6 +165,10 @@ pub(crate) fn sample_result() -> ReviewResult {
     ];
     assign_identities(&mut findings);
     sort_for_display(&mut findings);
+    // As the gate below (fail_on_severity HIGH) decides.
+    for finding in &mut findings {
+        finding.fails_gate = finding.severity >= Severity::High;
+    }
 
     let mut gate = BTreeMap::new();
     gate.insert("fail_on_severity".to_string(), serde_json::json!("HIGH"));

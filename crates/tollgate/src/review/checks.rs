@@ -121,7 +121,7 @@ pub(crate) const BUILTIN_RULES: &[BuiltinRule] = &[
         category: Category::Security,
         confidence: 0.9,
         short: "Secret added in the diff",
-        full: "An added line contains what looks like a credential: a provider key format (AWS, GitHub, GitLab, Slack, Stripe, Google, OpenAI, Anthropic, npm, PyPI, …), a private key, a JWT, credentials in a URL, or a high-entropy value assigned to a password/secret/token name. The finding never repeats the secret.",
+        full: "An added line contains what looks like a credential: a provider key format (AWS, GitHub, GitLab, Slack, Stripe, Google, OpenAI, Anthropic, npm, PyPI, …), a private key, a JWT, credentials in a URL, or a high-entropy value assigned to a password/secret/token name. The finding never repeats the secret. Published example values are reported at LOW; in test, example and fixture paths a password, JWT or URL credential at MEDIUM and a private key at HIGH, saying why; provider key formats stay CRITICAL everywhere.",
         help: "Remove the secret from the change and from history, revoke and rotate it, and load it from the environment or a secret manager instead.",
     },
 ];
@@ -372,16 +372,8 @@ fn large(
     (max_lines, max_files): (usize, usize),
     out: &mut Vec<Finding>,
 ) {
-    // Lockfiles and generated files are written by tools, not reviewed line by line.
-    let reviewed: Vec<&FileFacts<'_>> = facts
-        .iter()
-        .filter(|f| !f.is_lockfile && !f.is_generated)
-        .collect();
-    let lines: usize = reviewed
-        .iter()
-        .map(|f| f.lines_added + f.lines_removed)
-        .sum();
-    let n_files = signals::n_files(facts).saturating_sub(facts.len() - reviewed.len());
+    let reviewed: Vec<&FileFacts<'_>> = facts.iter().filter(|f| f.is_reviewed()).collect();
+    let (lines, n_files) = signals::reviewed_size(facts);
     if lines <= max_lines && n_files <= max_files {
         return;
     }
@@ -445,7 +437,7 @@ fn secrets_in_added_lines(
                     found.confidence,
                     value,
                     text,
-                    f.is_test,
+                    f.is_test || tollgate_lang::is_sample_path(f.path),
                 );
                 out.push(
                     base(
@@ -461,9 +453,9 @@ fn secrets_in_added_lines(
                     )
                     .with_confidence(confidence)
                     .with_message(format!(
-                        "Line {line_no} of {} adds a {} (`{}`). The value is not shown.{}",
+                        "Line {line_no} of {} adds {} (`{}`). The value is not shown.{}",
                         f.path,
-                        found.kind.label(),
+                        found.kind.in_sentence(),
                         found.kind.as_str(),
                         why_lower
                             .map(|why| format!(
@@ -487,9 +479,11 @@ fn secrets_in_added_lines(
 }
 
 /// Severity and confidence of a detected secret, and why they are lower than the rule's when
-/// they are: a published example value (LOW), or a context-dependent detection (a JWT, a URL
-/// password, a password or secret by its name) in a test file, where fixtures are the norm
-/// (MEDIUM). A provider-format key in a test is as real as anywhere else.
+/// they are: a published example value (LOW); in a test, example or fixture path, where
+/// generated fixtures are the norm, a context-dependent detection (a JWT, a URL password, a
+/// password or secret by its name: MEDIUM) or a private key (made for the test CA or the
+/// self-signed example: HIGH, still shown, not failing the default gate). A cloud provider's
+/// or a live service's key format is as real in a test as anywhere else.
 fn secret_severity(
     rule_severity: Severity,
     kind: secrets::SecretKind,
@@ -507,11 +501,20 @@ fn secret_severity(
         kind,
         K::Jwt | K::UrlCredentials | K::Password | K::GenericSecret
     );
+    let where_fixtures =
+        "it is in a test, example or fixture path, where such values are usually fixtures";
     match (in_test, context_dependent) {
         (true, true) => (
             Severity::Medium,
             confidence.min(0.6),
-            Some("it is in a test file, where such values are usually fixtures".to_string()),
+            Some(where_fixtures.to_string()),
+        ),
+        (true, false) if kind == K::PrivateKey => (
+            rule_severity.min(Severity::High),
+            confidence.min(0.6),
+            Some(format!(
+                "{where_fixtures} (a key made for a test CA or a self-signed example); rotate it if it is real"
+            )),
         ),
         (true, false) => (rule_severity, confidence.min(0.6), None),
         (false, _) => (rule_severity, confidence, None),

@@ -121,7 +121,6 @@ pub(crate) fn risk(
             detail,
         });
     };
-    let changed_lines: usize = facts.iter().map(|f| f.lines_added + f.lines_removed).sum();
     let n_files = signals::n_files(facts);
     if n_files > 10 {
         add(
@@ -130,12 +129,13 @@ pub(crate) fn risk(
             format!("{n_files} files changed (more than 10)"),
         );
     }
-    if changed_lines > large_change_lines || n_files > large_change_files {
+    let (reviewed_lines, reviewed_files) = signals::reviewed_size(facts);
+    if reviewed_lines > large_change_lines || reviewed_files > large_change_files {
         add(
             "large_change",
             1.0,
             format!(
-                "{changed_lines} lines in {n_files} files (limits: {large_change_lines} lines, {large_change_files} files)"
+                "{reviewed_lines} lines in {reviewed_files} files, lockfiles and generated files not counted (limits: {large_change_lines} lines, {large_change_files} files)"
             ),
         );
     }

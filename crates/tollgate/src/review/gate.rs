@@ -103,8 +103,9 @@ pub(crate) fn apply(
 
     sort_for_display(&mut kept);
     let mut reasons: Vec<String> = incomplete.into_iter().collect();
-    for finding in &kept {
+    for finding in &mut kept {
         let at = format!("{}:{}", finding.location.file, finding.location.start_line);
+        let n_reasons = reasons.len();
         if fail_on.iter().any(|id| id_matches(id, &finding.rule_id)) {
             reasons.push(format!(
                 "Rule {} is set to fail the gate: {} at {at}",
@@ -121,6 +122,7 @@ pub(crate) fn apply(
                 finding.severity, finding.rule_id, finding.title
             ));
         }
+        finding.fails_gate = reasons.len() > n_reasons;
     }
     outcome.should_fail = !reasons.is_empty();
     if reasons.len() > MAX_FAIL_REASONS {

@@ -54,7 +54,7 @@ pub(crate) struct ApiChange {
 
 /// Whether `path` is part of what its package publishes, by the conventions of `language`.
 /// Config files, dotfiles, build and setup scripts, benches, examples, docs, fixtures and (by
-/// the caller) tests are not; neither are a Go `internal/` or `main` package's command
+/// the caller) tests are not; neither are a Go, Java or Kotlin `internal` package, a Go `main` package's command
 /// directory, a Rust binary or a Python module whose name starts with `_`.
 pub(crate) fn is_public_surface(language: Language, path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
@@ -120,6 +120,8 @@ pub(crate) fn is_public_surface(language: Language, path: &str) -> bool {
                 || name == "__init__.py"
         }
         Language::Go => !dirs.contains(&"internal") && !dirs.contains(&"cmd") && name != "main.go",
+        // An `internal` package is implementation by convention (gson, ktor, …).
+        Language::Java | Language::Kotlin => !dirs.contains(&"internal"),
         _ => true,
     }
 }
@@ -454,6 +456,10 @@ mod tests {
             "setup.py",
             "src/pkg/_internal.py",
             "internal/auth/token.go",
+            "pkg/internal/auth/token.go",
+            // Issue 28: `internal` packages are not public surface in Java and Kotlin either.
+            "gson/src/main/java/com/google/gson/internal/Excluder.java",
+            "core/src/main/kotlin/io/ktor/internal/Utils.kt",
             "cmd/server/main.go",
             "xtask/src/lib.rs",
         ];

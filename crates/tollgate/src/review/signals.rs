@@ -38,10 +38,27 @@ pub(crate) struct FileFacts<'d> {
 }
 
 impl FileFacts<'_> {
+    /// Written by a person, so read line by line: not a lockfile, not generated.
+    pub(crate) fn is_reviewed(&self) -> bool {
+        !self.is_lockfile && !self.is_generated
+    }
+
     /// Source code that is not a test.
     pub(crate) fn is_source(&self) -> bool {
         self.language.is_code() && !self.is_test && !self.file.binary
     }
+}
+
+/// The size of the change a reviewer reads: (changed lines, files) without lockfiles and
+/// generated files. The one count of `TG007` and the risk score's `large_change`.
+pub(crate) fn reviewed_size(facts: &[FileFacts<'_>]) -> (usize, usize) {
+    let reviewed = facts.iter().filter(|f| f.is_reviewed());
+    let lines = reviewed
+        .clone()
+        .map(|f| f.lines_added + f.lines_removed)
+        .sum();
+    let not_reviewed = facts.len() - reviewed.count();
+    (lines, n_files(facts).saturating_sub(not_reviewed))
 }
 
 /// How many files the change touches, as `git diff --numstat` counts them: a type change (a

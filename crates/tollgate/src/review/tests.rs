@@ -388,6 +388,15 @@ fn file_kind_notices_are_one_finding_per_change_and_lockfiles_are_not_large() {
     assert!(config[0].title.contains("3 files"), "{}", config[0].title);
     // 43 changed lines, 40 of them the lockfile's: below the limit of 20 once it is not counted.
     assert!(rule_lines(&result, "TG007").is_empty());
+    // Issue 28: nor does the risk score's `large_change` signal count them.
+    assert!(
+        !result
+            .risk_factors
+            .iter()
+            .any(|f| f.signal == "large_change"),
+        "{:?}",
+        result.risk_factors
+    );
     let counted = check_review(
         &diff.replace("uv.lock", "pkgs.txt"),
         "[preflight]\nlarge_change_lines = 20\n",
@@ -429,7 +438,11 @@ fn secrets_in_tests_and_published_examples_are_lowered_with_the_reason() {
     };
     let in_test = secret("tests/auth.test.ts", "JSON Web Token");
     assert_eq!(in_test.severity, Severity::Medium);
-    assert!(in_test.message.contains("test file"), "{}", in_test.message);
+    assert!(
+        in_test.message.contains("test, example or fixture path"),
+        "{}",
+        in_test.message
+    );
     assert_eq!(
         secret("tests/auth.test.ts", "GitHub").severity,
         Severity::Critical
@@ -449,6 +462,90 @@ fn secrets_in_tests_and_published_examples_are_lowered_with_the_reason() {
     assert!(
         !json.contains(&jwt) && !json.contains(&token),
         "still masked"
+    );
+}
+
+/// Issue 28: test CA keys under `tests/certs/`, a self-signed key under an example's
+/// `self_signed_certs/` and a sample JWT under `examples/jwt/` are reported at HIGH or below with
+/// the reason and do not fail the default (CRITICAL) gate; a cloud-provider key or a live
+/// service's token fails wherever it sits.
+#[test]
+fn secrets_in_test_example_and_fixture_paths_do_not_fail_the_default_gate() {
+    let dashes = "-----";
+    let pem = |kind: &str| {
+        vec![
+            format!("{dashes}BEGIN {kind}PRIVATE KEY{dashes}"),
+            "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun".to_string(),
+            "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK".to_string(),
+            format!("{dashes}END {kind}PRIVATE KEY{dashes}"),
+        ]
+    };
+    let lines = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join("\n");
+    let header = "eyJhbGciOiJIUzI1NiJ9";
+    let jwt = format!(
+        "{header}.eyJ1c2VyIjoiYWxpY2UiLCJyb2xlIjoiYWRtaW4ifQ.Kx7q2LmN9pQr4StUv8WyZ1aBcDeFgHiJkLmNoPqRsTu"
+    );
+    let aws = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+    let files = [
+        ("tests/certs/ca.key", lines(&pem("RSA "))),
+        ("examples/tls/self_signed_certs/server.key", lines(&pem(""))),
+        ("examples/jwt/token.txt", jwt.clone()),
+        ("tests/fixtures/settings.py", format!("AWS_KEY = \"{aws}\"")),
+        ("examples/client/main.py", format!("GITHUB = \"{token}\"")),
+    ];
+    let lowered_only: String = files[..3]
+        .iter()
+        .map(|(path, text)| new_file(path, &text.lines().collect::<Vec<_>>()))
+        .collect();
+    let result = check_review(&lowered_only, "");
+    let secrets: Vec<&Finding> = result
+        .findings
+        .iter()
+        .filter(|f| f.rule_id == "TG008")
+        .collect();
+    assert_eq!(secrets.len(), 3, "{secrets:#?}");
+    for finding in &secrets {
+        assert!(finding.severity <= Severity::High, "{finding:#?}");
+        assert!(
+            finding.message.contains("Reported at")
+                && finding.message.contains("rather than CRITICAL"),
+            "{}",
+            finding.message
+        );
+    }
+    assert!(!result.should_fail, "{:?}", result.fail_reasons);
+
+    let all: String = files
+        .iter()
+        .map(|(path, text)| new_file(path, &text.lines().collect::<Vec<_>>()))
+        .collect();
+    let result = check_review(&all, "");
+    for path in ["tests/fixtures/settings.py", "examples/client/main.py"] {
+        let finding = result
+            .findings
+            .iter()
+            .find(|f| f.rule_id == "TG008" && f.location.file == path)
+            .unwrap_or_else(|| panic!("no secret in {path}"));
+        assert_eq!(finding.severity, Severity::Critical, "{path}");
+    }
+    assert!(result.should_fail);
+}
+
+/// Issue 28: the message read "adds a AWS access key ID".
+#[test]
+fn a_secret_finding_reads_right() {
+    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    let result = check_review(&new_file("src/s.py", &[&format!("KEY = \"{key}\"")]), "");
+    let finding = result
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "TG008")
+        .expect("the key is found");
+    assert!(
+        finding.message.contains("adds an AWS access key ID"),
+        "{}",
+        finding.message
     );
 }
 

@@ -18,10 +18,11 @@ use std::sync::{LazyLock, OnceLock};
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
+use crate::secrets::examples::is_documentation_host;
 use crate::secrets::heuristics::{
     CharClasses, is_code_reference, is_indirection, is_placeholder, shannon_entropy,
 };
-use crate::secrets::{SecretKind, SecretMatch};
+use crate::secrets::{SecretKind, SecretMatch, known_example};
 
 /// Finds all secrets in `text`, resolved into sorted, non-overlapping matches.
 pub(crate) fn find(text: &str) -> Vec<SecretMatch> {
@@ -775,7 +776,8 @@ fn scan_tokens(
         let Some(value) = caps.name("secret") else {
             continue;
         };
-        if is_placeholder(value.as_str())
+        // A published example (AWS's `…EXAMPLE` key) is found, masked and reported as one.
+        if (is_placeholder(value.as_str()) && known_example(kind, value.as_str(), text).is_none())
             || CharClasses::of(value.as_str()).n_alnum() < min_alnum_classes
         {
             continue;
@@ -794,7 +796,8 @@ fn scan_aws_secret_keys(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
             continue;
         };
         let candidate = value.as_str();
-        if is_placeholder(candidate)
+        if (is_placeholder(candidate)
+            && known_example(SecretKind::AwsSecretAccessKey, candidate, text).is_none())
             || CharClasses::of(candidate).n_alnum() < 2
             || shannon_entropy(candidate) < HEX_MIN_ENTROPY
         {
@@ -873,13 +876,14 @@ fn scan_url_credentials(regex: &Regex, text: &str, out: &mut Vec<SecretMatch>) {
         };
         let password_text = password.as_str();
         let host_text = host.as_str().to_ascii_lowercase();
-        // `postgres:postgres@`, `user:pass@`, `{user}:{password}@` and hosts under
-        // example.com are documentation and local defaults, not leaked credentials.
+        // `postgres:postgres@`, `user:pass@` and `{user}:{password}@` are local defaults and
+        // templates, not leaked credentials. A real-looking password on a documentation host
+        // (example.com) is found, masked and reported as a published example.
         if password_text.chars().count() < MIN_PASSWORD_CHARS
             || password_text == user.as_str()
             || is_placeholder(password_text)
             || is_indirection(password_text)
-            || host_text.contains("example")
+            || (host_text.contains("example") && !is_documentation_host(&host_text))
         {
             continue;
         }

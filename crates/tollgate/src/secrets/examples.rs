@@ -71,7 +71,7 @@ fn url_host<'l>(line: &'l str, password: &str) -> Option<&'l str> {
 }
 
 /// Hosts reserved for documentation (RFC 2606), MDN's examples, and this machine.
-fn is_documentation_host(host: &str) -> bool {
+pub(crate) fn is_documentation_host(host: &str) -> bool {
     let host = host.to_ascii_lowercase();
     let reserved = [
         "example.com",
@@ -101,6 +101,32 @@ mod tests {
             .unwrap_or_else(|| panic!("no secret in {line}"));
         let value = first.value(line).unwrap();
         (first.kind, known_example(first.kind, value, line))
+    }
+
+    /// Issue 28, as the README says: published examples are found (so masked everywhere) and
+    /// then reported as examples, never passed over as placeholders.
+    #[test]
+    fn published_examples_are_found_masked_and_marked() {
+        use crate::secrets::{redact_line, scrub};
+        let aws_id = format!("AKIA{}", "IOSFODNN7EXAMPLE");
+        let aws_secret = format!("wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}", "EXAMPLEKEY");
+        let cases = [
+            (format!("aws_access_key_id = {aws_id}"), aws_id.clone()),
+            (
+                format!("aws_secret_access_key = {aws_secret}"),
+                aws_secret.clone(),
+            ),
+            (
+                "curl https://admin:s3cr3tP4ss@example.com/".to_string(),
+                "s3cr3tP4ss".to_string(),
+            ),
+        ];
+        for (line, value) in &cases {
+            let (_, reason) = judge(line);
+            assert!(reason.is_some(), "{line}: reported as an example");
+            assert!(!redact_line(line).contains(value.as_str()), "{line}");
+            assert!(!scrub(line, 0, 0).text.contains(value.as_str()), "{line}");
+        }
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub use examples::known_example;
 pub const MAX_SCRUB_CHARS: usize = 1_000_000;
 pub use mask::{MASK, Scrubbed, mask, redact_line, scrub};
 pub use validate::{
-    ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, ValidateContent,
-    ValidateContentResult, ValidateError, validate_content,
+    ContentIssue, ContentType, IssueSeverity, MAX_LINE_CHARS, SchemaProblem, ValidateContent,
+    ValidateContentResult, ValidateError, check_against_schema, validate_content,
 };
 
 use std::fmt;
@@ -178,6 +178,31 @@ impl SecretKind {
             SecretKind::Password => "Hardcoded password",
             SecretKind::GenericSecret => "Hardcoded secret",
         }
+    }
+}
+
+impl SecretKind {
+    /// The label as it reads after "adds": with its article (`an AWS access key ID`), and the
+    /// generic kinds in lower case (`a private key`).
+    pub fn in_sentence(self) -> String {
+        let label = self.label();
+        let generic = matches!(
+            self,
+            SecretKind::PrivateKey
+                | SecretKind::UrlCredentials
+                | SecretKind::Password
+                | SecretKind::GenericSecret
+        );
+        let label = if generic {
+            label.to_lowercase().replace("url", "URL")
+        } else {
+            label.to_string()
+        };
+        // By sound: a vowel, or an initialism spoken from a vowel sound (`npm`: "en-pee-em").
+        let vowel_sound = label.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o', 'u'])
+            || label.starts_with("npm");
+        let article = if vowel_sound { "an" } else { "a" };
+        format!("{article} {label}")
     }
 }
 
@@ -619,8 +644,9 @@ mod tests {
             "secret = \"supercalifragilisticexpialidocious\"".to_owned(),
             "secret = \"my-application-secret-name\"".to_owned(),
             "password = \"test1234\"".to_owned(),
-            // Documentation examples and local defaults.
-            format!("aws_access_key_id = AKIA{}", "IOSFODNN7EXAMPLE"),
+            // Documentation examples and local defaults. (Published example values, AWS's
+            // `…EXAMPLE` keys and passwords on example.com, are found and reported as examples:
+            // see `examples.rs`.)
             format!("token = ghp_{}", "x".repeat(36)),
             format!(
                 "https://hooks.slack.com/services/T{0}/B{0}/{1}",
@@ -631,7 +657,6 @@ mod tests {
             "postgres://user:password@localhost/db".to_owned(),
             "postgres://postgres:postgres@localhost:5432/app".to_owned(),
             "f\"postgresql://{user}:{password}@{host}/db\"".to_owned(),
-            format!("https://admin:{}@example.com/", "s3cr3tP4ss"),
             "mongodb://${DB_USER}:${DB_PASS}@mongo:27017".to_owned(),
             "https://github.com/owner/repo/blob/main/src/token.rs#L10".to_owned(),
             "http://[::1]:8080/path?token".to_owned(),
@@ -763,6 +788,20 @@ mod tests {
             format!("password = \"{MASK}\"")
         );
         assert_eq!(redact_line("nothing to see"), "nothing to see");
+    }
+
+    /// Issue 28: "adds a AWS access key ID" read wrong.
+    #[test]
+    fn kinds_read_right_inside_a_sentence() {
+        assert_eq!(
+            SecretKind::AwsAccessKeyId.in_sentence(),
+            "an AWS access key ID"
+        );
+        assert_eq!(SecretKind::OpenaiApiKey.in_sentence(), "an OpenAI API key");
+        assert_eq!(SecretKind::NpmToken.in_sentence(), "an npm access token");
+        assert_eq!(SecretKind::GithubToken.in_sentence(), "a GitHub token");
+        assert_eq!(SecretKind::PrivateKey.in_sentence(), "a private key");
+        assert_eq!(SecretKind::Password.in_sentence(), "a hardcoded password");
     }
 
     #[test]

@@ -309,7 +309,10 @@ fn check_findings(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec
                     check_schema(item, &schema, &schema, &pointer, &mut problems);
                 }
             }
-            _ => problems.push(("/findings".to_string(), "must be an array".to_string())),
+            _ => problems.push(SchemaProblem::at(
+                "/findings".to_string(),
+                "must be an array".to_string(),
+            )),
         },
         other => check_schema(other, &schema, &schema, "", &mut problems),
     }
@@ -324,15 +327,25 @@ fn check_plan(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec<Con
     let positions = json_positions(text);
     let mut problems = Vec::new();
     let Some(plan) = value.as_object() else {
-        problems.push((String::new(), "a plan must be a JSON object".to_string()));
+        problems.push(SchemaProblem::at(
+            String::new(),
+            "a plan must be a JSON object".to_string(),
+        ));
         push_schema_problems(problems, "plan_shape", &positions, index, issues);
         return;
     };
-    let field = |name: &str, want: &str, ok: fn(&Value) -> bool, problems: &mut Vec<_>| match plan
-        .get(name)
-    {
-        None => problems.push((String::new(), format!("missing required field `{name}`"))),
-        Some(v) if !ok(v) => problems.push((format!("/{name}"), format!("must be {want}"))),
+    let field = |name: &str,
+                 want: &str,
+                 ok: fn(&Value) -> bool,
+                 problems: &mut Vec<SchemaProblem>| match plan.get(name) {
+        None => problems.push(SchemaProblem::at(
+            String::new(),
+            format!("missing required field `{name}`"),
+        )),
+        Some(v) if !ok(v) => problems.push(SchemaProblem::at(
+            format!("/{name}"),
+            format!("must be {want}"),
+        )),
         Some(_) => {}
     };
     field("id", "a string", Value::is_string, &mut problems);
@@ -343,25 +356,38 @@ fn check_plan(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec<Con
         for (idx, step) in steps.iter().enumerate() {
             let at = format!("/steps/{idx}");
             let Some(step) = step.as_object() else {
-                problems.push((at, "a step must be an object".to_string()));
+                problems.push(SchemaProblem::at(
+                    at,
+                    "a step must be an object".to_string(),
+                ));
                 continue;
             };
             match step.get("step_number") {
                 Some(v) if v.is_u64() => {}
-                Some(_) => {
-                    problems.push((format!("{at}/step_number"), "must be an integer".into()))
-                }
-                None => problems.push((at.clone(), "missing required field `step_number`".into())),
+                Some(_) => problems.push(SchemaProblem::at(
+                    format!("{at}/step_number"),
+                    "must be an integer".into(),
+                )),
+                None => problems.push(SchemaProblem::at(
+                    at.clone(),
+                    "missing required field `step_number`".into(),
+                )),
             }
             match step.get("title") {
                 Some(v) if v.is_string() => {}
-                Some(_) => problems.push((format!("{at}/title"), "must be a string".into())),
-                None => problems.push((at.clone(), "missing required field `title`".into())),
+                Some(_) => problems.push(SchemaProblem::at(
+                    format!("{at}/title"),
+                    "must be a string".into(),
+                )),
+                None => problems.push(SchemaProblem::at(
+                    at.clone(),
+                    "missing required field `title`".into(),
+                )),
             }
             if let Some(deps) = step.get("depends_on")
                 && !deps.as_array().is_some_and(|d| d.iter().all(Value::is_u64))
             {
-                problems.push((
+                problems.push(SchemaProblem::at(
                     format!("{at}/depends_on"),
                     "must be an array of step numbers".into(),
                 ));
@@ -372,13 +398,16 @@ fn check_plan(value: &Value, text: &str, index: &LineIndex, issues: &mut Vec<Con
 }
 
 fn push_schema_problems(
-    problems: Vec<(String, String)>,
+    problems: Vec<SchemaProblem>,
     rule: &str,
     positions: &BTreeMap<String, usize>,
     index: &LineIndex,
     issues: &mut Vec<ContentIssue>,
 ) {
-    for (pointer, message) in problems {
+    for SchemaProblem {
+        pointer, message, ..
+    } in problems
+    {
         let offset = positions.get(&pointer).copied().unwrap_or(0);
         let (line, column) = index.position(offset);
         let mut found = issue(
@@ -397,15 +426,44 @@ fn push_schema_problems(
     }
 }
 
-/// A small JSON Schema check over the subset schemars emits: `$ref` (to `#/$defs/…`), `type`,
-/// `enum`, `const`, `required`, `properties`, `additionalProperties: false`, `items`, `anyOf`,
-/// `oneOf`, `minimum`, `maximum`.
+/// One way a value breaks a schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaProblem {
+    /// JSON pointer of the value at fault (of the object, for a missing field).
+    pub pointer: String,
+    /// JSON pointer of the field to fix (the missing field itself, for a missing field).
+    pub field: String,
+    pub message: String,
+}
+
+impl SchemaProblem {
+    fn at(pointer: String, message: String) -> SchemaProblem {
+        SchemaProblem {
+            field: pointer.clone(),
+            pointer,
+            message,
+        }
+    }
+}
+
+/// Checks `value` against `schema` with the small checker below: the one home of "does this
+/// JSON fit this schema" for content validation and for the arguments of users' tools.
+pub fn check_against_schema(value: &Value, schema: &Value) -> Vec<SchemaProblem> {
+    let mut problems = Vec::new();
+    check_schema(value, schema, schema, "", &mut problems);
+    problems
+}
+
+/// A small JSON Schema check over the subset schemars emits and tool authors write: `$ref` (to
+/// `#/$defs/…`), `type`, `enum`, `const`, `required`, `properties`, `additionalProperties:
+/// false`, `items`, `anyOf`, `oneOf`, `minimum`, `maximum`, `minLength`, `maxLength`,
+/// `minItems`, `maxItems`; other keywords are not checked.
 fn check_schema(
     value: &Value,
     schema: &Value,
     root: &Value,
     pointer: &str,
-    problems: &mut Vec<(String, String)>,
+    problems: &mut Vec<SchemaProblem>,
 ) {
     let Some(schema) = schema.as_object() else {
         return;
@@ -426,7 +484,7 @@ fn check_schema(
                 scratch.is_empty()
             });
             if !fits {
-                problems.push((
+                problems.push(SchemaProblem::at(
                     pointer.to_string(),
                     "matches none of the allowed shapes".into(),
                 ));
@@ -440,7 +498,7 @@ fn check_schema(
             _ => Vec::new(),
         };
         if !allowed.is_empty() && !allowed.iter().any(|t| type_matches(value, t)) {
-            problems.push((
+            problems.push(SchemaProblem::at(
                 pointer.to_string(),
                 format!(
                     "must be {} (found {})",
@@ -455,7 +513,7 @@ fn check_schema(
         && !options.contains(value)
     {
         let names: Vec<String> = options.iter().map(Value::to_string).collect();
-        problems.push((
+        problems.push(SchemaProblem::at(
             pointer.to_string(),
             format!("must be one of {} (found {value})", names.join(", ")),
         ));
@@ -463,28 +521,76 @@ fn check_schema(
     if let Some(expected) = schema.get("const")
         && expected != value
     {
-        problems.push((pointer.to_string(), format!("must be {expected}")));
+        problems.push(SchemaProblem::at(
+            pointer.to_string(),
+            format!("must be {expected}"),
+        ));
     }
     if let Some(number) = value.as_f64() {
         if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
             && number < min
         {
-            problems.push((pointer.to_string(), format!("must be at least {min}")));
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at least {min}"),
+            ));
         }
         if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
             && number > max
         {
-            problems.push((pointer.to_string(), format!("must be at most {max}")));
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at most {max}"),
+            ));
+        }
+    }
+    if let Value::String(text) = value {
+        let chars = text.chars().count() as u64;
+        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+            && chars < min
+        {
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at least {min} characters"),
+            ));
+        }
+        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+            && chars > max
+        {
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must be at most {max} characters"),
+            ));
+        }
+    }
+    if let Value::Array(items) = value {
+        let len = items.len() as u64;
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+            && len < min
+        {
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must have at least {min} items"),
+            ));
+        }
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && len > max
+        {
+            problems.push(SchemaProblem::at(
+                pointer.to_string(),
+                format!("must have at most {max} items"),
+            ));
         }
     }
     if let Value::Object(map) = value {
         if let Some(Value::Array(required)) = schema.get("required") {
             for name in required.iter().filter_map(Value::as_str) {
                 if !map.contains_key(name) {
-                    problems.push((
-                        pointer.to_string(),
-                        format!("missing required field `{name}`"),
-                    ));
+                    problems.push(SchemaProblem {
+                        pointer: pointer.to_string(),
+                        field: format!("{pointer}/{}", name.replace('~', "~0").replace('/', "~1")),
+                        message: format!("missing required field `{name}`"),
+                    });
                 }
             }
         }
@@ -494,7 +600,7 @@ fn check_schema(
             match properties.and_then(|p| p.get(name)) {
                 Some(sub) => check_schema(item, sub, root, &at, problems),
                 None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    problems.push((at, format!("unknown field `{name}`")));
+                    problems.push(SchemaProblem::at(at, format!("unknown field `{name}`")));
                 }
                 None => {}
             }

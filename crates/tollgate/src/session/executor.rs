@@ -14,7 +14,7 @@ use crate::diff::Diff;
 use crate::findings::Finding;
 use crate::findings::ReviewResult;
 use crate::review::{self, DiffInput, GateFiles, ReviewRequest};
-use crate::store::{StepRecord, StepUsage};
+use crate::session::record::{StepRecord, StepUsage};
 
 /// Rules that judge a pull request as a whole.
 pub(crate) const PR_LEVEL_RULES: [&str; 2] = ["TG001", "TG007"];

@@ -2,11 +2,8 @@
 //! and a heartbeat. An owner is dead when its heartbeat is older than the lease time, or, on
 //! the same machine and boot, as soon as its pid no longer exists.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use crate::store::{Lease, LeaseRecord};
+use crate::ids::random_hex;
+use crate::session::record::{Lease, LeaseRecord};
 
 /// A lease for this process.
 pub(crate) fn new_lease() -> Lease {
@@ -26,21 +23,6 @@ pub(crate) fn is_dead(lease: &LeaseRecord, now: i64, lease_ms: i64) -> bool {
         (Some(theirs), Some(ours)) if *theirs == ours => !pid_alive(lease.pid),
         _ => false,
     }
-}
-
-/// 16 random hex digits (std's per-instance random hash keys, a counter and the time): unique
-/// enough for ids and tokens, not meant as a secret.
-pub(crate) fn random_hex() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.write_u32(std::process::id());
-    format!("{:016x}", hasher.finish())
 }
 
 /// Linux's boot id: pids are only comparable within one boot of one machine.

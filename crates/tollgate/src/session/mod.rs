@@ -19,11 +19,15 @@
 
 mod executor;
 mod lease;
+pub(crate) mod record;
 mod runner;
 mod split;
 mod status;
 
-pub use crate::store::{SessionState, StepState};
+pub use record::{
+    Claim, FindingRow, Lease, LeaseRecord, NewSession, NewStep, SessionRecord, SessionState,
+    StepRecord, StepState, StepUsage, StoredFinding, Transition,
+};
 pub use runner::{ClaimedSession, Resumed, StepEvent, drive};
 pub use split::StepLimits;
 pub use status::{
@@ -39,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use crate::diff::{self, DiffSpec, GitError};
-use crate::store::{NewSession, NewStep, Store, StoreError, Transition, sessions};
+use crate::store::{Store, StoreError};
 
 /// Tunables of sessions. [`SessionSettings::default`] holds the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -245,29 +249,26 @@ pub fn create(
                 changed_lines: group.changed_lines,
             }),
     );
-    let id = format!("rs_{now}_{}", &lease::random_hex()[..8]);
+    let id = format!("rs_{now}_{}", &crate::ids::random_hex()[..8]);
     let total_steps = steps.len();
-    store.write(|tx| {
-        sessions::insert(
-            tx,
-            &NewSession {
-                id: id.clone(),
-                commit_hash: valid.commit_hash,
-                base_ref: valid.base_ref,
-                base_sha: base_sha.clone(),
-                head_sha: head_sha.clone(),
-                title: valid.title,
-                author: valid.author,
-                additions: valid.additions,
-                deletions: valid.deletions,
-                changed_files: files.iter().map(|(p, _)| p.clone()).collect(),
-                max_workers: valid.max_workers,
-                max_attempts: settings.max_attempts,
-                warnings: warnings.clone(),
-                steps,
-                now,
-            },
-        )
+    store.transact(|tx| {
+        tx.session_insert(&NewSession {
+            id: id.clone(),
+            commit_hash: valid.commit_hash,
+            base_ref: valid.base_ref,
+            base_sha: base_sha.clone(),
+            head_sha: head_sha.clone(),
+            title: valid.title,
+            author: valid.author,
+            additions: valid.additions,
+            deletions: valid.deletions,
+            changed_files: files.iter().map(|(p, _)| p.clone()).collect(),
+            max_workers: valid.max_workers,
+            max_attempts: settings.max_attempts,
+            warnings: warnings.clone(),
+            steps,
+            now,
+        })
     })?;
     Ok(ReactiveReviewPrResponse {
         session_id: id,
@@ -289,15 +290,15 @@ pub fn claim(
     let now = now_ms();
     let lease = lease::new_lease();
     let lease_ms = ms(settings.lease);
-    let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    match store.write(|tx| sessions::claim(tx, id, &lease, now, &dead))? {
-        crate::store::Claim::Claimed(_) => Ok(ClaimedSession::new(id, lease)),
-        crate::store::Claim::Owned { pid } => Err(SessionError::Busy {
+    let dead = |owner: &LeaseRecord| lease::is_dead(owner, now, lease_ms);
+    match store.transact(|tx| tx.session_claim(id, &lease, now, &dead))? {
+        Claim::Claimed(_) => Ok(ClaimedSession::new(id, lease)),
+        Claim::Owned { pid } => Err(SessionError::Busy {
             id: id.to_string(),
             pid,
         }),
-        crate::store::Claim::NotFound => Err(not_found(id)),
-        crate::store::Claim::Refused(state) => Err(refused(id, "start", state)),
+        Claim::NotFound => Err(not_found(id)),
+        Claim::Refused(state) => Err(refused(id, "start", state)),
     }
 }
 
@@ -312,12 +313,12 @@ pub fn resume(
     housekeeping(store, settings, now)?;
     let lease = lease::new_lease();
     let lease_ms = ms(settings.lease);
-    let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    match store.write(|tx| sessions::resume(tx, id, &lease, now, &dead))? {
-        crate::store::Claim::Claimed(_) => Ok(Resumed::Claimed(ClaimedSession::new(id, lease))),
-        crate::store::Claim::Owned { pid } => Ok(Resumed::ByOwner { pid }),
-        crate::store::Claim::NotFound => Err(not_found(id)),
-        crate::store::Claim::Refused(state) => Err(refused(id, "resume", state)),
+    let dead = |owner: &LeaseRecord| lease::is_dead(owner, now, lease_ms);
+    match store.transact(|tx| tx.session_resume(id, &lease, now, &dead))? {
+        Claim::Claimed(_) => Ok(Resumed::Claimed(ClaimedSession::new(id, lease))),
+        Claim::Owned { pid } => Ok(Resumed::ByOwner { pid }),
+        Claim::NotFound => Err(not_found(id)),
+        Claim::Refused(state) => Err(refused(id, "resume", state)),
     }
 }
 
@@ -376,12 +377,12 @@ pub fn telemetry(
 /// Marks sessions whose owner died, and deletes finished sessions past their retention.
 fn housekeeping(store: &Store, settings: &SessionSettings, now: i64) -> Result<(), StoreError> {
     let lease_ms = ms(settings.lease);
-    let dead = |owner: &crate::store::LeaseRecord| lease::is_dead(owner, now, lease_ms);
-    let reaped = store.write(|tx| sessions::reap(tx, now, lease_ms, &dead))?;
+    let dead = |owner: &LeaseRecord| lease::is_dead(owner, now, lease_ms);
+    let reaped = store.transact(|tx| tx.session_reap(now, lease_ms, &dead))?;
     for id in reaped {
         tracing::warn!(session = %id, "review session's worker died; the session is paused");
     }
-    store.write(|tx| sessions::expire(tx, now - ms(settings.retention)))?;
+    store.transact(|tx| tx.session_expire(now - ms(settings.retention)))?;
     Ok(())
 }
 
@@ -393,7 +394,7 @@ fn transition(
     to: SessionState,
     reason: Option<&str>,
 ) -> Result<TransitionResponse, SessionError> {
-    match store.write(|tx| sessions::transition(tx, id, from, to, reason, now_ms()))? {
+    match store.transact(|tx| tx.session_transition(id, from, to, reason, now_ms()))? {
         Transition::Done(session) => Ok(TransitionResponse {
             session_id: session.id,
             status: session.state,

@@ -15,8 +15,9 @@ use crate::config::ReviewConfig;
 use crate::diff::{self, DiffSpec};
 use crate::findings::Finding;
 use crate::session::executor::{PipelineExecutor, StepExecutor, StepReport};
+use crate::session::record::{FindingRow, Lease, SessionRecord, StepRecord, StepState};
 use crate::session::{SessionError, SessionSettings, SessionState, SessionStatus, ms, now_ms};
-use crate::store::{FindingRow, Lease, StepRecord, StepState, Store, sessions};
+use crate::store::Store;
 
 /// A session whose lease this process holds: hand it to [`drive`]. Dropping it without driving
 /// leaves the lease to expire, after which the session is marked paused.
@@ -77,7 +78,7 @@ pub fn drive(
     observer: &(dyn Fn(&StepEvent) + Sync),
 ) -> Result<SessionStatus, SessionError> {
     let session = store
-        .read(|tx| sessions::get(tx, &claimed.id))?
+        .snapshot(|tx| tx.session(&claimed.id))?
         .ok_or_else(|| SessionError::NotFound {
             id: claimed.id.clone(),
         })?;
@@ -97,9 +98,8 @@ pub fn drive(
                 "cannot read the diff {}..{}: {err}",
                 session.base_sha, session.head_sha
             );
-            store.write(|tx| {
-                sessions::transition(
-                    tx,
+            store.transact(|tx| {
+                tx.session_transition(
                     &claimed.id,
                     &[SessionState::Running, SessionState::Paused],
                     SessionState::Failed,
@@ -107,8 +107,8 @@ pub fn drive(
                     now_ms(),
                 )
             })?;
-            store.write(|tx| {
-                sessions::release(tx, &claimed.id, &claimed.lease.token, now_ms(), 0)
+            store.transact(|tx| {
+                tx.session_release(&claimed.id, &claimed.lease.token, now_ms(), 0)
             })?;
             return crate::session::status::status(store, &claimed.id, false, settings, now_ms());
         }
@@ -130,7 +130,7 @@ pub(crate) fn drive_with(
     let token = claimed.lease.token.as_str();
     let lost = || SessionError::LeaseLost { id: id.to_string() };
     let mut session = store
-        .read(|tx| sessions::get(tx, id))?
+        .snapshot(|tx| tx.session(id))?
         .ok_or_else(|| SessionError::NotFound { id: id.to_string() })?;
     let max_workers = session.max_workers.max(1);
     let mut accounted = Instant::now();
@@ -151,14 +151,14 @@ pub(crate) fn drive_with(
             if !lease_lost {
                 if last_heartbeat.elapsed() >= settings.heartbeat {
                     last_heartbeat = Instant::now();
-                    match store.write(|tx| {
-                        sessions::heartbeat(tx, id, token, now_ms(), take_active(&mut accounted))
+                    match store.transact(|tx| {
+                        tx.session_heartbeat(id, token, now_ms(), take_active(&mut accounted))
                     })? {
                         Some(fresh) => session = fresh,
                         None => lease_lost = true,
                     }
                 } else {
-                    match store.read(|tx| sessions::get(tx, id))? {
+                    match store.snapshot(|tx| tx.session(id))? {
                         Some(fresh) if fresh.lease.as_ref().is_some_and(|l| l.token == token) => {
                             session = fresh
                         }
@@ -173,11 +173,11 @@ pub(crate) fn drive_with(
                     return Err(lost());
                 }
             } else if session.state == SessionState::Running {
-                let steps = store.read(|tx| sessions::steps(tx, id))?;
+                let steps = store.snapshot(|tx| tx.session_steps(id))?;
                 if steps.iter().all(|s| s.state == StepState::Completed) && in_flight.is_empty() {
-                    if store.write(|tx| sessions::complete(tx, id, token, now_ms()))? {
-                        store.write(|tx| {
-                            sessions::release(tx, id, token, now_ms(), take_active(&mut accounted))
+                    if store.transact(|tx| tx.session_complete(id, token, now_ms()))? {
+                        store.transact(|tx| {
+                            tx.session_release(id, token, now_ms(), take_active(&mut accounted))
                         })?;
                         return Ok(SessionState::Completed);
                     }
@@ -199,8 +199,8 @@ pub(crate) fn drive_with(
                     let worker = (0..max_workers)
                         .find(|w| !in_flight.values().any(|busy| busy == w))
                         .unwrap_or(0);
-                    if !store.write(|tx| {
-                        sessions::step_begin(tx, id, step.idx, token, worker, now_ms())
+                    if !store.transact(|tx| {
+                        tx.session_step_begin(id, step.idx, token, worker, now_ms())
                     })? {
                         break;
                     }
@@ -219,8 +219,8 @@ pub(crate) fn drive_with(
             } else if in_flight.is_empty() {
                 // Paused, cancelled or failed, and nothing left running: give the lease up,
                 // unless a resume arrived meanwhile.
-                if store.write(|tx| {
-                    sessions::release(tx, id, token, now_ms(), take_active(&mut accounted))
+                if store.transact(|tx| {
+                    tx.session_release(id, token, now_ms(), take_active(&mut accounted))
                 })? {
                     return Ok(session.state);
                 }
@@ -234,7 +234,7 @@ pub(crate) fn drive_with(
                         record(store, id, token, &step, elapsed, result, &session, settings)?;
                     match event {
                         Some(mut event) => {
-                            let steps = store.read(|tx| sessions::steps(tx, id))?;
+                            let steps = store.snapshot(|tx| tx.session_steps(id))?;
                             event.completed_steps = steps
                                 .iter()
                                 .filter(|s| s.state == StepState::Completed)
@@ -264,7 +264,7 @@ fn record(
     step: &StepRecord,
     elapsed: Duration,
     result: Result<StepReport, String>,
-    session: &crate::store::SessionRecord,
+    session: &SessionRecord,
     settings: &SessionSettings,
 ) -> Result<Option<StepEvent>, SessionError> {
     let now = now_ms();
@@ -272,9 +272,8 @@ fn record(
         Ok(report) => {
             let rows: Vec<FindingRow> = report.findings.iter().map(finding_row).collect();
             let duration_ms = (elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0;
-            let Some(n_new) = store.write(|tx| {
-                sessions::step_complete(
-                    tx,
+            let Some(n_new) = store.transact(|tx| {
+                tx.session_step_complete(
                     id,
                     step.idx,
                     token,
@@ -317,7 +316,7 @@ fn record(
                 )
             };
             if !store
-                .write(|tx| sessions::step_fail(tx, id, step.idx, token, &reason, retry_at, now))?
+                .transact(|tx| tx.session_step_fail(id, step.idx, token, &reason, retry_at, now))?
             {
                 return Ok(None);
             }

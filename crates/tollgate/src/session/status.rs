@@ -7,8 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::findings::{Finding, Severity};
+use crate::session::record::{SessionRecord, StepRecord};
 use crate::session::{SessionError, SessionSettings, SessionState, StepState, lease, ms};
-use crate::store::{SessionRecord, StepRecord, Store, sessions};
+use crate::store::Store;
 
 /// Output of `get_review_status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -204,8 +205,8 @@ pub(crate) fn status(
     now: i64,
 ) -> Result<SessionStatus, SessionError> {
     let session = load(store, id)?;
-    let steps = store.read(|tx| sessions::steps(tx, id))?;
-    let stored = store.read(|tx| sessions::findings(tx, id))?;
+    let steps = store.snapshot(|tx| tx.session_steps(id))?;
+    let stored = store.snapshot(|tx| tx.session_findings(id))?;
     let mut by_severity: BTreeMap<String, usize> = Severity::ALL
         .iter()
         .map(|s| (s.as_str().to_string(), 0))
@@ -287,7 +288,7 @@ pub(crate) fn telemetry(
     now: i64,
 ) -> Result<SessionTelemetry, SessionError> {
     let session = load(store, id)?;
-    let steps = store.read(|tx| sessions::steps(tx, id))?;
+    let steps = store.snapshot(|tx| tx.session_steps(id))?;
     let durations: Vec<f64> = steps
         .iter()
         .filter(|s| s.state == StepState::Completed)
@@ -381,7 +382,7 @@ fn eta_ms(steps: &[StepRecord], max_workers: u32) -> Option<u64> {
 
 fn load(store: &Store, id: &str) -> Result<SessionRecord, SessionError> {
     store
-        .read(|tx| sessions::get(tx, id))?
+        .snapshot(|tx| tx.session(id))?
         .ok_or_else(|| SessionError::NotFound { id: id.to_string() })
 }
 

@@ -11,7 +11,8 @@ use super::runner::drive_with;
 use super::*;
 use crate::api::session::{ChangedFilesArg, ReactiveReviewPrRequest};
 use crate::config::RawConfig;
-use crate::store::{NewSession, NewStep, StepRecord, StepUsage, Store, sessions};
+use crate::session::record::{NewSession, NewStep, StepRecord, StepUsage};
+use crate::store::Store;
 
 fn fast() -> SessionSettings {
     SessionSettings {
@@ -208,39 +209,36 @@ fn bad_refs_and_files_outside_the_diff_are_clear_errors() {
     assert!(err.to_string().contains("nope"), "{err}");
     let err = create(&store, dir.path(), &request(&base, &head, "x.rs"), &fast()).unwrap_err();
     assert_eq!(err.field(), Some("changed_files"));
-    assert!(store.read(sessions::list).unwrap().is_empty());
+    assert!(store.snapshot(|tx| tx.sessions()).unwrap().is_empty());
 }
 
 /// A session stored directly, with `n` one-file steps.
 fn stored_session(store: &Store, id: &str, n: usize, workers: u32, attempts: u32) {
     store
-        .write(|tx| {
-            sessions::insert(
-                tx,
-                &NewSession {
-                    id: id.into(),
-                    commit_hash: "h".into(),
-                    base_ref: "b".into(),
-                    base_sha: "b".into(),
-                    head_sha: "h".into(),
-                    title: None,
-                    author: None,
-                    additions: None,
-                    deletions: None,
-                    changed_files: (0..n).map(|i| format!("f{i}")).collect(),
-                    max_workers: workers,
-                    max_attempts: attempts,
-                    warnings: vec![],
-                    steps: (0..n)
-                        .map(|i| NewStep {
-                            kind: "files".into(),
-                            files: vec![format!("f{i}")],
-                            changed_lines: 10,
-                        })
-                        .collect(),
-                    now: now_ms(),
-                },
-            )
+        .transact(|tx| {
+            tx.session_insert(&NewSession {
+                id: id.into(),
+                commit_hash: "h".into(),
+                base_ref: "b".into(),
+                base_sha: "b".into(),
+                head_sha: "h".into(),
+                title: None,
+                author: None,
+                additions: None,
+                deletions: None,
+                changed_files: (0..n).map(|i| format!("f{i}")).collect(),
+                max_workers: workers,
+                max_attempts: attempts,
+                warnings: vec![],
+                steps: (0..n)
+                    .map(|i| NewStep {
+                        kind: "files".into(),
+                        files: vec![format!("f{i}")],
+                        changed_lines: 10,
+                    })
+                    .collect(),
+                now: now_ms(),
+            })
         })
         .unwrap();
 }
@@ -370,13 +368,12 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
     let token = claimed.lease_token().to_string();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, "s", 0, &token, 0, now_ms()))
+            .transact(|tx| tx.session_step_begin("s", 0, &token, 0, now_ms()))
             .unwrap()
     );
     store
-        .write(|tx| {
-            sessions::step_complete(
-                tx,
+        .transact(|tx| {
+            tx.session_step_complete(
                 "s",
                 0,
                 &token,
@@ -390,7 +387,7 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
         .unwrap();
     assert!(
         store
-            .write(|tx| sessions::step_begin(tx, "s", 1, &token, 0, now_ms()))
+            .transact(|tx| tx.session_step_begin("s", 1, &token, 0, now_ms()))
             .unwrap()
     );
     drop(claimed);

@@ -4,7 +4,7 @@
 //! The rows say nothing about liveness: whether the process that opened an `open` row is still
 //! running is decided by its lock file (`plan::lifecycle::journal`), never by the row.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
 use super::plans::{json_list, to_json};
@@ -59,7 +59,7 @@ fn finish((mut entry, temp_files): (JournalRow, String)) -> Result<JournalRow, S
 
 /// Opens an entry for step `step_number` of `plan_id`.
 pub fn open(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     batch_id: &str,
     plan_id: &str,
     step_number: u32,
@@ -82,7 +82,7 @@ pub fn open(
 
 /// Records the temporary files an open entry's writes may leave behind.
 pub fn set_temp_files(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     batch_id: &str,
     temp_files: &[String],
 ) -> Result<(), StoreError> {
@@ -95,7 +95,7 @@ pub fn set_temp_files(
 
 /// Closes an open entry; `false` when it was not open (closed by someone else already).
 pub fn close(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     batch_id: &str,
     new_state: &str,
     reason: Option<&str>,

@@ -1,7 +1,7 @@
 //! The model response cache: what a model answered, keyed by a hash the `llm` layer computes
 //! from everything that determines the answer (provider, model, schema, prompt).
 
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::StoreError;
 use crate::clock::now_rfc3339;
@@ -23,7 +23,7 @@ pub struct LlmCacheStats {
 }
 
 /// The cached answer for `key`, counting the hit.
-pub fn get(tx: &Transaction<'_>, key: &str) -> Result<Option<CachedResponse>, StoreError> {
+pub fn get(tx: &Connection, key: &str) -> Result<Option<CachedResponse>, StoreError> {
     let found = tx
         .query_row(
             "SELECT model, response, input_tokens, output_tokens FROM llm_cache WHERE key = ?1",
@@ -48,7 +48,7 @@ pub fn get(tx: &Transaction<'_>, key: &str) -> Result<Option<CachedResponse>, St
 }
 
 /// Stores (or replaces) the answer for `key`.
-pub fn put(tx: &Transaction<'_>, key: &str, entry: &CachedResponse) -> Result<(), StoreError> {
+pub fn put(tx: &Connection, key: &str, entry: &CachedResponse) -> Result<(), StoreError> {
     tx.execute(
                 "INSERT INTO llm_cache (key, model, response, input_tokens, output_tokens, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)

@@ -42,6 +42,10 @@ const MIGRATIONS: &[Migration] = &[
         id: "0500_memory",
         sql: include_str!("migrations/0500_memory.sql"),
     },
+    Migration {
+        id: "0510_memory_secure_delete",
+        sql: include_str!("migrations/0510_memory_secure_delete.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

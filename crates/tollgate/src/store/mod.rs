@@ -20,7 +20,9 @@ pub mod llm_cache;
 pub(crate) mod memory;
 mod migrate;
 pub(crate) mod plans;
-pub mod sessions;
+mod repo;
+pub(crate) mod sessions;
+mod url;
 
 use crate::ErrorCode;
 use std::path::{Path, PathBuf};
@@ -32,10 +34,11 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::workspace::Workspace;
 
 pub use llm_cache::{CachedResponse, LlmCacheStats};
-pub use sessions::{
-    Claim, FindingRow, Lease, LeaseRecord, NewSession, NewStep, SessionRecord, SessionState,
-    StepRecord, StepState, StepUsage, StoredFinding, Transition,
+pub use repo::{
+    CacheReads, CacheWrites, JournalReads, JournalWrites, PlanReads, PlanWrites, ReadTx,
+    SessionReads, SessionWrites, WriteTx,
 };
+pub use url::{PostgresUrl, StoreUrl, StoreUrlError};
 
 /// Where the store lives inside a workspace, unless configured otherwise.
 pub const DEFAULT_STORE_PATH: &str = ".tollgate/tollgate.db";
@@ -69,7 +72,7 @@ pub enum StoreError {
         "The store at {path} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store path"
     )]
     NewerSchema { path: PathBuf, id: String },
-    #[error("Cannot lock {path} (the apply journal's liveness lock): {source}")]
+    #[error("Cannot lock {path}: {source}")]
     Lock {
         path: PathBuf,
         #[source]
@@ -81,6 +84,19 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("Stored data is invalid ({what}): {reason}")]
     Corrupt { what: String, reason: String },
+    /// A uniqueness rule refused the change (a live plan's name).
+    #[error("Refused by the store: {0}")]
+    Conflict(String),
+    #[error("Invalid store URL: {0}")]
+    Url(#[from] StoreUrlError),
+    #[error(
+        "The store URL in tollgate.toml is refused: {reason}; the operator sets another store with TOLLGATE_STORE_URL or --store"
+    )]
+    RepositoryUrl { reason: &'static str },
+    #[error(
+        "Cannot open the store {url}: this build of Tollgate has no PostgreSQL backend yet; use an sqlite: URL"
+    )]
+    Unsupported { url: StoreUrl },
 }
 
 impl StoreError {
@@ -92,9 +108,51 @@ impl StoreError {
             | StoreError::Lock { .. }
             | StoreError::Location(_) => ErrorCode::StoreUnavailable,
             StoreError::NewerSchema { .. } => ErrorCode::StoreVersionMismatch,
-            StoreError::Migration { .. } | StoreError::Sqlite(_) | StoreError::Corrupt { .. } => {
-                ErrorCode::StoreError
-            }
+            StoreError::Url(_) | StoreError::RepositoryUrl { .. } => ErrorCode::InvalidInput,
+            StoreError::Unsupported { .. } => ErrorCode::StoreUnavailable,
+            StoreError::Migration { .. }
+            | StoreError::Sqlite(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::Conflict(_) => ErrorCode::StoreError,
+        }
+    }
+}
+
+/// The openers' lock, `<store>-open.lock` beside the store file, held while a connection is
+/// set up; released on drop.
+struct OpenLock {
+    #[cfg(unix)]
+    _flock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl OpenLock {
+    const SUFFIX: &'static str = "-open.lock";
+
+    fn acquire(store: &Path) -> Result<OpenLock, StoreError> {
+        let mut name = store.as_os_str().to_os_string();
+        name.push(OpenLock::SUFFIX);
+        let path = PathBuf::from(name);
+        let failed = |source| StoreError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(failed)?;
+        #[cfg(unix)]
+        {
+            use nix::fcntl::{Flock, FlockArg};
+            Flock::lock(file, FlockArg::LockExclusive)
+                .map(|flock| OpenLock { _flock: flock })
+                .map_err(|(_, errno)| failed(std::io::Error::from(errno)))
+        }
+        #[cfg(not(unix))]
+        {
+            drop(file);
+            Ok(OpenLock {})
         }
     }
 }
@@ -120,6 +178,10 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
+        // Opening a fresh file switches it to WAL and migrates it, and two connections doing
+        // that at once can deadlock in SQLite ("database is locked", which no busy timeout
+        // waits out): openers take turns, across processes.
+        let _opening = OpenLock::acquire(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -137,8 +199,12 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %path.display(), mode, "the store could not switch to WAL mode");
         }
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(open_err)?;
+        // secure_delete: what a delete frees is zeroed, so a deleted entry's text cannot be
+        // read back from the file (the memory store's delete promises it is gone).
+        conn.execute_batch(
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+        )
+        .map_err(open_err)?;
         let mut store = Store {
             conn: Mutex::new(conn),
             path: Some(path.to_path_buf()),
@@ -163,7 +229,7 @@ impl Store {
             .unwrap_or_default();
         let path = dir.join(file);
         // SQLite writes beside the database too.
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in ["", "-wal", "-shm", "-journal", OpenLock::SUFFIX] {
             let mut name = file.to_os_string();
             name.push(suffix);
             if (dir.join(&name).symlink_metadata()).is_ok_and(|meta| meta.file_type().is_symlink())
@@ -177,6 +243,55 @@ impl Store {
             }
         }
         Store::open(&path)
+    }
+
+    /// The one way a front end opens the store of `workspace`: the URL the configuration
+    /// names (`[store] url` < `TOLLGATE_STORE_URL` < `--store`, already stacked in `settings`),
+    /// else the workspace's SQLite file.
+    pub fn open_configured(
+        workspace: &Path,
+        settings: &crate::config::RawStore,
+    ) -> Result<Store, StoreError> {
+        match settings.url.as_deref().map(str::trim) {
+            None | Some("") => Store::open_in_workspace(workspace),
+            Some(text) => Store::open_url(workspace, &text.parse()?, settings.from_repository),
+        }
+    }
+
+    /// Opens the store `url` names for `workspace` (a relative SQLite path is relative to it).
+    /// A URL from the repository's own `tollgate.toml` (`from_repository`) may only name an
+    /// SQLite file inside the workspace: a repository must not move the store out of it, nor
+    /// send the operator's database credentials to a server of its choosing.
+    pub fn open_url(
+        workspace: &Path,
+        url: &StoreUrl,
+        from_repository: bool,
+    ) -> Result<Store, StoreError> {
+        match url {
+            _ if url.is_default() => Store::open_in_workspace(workspace),
+            StoreUrl::Sqlite(path) if from_repository => {
+                let relative = path.to_str().filter(|_| path.is_relative()).ok_or(
+                    StoreError::RepositoryUrl {
+                        reason: "an sqlite: path there must be relative to the workspace",
+                    },
+                )?;
+                let outside = |_| StoreError::RepositoryUrl {
+                    reason: "an sqlite: path there must stay inside the workspace",
+                };
+                let repo_path = crate::workspace::RepoPath::new(relative).map_err(outside)?;
+                let root = Workspace::new(workspace).map_err(|source| StoreError::CreateDir {
+                    path: workspace.to_path_buf(),
+                    source,
+                })?;
+                let located = root.writable(&repo_path).map_err(outside)?;
+                Store::open(&located)
+            }
+            StoreUrl::Sqlite(path) => Store::open(&workspace.join(path)),
+            StoreUrl::Postgres(_) if from_repository => Err(StoreError::RepositoryUrl {
+                reason: "a repository's file may not name a database server",
+            }),
+            StoreUrl::Postgres(_) => Err(StoreError::Unsupported { url: url.clone() }),
+        }
     }
 
     /// A private in-memory store (tests, one-off runs that must not touch the disk).
@@ -231,6 +346,24 @@ impl Store {
         Ok(value)
     }
 
+    /// Runs `f` in one write transaction with every repository: committed when `f` returns
+    /// `Ok`, rolled back otherwise, so nothing is ever half written. Writers serialise (SQLite:
+    /// `BEGIN IMMEDIATE`), so a read-decide-write in `f` never loses an update.
+    pub fn transact<T, E>(&self, f: impl FnOnce(&dyn WriteTx) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.write(|tx| f(&repo::SqliteTx(tx)))
+    }
+
+    /// Runs `f` on a consistent snapshot with the repositories' reads only.
+    pub fn snapshot<T, E>(&self, f: impl FnOnce(&dyn ReadTx) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        self.read(|conn| f(&repo::SqliteTx(conn)))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic in another caller leaves no open transaction behind (rusqlite rolls back on
         // drop), so the connection is still sound.
@@ -243,6 +376,25 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many connections opening one fresh store at once all succeed.
+    #[test]
+    fn concurrent_first_opens_of_a_fresh_store_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..15 {
+            let path = dir.path().join(format!("fresh{round}.db"));
+            let failures: Vec<String> = std::thread::scope(|scope| {
+                let openers: Vec<_> = (0..16)
+                    .map(|_| scope.spawn(|| Store::open(&path).err().map(|err| err.to_string())))
+                    .collect();
+                openers
+                    .into_iter()
+                    .filter_map(|opener| opener.join().unwrap())
+                    .collect()
+            });
+            assert!(failures.is_empty(), "round {round}: {failures:?}");
+        }
+    }
 
     #[test]
     fn opens_creates_and_reopens_with_wal() {
@@ -283,6 +435,60 @@ mod tests {
             })
             .unwrap();
         assert_eq!(count, 0);
+    }
+
+    fn settings(url: &str, from_repository: bool) -> crate::config::RawStore {
+        crate::config::RawStore {
+            url: Some(url.to_string()),
+            from_repository,
+        }
+    }
+
+    #[test]
+    fn the_configured_store_is_the_one_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let default = Store::open_configured(root, &crate::config::RawStore::default()).unwrap();
+        assert_eq!(
+            default.path().unwrap().canonicalize().unwrap(),
+            root.join(DEFAULT_STORE_PATH).canonicalize().unwrap()
+        );
+        // The operator's URL (environment or flag) may name any file.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let file = elsewhere.path().join("shared.db");
+        let store = Store::open_configured(
+            root,
+            &settings(&format!("sqlite:{}", file.display()), false),
+        )
+        .unwrap();
+        assert_eq!(store.path(), Some(file.as_path()));
+        assert!(file.is_file());
+        // A repository's tollgate.toml may name a file inside the workspace only.
+        let inside = Store::open_configured(root, &settings("sqlite:state/t.db", true)).unwrap();
+        assert!(inside.path().unwrap().ends_with("state/t.db"));
+        for url in [
+            format!("sqlite:{}", elsewhere.path().join("evil.db").display()),
+            "sqlite:../outside.db".to_string(),
+            "postgres://someone@attacker.example/db".to_string(),
+        ] {
+            let err = Store::open_configured(root, &settings(&url, true)).unwrap_err();
+            assert_eq!(err.code(), "INVALID_INPUT", "{url}: {err}");
+        }
+        assert!(!elsewhere.path().join("evil.db").exists());
+        assert!(!root.parent().unwrap().join("outside.db").exists());
+    }
+
+    #[test]
+    fn a_bad_store_url_is_a_clear_error_without_the_password() {
+        let dir = tempfile::tempdir().unwrap();
+        let err =
+            Store::open_configured(dir.path(), &settings("postgres://u:s3cretpass@db/x", false))
+                .unwrap_err();
+        assert_eq!(err.code(), "INVALID_INPUT");
+        assert!(err.to_string().contains("PGPASSWORD"), "{err}");
+        assert!(!err.to_string().contains("s3cretpass"), "{err}");
+        let err = Store::open_configured(dir.path(), &settings("redis://x", false)).unwrap_err();
+        assert!(err.to_string().contains("sqlite:"), "{err}");
     }
 
     #[test]

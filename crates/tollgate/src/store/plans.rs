@@ -6,7 +6,7 @@
 //! processes doing read-modify-write on the same plan serialise instead of overwriting each
 //! other. Plan content is opaque JSON here; its model lives in `plan`.
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::StoreError;
 use crate::clock::now_rfc3339;
@@ -122,15 +122,6 @@ pub struct PlanFilter<'a> {
     pub include_deleted: bool,
 }
 
-/// A fresh id: `<prefix>_<unix ms>_<8 random hex digits>` (upstream's shape), random from
-/// SQLite so that no other source of randomness is needed.
-pub fn new_id(conn: &Connection, prefix: &str) -> Result<String, StoreError> {
-    let random: String =
-        conn.query_row("SELECT lower(hex(randomblob(4)))", [], |row| row.get(0))?;
-    let ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    Ok(format!("{prefix}_{ms}_{random}"))
-}
-
 pub(super) fn json_list<T: serde::de::DeserializeOwned>(
     text: &str,
     what: &str,
@@ -188,7 +179,7 @@ pub struct NewPlan<'a> {
 }
 
 /// Creates a plan with its first version and returns its index row.
-pub fn insert_plan(conn: &Transaction<'_>, plan: &NewPlan<'_>) -> Result<PlanRow, StoreError> {
+pub fn insert_plan(conn: &Connection, plan: &NewPlan<'_>) -> Result<PlanRow, StoreError> {
     let NewPlan {
         id,
         name,
@@ -203,7 +194,13 @@ pub fn insert_plan(conn: &Transaction<'_>, plan: &NewPlan<'_>) -> Result<PlanRow
         "INSERT INTO plans (id, name, goal, status, tags, current_version, step_count, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, ?7)",
         params![id, name, facts.goal, status, to_json(tags), facts.step_count, now],
-    )?;
+    )
+    .map_err(|err| match err {
+        rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+            StoreError::Conflict(format!("the name `{}` is taken", name.unwrap_or_default()))
+        }
+        other => other.into(),
+    })?;
     insert_version(conn, id, 1, plan_json, meta, &now)?;
     plan_by_id(conn, id, false)?.ok_or_else(|| StoreError::Corrupt {
         what: format!("plan {id}"),
@@ -229,7 +226,7 @@ fn insert_version(
 
 /// Appends a version (the next number) and makes it current; returns its number.
 pub fn append_version(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     plan_id: &str,
     facts: PlanFacts<'_>,
     plan_json: &str,
@@ -299,7 +296,7 @@ pub fn list_plans(conn: &Connection, filter: &PlanFilter<'_>) -> Result<Vec<Plan
 
 /// Updates name and tags of a plan.
 pub fn set_name_and_tags(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     plan_id: &str,
     name: Option<&str>,
     tags: &[String],
@@ -311,7 +308,7 @@ pub fn set_name_and_tags(
     Ok(())
 }
 
-pub fn set_status(conn: &Transaction<'_>, plan_id: &str, status: &str) -> Result<(), StoreError> {
+pub fn set_status(conn: &Connection, plan_id: &str, status: &str) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE plans SET status = ?2, updated_at = ?3 WHERE id = ?1",
         params![plan_id, status, now_rfc3339()],
@@ -320,7 +317,7 @@ pub fn set_status(conn: &Transaction<'_>, plan_id: &str, status: &str) -> Result
 }
 
 /// Soft-deletes a plan: it disappears from listings and frees its name, nothing is erased.
-pub fn soft_delete(conn: &Transaction<'_>, plan_id: &str) -> Result<bool, StoreError> {
+pub fn soft_delete(conn: &Connection, plan_id: &str) -> Result<bool, StoreError> {
     let changed = conn.execute(
         "UPDATE plans SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
         params![plan_id, now_rfc3339()],
@@ -391,7 +388,7 @@ pub fn version_count(conn: &Connection, plan_id: &str) -> Result<u32, StoreError
 
 /// Appends to the event log.
 pub fn log_event(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     plan_id: &str,
     step_number: Option<u32>,
     kind: &str,
@@ -458,7 +455,7 @@ fn finish_approval(
     Ok(approval)
 }
 
-pub fn insert_approval(conn: &Transaction<'_>, approval: &ApprovalRow) -> Result<(), StoreError> {
+pub fn insert_approval(conn: &Connection, approval: &ApprovalRow) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO plan_approvals (id, plan_id, plan_version, kind, step_numbers, status, requested_by, requested_at, note)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -500,7 +497,7 @@ pub fn approvals(conn: &Connection, plan_id: &str) -> Result<Vec<ApprovalRow>, S
 /// Records the answer to a pending approval; `false` when it was no longer pending (someone
 /// else answered first).
 pub fn respond_approval(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     id: &str,
     status: &str,
     responded_by: &str,
@@ -550,7 +547,7 @@ pub fn step_states(conn: &Connection, plan_id: &str) -> Result<Vec<StepStateRow>
 
 /// Writes a step's state (insert or replace).
 pub fn put_step_state(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     plan_id: &str,
     state: &StepStateRow,
 ) -> Result<(), StoreError> {
@@ -577,7 +574,7 @@ pub fn put_step_state(
 }
 
 pub fn insert_applied_change(
-    conn: &Transaction<'_>,
+    conn: &Connection,
     plan_id: &str,
     change: &AppliedChangeRow,
 ) -> Result<(), StoreError> {
@@ -645,7 +642,7 @@ fn applied_change_row(row: &Row<'_>) -> rusqlite::Result<AppliedChangeRow> {
     })
 }
 
-pub fn mark_batch_undone(conn: &Transaction<'_>, batch_id: &str) -> Result<(), StoreError> {
+pub fn mark_batch_undone(conn: &Connection, batch_id: &str) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE plan_applied_changes SET undone_at = ?2 WHERE batch_id = ?1 AND undone_at IS NULL",
         params![batch_id, now_rfc3339()],
@@ -707,7 +704,7 @@ mod tests {
         let err = store
             .write(|tx| insert_plan(tx, &new_plan("p2", Some("n"), &[], facts)))
             .unwrap_err();
-        assert!(err.to_string().contains("UNIQUE"), "{err}");
+        assert!(matches!(err, StoreError::Conflict(_)), "{err}");
         store
             .write(|tx| {
                 assert!(soft_delete(tx, "p1")?);
@@ -741,7 +738,7 @@ mod tests {
                     step_count: 0,
                 };
                 insert_plan(tx, &new_plan("p", None, &[], facts))?;
-                let id = new_id(tx, "approval")?;
+                let id = crate::ids::new_id("approval");
                 assert!(id.starts_with("approval_"));
                 insert_approval(
                     tx,

@@ -31,6 +31,13 @@ pub use indexed::{Embedder, HashedEmbedder, HttpEmbedder, IndexError, IndexedWor
 
 pub const STATE_DIR: &str = ".tollgate";
 
+/// The state root's `.gitignore`: everything but the team's tools (`.tollgate/tools/`), which
+/// teams commit.
+pub const STATE_GITIGNORE: &str = "# Written by Tollgate: its state is not source; the team's tools are.\n*\n!tools/\n!tools/**\n";
+
+/// What earlier Tollgates wrote there, replaced by [`STATE_GITIGNORE`].
+const OLD_STATE_GITIGNORE: &str = "# Written by Tollgate: its state is not source.\n*\n";
+
 /// A path was refused, or could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -322,7 +329,11 @@ impl Workspace {
         let dir = target.parent().unwrap_or(&self.root);
         std::fs::create_dir_all(dir).map_err(io)?;
         let name = target.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = dir.join(format!(".{name}.tollgate-{}.tmp", std::process::id()));
+        // Unique per call, not only per process: two threads writing the same file at once
+        // must not share (and fail on) one temporary file.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.tollgate-{}-{n}.tmp", std::process::id()));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -381,8 +392,9 @@ impl Workspace {
         self.own_dir(&path)
     }
 
-    /// [`Workspace::state_dir`], created, for a writer. The state root gets a `.gitignore` of
-    /// `*` when it lacks one, so Tollgate's files never show as untracked in `git status`.
+    /// [`Workspace::state_dir`], created, for a writer. The state root gets a `.gitignore`
+    /// ([`STATE_GITIGNORE`]) when it lacks one, so Tollgate's files never show as untracked in
+    /// `git status`, while the team's tools in `.tollgate/tools/` stay trackable.
     pub fn create_state_dir(&self, sub: &str) -> Result<PathBuf, PathError> {
         let dir = self.state_dir(sub)?;
         let io = |source| PathError::Io {
@@ -391,12 +403,12 @@ impl Workspace {
         };
         std::fs::create_dir_all(&dir).map_err(io)?;
         let ignore = self.root.join(STATE_DIR).join(".gitignore");
-        if ignore.symlink_metadata().is_err() {
-            std::fs::write(
-                &ignore,
-                "# Written by Tollgate: its state is not source.\n*\n",
-            )
-            .map_err(io)?;
+        // Written when missing, and rewritten when it is an older Tollgate's (which ignored the
+        // tools too); a file the team edited is theirs.
+        let stale = ignore.symlink_metadata().is_ok_and(|meta| meta.is_file())
+            && std::fs::read_to_string(&ignore).is_ok_and(|text| text == OLD_STATE_GITIGNORE);
+        if ignore.symlink_metadata().is_err() || stale {
+            std::fs::write(&ignore, STATE_GITIGNORE).map_err(io)?;
         }
         Ok(dir)
     }
@@ -737,5 +749,20 @@ mod tests {
             let alias = dir.path().join("alias/src/a.rs").display().to_string();
             assert_eq!(rel(&alias, "").as_deref(), Some("src/a.rs"));
         }
+    }
+
+    #[test]
+    fn the_state_gitignore_hides_state_but_not_the_teams_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join(".tollgate")).unwrap();
+        std::fs::write(dir.path().join(".tollgate/.gitignore"), OLD_STATE_GITIGNORE).unwrap();
+        workspace.create_state_dir("index").unwrap();
+        let ignored = |path: &str| repo.is_path_ignored(path).unwrap();
+        assert!(ignored(".tollgate/tollgate.db"));
+        assert!(ignored(".tollgate/index/x.bin"));
+        assert!(!ignored(".tollgate/tools/create_ticket.lua"));
+        assert!(!ignored(".tollgate/tools/lib/helpers.lua"));
     }
 }

@@ -7,7 +7,7 @@ use super::ContextError;
 use super::request::{FileContent, FileMetadata, GetFileRequest};
 use crate::secrets::scrub;
 use crate::workspace::IndexedWorkspace;
-use crate::workspace::PathError;
+use crate::workspace::{PathError, STATE_DIR};
 
 /// The largest file `get_file` returns.
 pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
@@ -15,11 +15,25 @@ pub const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 /// Resolves `path` inside the workspace ([`crate::workspace`]'s rules): relative to the root,
 /// or absolute under it (`/repo/README.md` for the workspace `/repo`); a `..` may not climb
 /// out, and after resolving symlinks the file is still inside.
+/// Tollgate's own state under `.tollgate/` (the store, whose freed pages may hold deleted
+/// entries, the index, backups) is refused, named or reached through a link.
 pub(crate) fn resolve(workspace: &IndexedWorkspace, path: &str) -> Result<PathBuf, ContextError> {
     let paths = workspace.paths();
-    paths
+    let state = || ContextError::InvalidInput {
+        field: "path",
+        message: format!(
+            "`{}` is Tollgate's own state (`{STATE_DIR}/`), never served as a file",
+            path.escape_debug()
+        ),
+    };
+    let resolved = paths
         .relative(path, "")
-        .and_then(|rel| paths.resolve(&rel))
+        .and_then(|rel| {
+            if rel.starts_with_dir(STATE_DIR) {
+                return Ok(None);
+            }
+            paths.resolve(&rel).map(Some)
+        })
         .map_err(|err| match err {
             PathError::Invalid { reason, .. } => ContextError::InvalidInput {
                 field: "path",
@@ -35,7 +49,22 @@ pub(crate) fn resolve(workspace: &IndexedWorkspace, path: &str) -> Result<PathBu
                 path: path.to_string(),
                 message: err.reason(),
             },
-        })
+        })?
+        .ok_or_else(state)?;
+    let in_state = resolved
+        .strip_prefix(workspace.root())
+        .ok()
+        .and_then(|rel| rel.components().next())
+        .is_some_and(|first| {
+            first
+                .as_os_str()
+                .to_string_lossy()
+                .eq_ignore_ascii_case(STATE_DIR)
+        });
+    if in_state {
+        return Err(state());
+    }
+    Ok(resolved)
 }
 
 /// `get_file`: a workspace file's content (secrets masked), size, line count and metadata.
@@ -183,6 +212,34 @@ mod tests {
                 .unwrap();
             let err = get_file(&workspace, &request("leak.txt")).unwrap_err();
             assert_eq!(err.code(), "PATH_OUTSIDE_WORKSPACE", "{err}");
+        }
+    }
+
+    /// Tollgate's own state (the store with its freed pages, the index, backups) is never
+    /// served as a file, by its name in any case or through a link to it.
+    #[test]
+    fn tollgate_state_is_never_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".tollgate")).unwrap();
+        std::fs::write(root.join(".tollgate/tollgate.db"), "SQLite format 3\n").unwrap();
+        let workspace = IndexedWorkspace::open(&root).unwrap();
+        let absolute = workspace.root().join(".tollgate/tollgate.db");
+        let mut paths = vec![
+            ".tollgate/tollgate.db".to_string(),
+            "./.tollgate/tollgate.db".to_string(),
+            "src/../.tollgate/tollgate.db".to_string(),
+            absolute.display().to_string(),
+        ];
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(".tollgate/tollgate.db", root.join("db.txt")).unwrap();
+            paths.push("db.txt".to_string());
+        }
+        for path in paths {
+            let err = get_file(&workspace, &request(&path)).unwrap_err();
+            assert_eq!(err.code(), "INVALID_INPUT", "{path}: {err}");
+            assert!(err.to_string().contains("state"), "{path}: {err}");
         }
     }
 

@@ -28,8 +28,8 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::now_rfc3339;
 use crate::plan::lifecycle::journal::{self, OpenJournal};
-use crate::store::apply_journal::{self as journal_sql, state as journal_state};
-use crate::store::plans::{self as sql, AppliedChangeRow};
+use crate::store::apply_journal::state as journal_state;
+use crate::store::plans::AppliedChangeRow;
 use crate::store::{Store, StoreError};
 use crate::workspace::{RepoPath, STATE_DIR, Workspace};
 
@@ -468,7 +468,7 @@ pub fn apply_changes(
         Err(_) => Some(journal_state::FAILED),
     };
     if let Some(closing) = closing {
-        store.write(|tx| journal.close(tx, closing, None))?;
+        store.transact(|tx| journal.close(tx, closing, None))?;
         journal.release();
     }
     applied
@@ -546,11 +546,11 @@ pub(crate) fn apply_journaled(
                 .map(|rel| rel.to_string_lossy().replace('\\', "/"))
         })
         .collect();
-    store.write(|tx| {
+    store.transact(|tx| {
         for row in &rows {
-            sql::insert_applied_change(tx, plan_id, row)?;
+            tx.insert_applied_change(plan_id, row)?;
         }
-        journal_sql::set_temp_files(tx, &batch_id, &temp_files)
+        tx.journal_set_temp_files(&batch_id, &temp_files)
     })?;
 
     for (done, item) in prepared.iter().enumerate() {
@@ -578,7 +578,7 @@ pub(crate) fn apply_journaled(
                 .collect();
             // Mark the batch undone: nothing of it remains in the workspace.
             if restore_errors.is_empty() {
-                store.write(|tx| sql::mark_batch_undone(tx, &batch_id))?;
+                store.transact(|tx| tx.mark_batch_undone(&batch_id))?;
                 return Err(ApplyError::Io { path, source });
             }
             return Err(ApplyError::RestoreFailed {
@@ -857,7 +857,7 @@ pub fn undo_batch(
 ) -> Result<Vec<String>, ApplyError> {
     let root = canonical_root(workspace)?;
     let rows: Vec<AppliedChangeRow> = store
-        .read(|tx| sql::applied_changes(tx, plan_id))?
+        .snapshot(|tx| tx.applied_changes(plan_id))?
         .into_iter()
         .filter(|row| row.batch_id == batch_id)
         .collect();
@@ -916,7 +916,7 @@ pub fn undo_batch(
         })?;
         restored.push(original.rel);
     }
-    store.write(|tx| sql::mark_batch_undone(tx, batch_id))?;
+    store.transact(|tx| tx.mark_batch_undone(batch_id))?;
     Ok(restored)
 }
 
@@ -943,26 +943,23 @@ mod tests {
             std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
             let store = Store::open_in_memory().unwrap();
             store
-                .write(|tx| {
-                    sql::insert_plan(
-                        tx,
-                        &NewPlan {
-                            id: "p",
-                            name: None,
-                            status: "ready",
-                            tags: &[],
-                            facts: PlanFacts {
-                                goal: "",
-                                step_count: 1,
-                            },
-                            plan_json: "{}",
-                            meta: VersionMeta {
-                                change_type: "created",
-                                summary: "",
-                                author: "",
-                            },
+                .transact(|tx| {
+                    tx.insert_plan(&NewPlan {
+                        id: "p",
+                        name: None,
+                        status: "ready",
+                        tags: &[],
+                        facts: PlanFacts {
+                            goal: "",
+                            step_count: 1,
                         },
-                    )
+                        plan_json: "{}",
+                        meta: VersionMeta {
+                            change_type: "created",
+                            summary: "",
+                            author: "",
+                        },
+                    })
                 })
                 .unwrap();
             Fixture { dir, store }
@@ -1228,7 +1225,7 @@ mod tests {
             .filter(|(path, _)| !path.contains(".tollgate/backups"))
             .collect();
         assert_eq!(after, before);
-        let rows = fx.store.read(|tx| sql::applied_changes(tx, "p")).unwrap();
+        let rows = fx.store.snapshot(|tx| tx.applied_changes("p")).unwrap();
         assert_eq!(rows.len(), 3);
         assert!(rows.iter().all(|row| row.undone_at.is_some()));
     }

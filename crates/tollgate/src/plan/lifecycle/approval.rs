@@ -15,8 +15,8 @@ use super::library::{
 };
 use crate::clock::now_rfc3339;
 use crate::plan::model::StepNumber;
-use crate::store::Store;
-use crate::store::plans::{self as sql, ApprovalRow};
+use crate::store::plans::ApprovalRow;
+use crate::store::{ReadTx, Store};
 
 /// The approval request that keeps `step` of the plan's `version` from starting, if any: every
 /// request for that version covering the step (the whole plan, or a group holding the step)
@@ -24,12 +24,12 @@ use crate::store::plans::{self as sql, ApprovalRow};
 /// the step until new content is saved, a new version with its own requests. Requests for
 /// other versions do not count: an approval is for one content.
 pub(crate) fn blocking_approval(
-    conn: &rusqlite::Connection,
+    conn: &dyn ReadTx,
     plan_id: &str,
     version: u32,
     step: StepNumber,
 ) -> Result<Option<ApprovalRow>, PlanStoreError> {
-    Ok(sql::approvals(conn, plan_id)?.into_iter().find(|a| {
+    Ok(conn.approvals(plan_id)?.into_iter().find(|a| {
         a.plan_version == version
             && (a.step_numbers.is_empty() || a.step_numbers.contains(&step))
             && a.status != "approved"
@@ -142,7 +142,7 @@ pub fn request_approval(
     let mut steps = request.step_numbers.clone();
     steps.sort_unstable();
     steps.dedup();
-    store.write(|tx| {
+    store.transact(|tx| {
         let (row, plan) = current_plan(tx, &request.plan_id)?;
         if let Some(missing) = steps
             .iter()
@@ -159,7 +159,7 @@ pub fn request_approval(
             _ => "step_group",
         };
         let approval = ApprovalRow {
-            id: sql::new_id(tx, "approval")?,
+            id: crate::ids::new_id("approval"),
             plan_id: row.id.clone(),
             plan_version: row.current_version,
             kind: kind.to_string(),
@@ -173,15 +173,8 @@ pub fn request_approval(
             comment: None,
             modifications: None,
         };
-        sql::insert_approval(tx, &approval)?;
-        sql::log_event(
-            tx,
-            &row.id,
-            None,
-            "approval_requested",
-            &approval.id,
-            &author,
-        )?;
+        tx.insert_approval(&approval)?;
+        tx.log_event(&row.id, None, "approval_requested", &approval.id, &author)?;
         Ok(ApprovalResponse {
             message: format!(
                 "Approval `{}` requested for {} of plan `{}` (version {})",
@@ -238,8 +231,8 @@ pub fn respond_approval(
         ApprovalAction::Reject => "rejected",
         ApprovalAction::RequestModification => "modification_requested",
     };
-    store.write(|tx| {
-        let pending = sql::approval(tx, &request.request_id)?
+    store.transact(|tx| {
+        let pending = tx.approval(&request.request_id)?
             .ok_or_else(|| PlanStoreError::ApprovalNotFound(request.request_id.clone()))?;
         let row = plan_row(tx, &pending.plan_id)?;
         if pending.status != "pending" {
@@ -250,9 +243,8 @@ pub fn respond_approval(
                 pending.responded_by.as_deref().unwrap_or("?")
             )));
         }
-        sql::respond_approval(tx, &pending.id, new_status, &author, comment, modifications.as_deref())?;
-        sql::log_event(
-            tx,
+        tx.respond_approval(&pending.id, new_status, &author, comment, modifications.as_deref())?;
+        tx.log_event(
             &row.id,
             None,
             &format!("approval_{new_status}"),
@@ -268,14 +260,14 @@ pub fn respond_approval(
                     pending.plan_version, row.current_version
                 );
             } else if request.action == ApprovalAction::Approve && row.status == status::READY {
-                sql::set_status(tx, &row.id, status::APPROVED)?;
+                tx.set_status(&row.id, status::APPROVED)?;
                 plan_status = status::APPROVED.to_string();
             } else if request.action != ApprovalAction::Approve && row.status == status::APPROVED {
-                sql::set_status(tx, &row.id, status::READY)?;
+                tx.set_status(&row.id, status::READY)?;
                 plan_status = status::READY.to_string();
             }
         }
-        let approval = sql::approval(tx, &pending.id)?
+        let approval = tx.approval(&pending.id)?
             .ok_or_else(|| PlanStoreError::ApprovalNotFound(pending.id.clone()))?;
         Ok(ApprovalResponse {
             message: format!("Approval `{}` {new_status}{note}", pending.id),
@@ -287,9 +279,10 @@ pub fn respond_approval(
 
 /// Every approval request of a plan, oldest first.
 pub fn list_approvals(store: &Store, plan_id: &str) -> Result<Vec<Approval>, PlanStoreError> {
-    store.read(|tx| {
+    store.snapshot(|tx| {
         let row = plan_row(tx, plan_id)?;
-        Ok(sql::approvals(tx, &row.id)?
+        Ok(tx
+            .approvals(&row.id)?
             .into_iter()
             .map(Approval::from)
             .collect())

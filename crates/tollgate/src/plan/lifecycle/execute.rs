@@ -262,7 +262,7 @@ pub fn execute(
     let mut saved = None;
     let (plan, plan_id) = match source {
         PlanSource::Saved(id) => {
-            let state = store.read(|tx| PlanState::load(tx, &id))?;
+            let state = store.snapshot(|tx| PlanState::load(tx, &id))?;
             (state.plan, Some(state.row.id))
         }
         PlanSource::Inline(plan) if request.apply_changes => {
@@ -283,7 +283,7 @@ pub fn execute(
                 response.outcome
             ));
             saved = Some(response);
-            let state = store.read(|tx| PlanState::load(tx, &id))?;
+            let state = store.snapshot(|tx| PlanState::load(tx, &id))?;
             (state.plan, Some(id))
         }
         PlanSource::Inline(mut plan) => {
@@ -292,7 +292,7 @@ pub fn execute(
             let saved_id = (!plan.id.is_empty())
                 .then(|| {
                     store
-                        .read(|tx| crate::store::plans::plan_by_id(tx, &plan.id, false))
+                        .snapshot(|tx| tx.plan_by_id(&plan.id, false))
                         .map_err(PlanStoreError::from)
                 })
                 .transpose()?
@@ -470,7 +470,10 @@ impl Run<'_> {
         let Some(id) = self.plan_id else {
             return Ok(());
         };
-        let recorded = self.store.read(|tx| PlanState::load(tx, id))?.outcomes();
+        let recorded = self
+            .store
+            .snapshot(|tx| PlanState::load(tx, id))?
+            .outcomes();
         if self.apply {
             self.outcomes = recorded;
         } else {
@@ -655,7 +658,7 @@ impl Run<'_> {
                     files_modified: result.files_applied.clone(),
                     author: Some(self.author.to_string()),
                 };
-                self.store.write(|tx| {
+                self.store.transact(|tx| {
                     progress::complete_step_in(tx, &request)?;
                     if let Some(journal) = &journal {
                         journal.close(tx, journal_state::COMPLETED, None)?;
@@ -681,7 +684,7 @@ impl Run<'_> {
                         skip_dependents: false,
                         author: Some(self.author.to_string()),
                     };
-                    self.store.write(|tx| {
+                    self.store.transact(|tx| {
                         progress::fail_step_in(tx, &request)?;
                         if let Some(journal) = journal.as_ref().filter(|_| !half_applied) {
                             journal.close(tx, journal_state::FAILED, Some(&request.error))?;
@@ -767,7 +770,7 @@ impl Run<'_> {
         let Some(id) = self.plan_id else {
             return String::new();
         };
-        let Ok(state) = self.store.read(|tx| PlanState::load(tx, id)) else {
+        let Ok(state) = self.store.snapshot(|tx| PlanState::load(tx, id)) else {
             return String::new();
         };
         let mut text = String::new();

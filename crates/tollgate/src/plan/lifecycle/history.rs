@@ -19,7 +19,7 @@ use super::library::{
 use super::progress::{PlanState, ProgressReport};
 use crate::plan::model::{Plan, Risk, Step, StepNumber};
 use crate::store::Store;
-use crate::store::plans::{self as sql, VersionMeta};
+use crate::store::plans::VersionMeta;
 
 /// Default and largest `limit` of `view_history`.
 pub const DEFAULT_HISTORY_LIMIT: usize = 20;
@@ -87,10 +87,10 @@ pub fn view_history(
             format!("must be 1 to {MAX_HISTORY_LIMIT}"),
         ));
     }
-    store.read(|tx| {
+    store.snapshot(|tx| {
         let row = plan_row(tx, &request.plan_id)?;
         let mut versions = Vec::new();
-        for stored in sql::versions(tx, &row.id, limit, request.include_plans)? {
+        for stored in tx.versions(&row.id, limit, request.include_plans)? {
             let plan = match &stored.plan_json {
                 Some(text) => Some(serde_json::from_str(text).map_err(|err| {
                     crate::store::StoreError::Corrupt {
@@ -109,7 +109,8 @@ pub fn view_history(
                 plan,
             });
         }
-        let events = sql::events(tx, &row.id, limit)?
+        let events = tx
+            .events(&row.id, limit)?
             .into_iter()
             .map(|event| PlanEvent {
                 kind: event.kind,
@@ -122,7 +123,7 @@ pub fn view_history(
         Ok(ViewHistoryResponse {
             plan_id: row.id.clone(),
             current_version: row.current_version,
-            total_versions: sql::version_count(tx, &row.id)?,
+            total_versions: tx.version_count(&row.id)?,
             versions,
             events,
         })
@@ -216,7 +217,7 @@ pub fn compare_plan_versions(
     store: &Store,
     request: &ComparePlanVersions,
 ) -> Result<PlanComparison, PlanStoreError> {
-    let (from, to) = store.read(|tx| {
+    let (from, to) = store.snapshot(|tx| {
         let row = plan_row(tx, &request.plan_id)?;
         Ok::<_, PlanStoreError>((
             plan_version(tx, &row, request.from_version)?,
@@ -466,7 +467,7 @@ pub fn rollback_plan(
     if let Some(reason) = reason {
         check_text("reason", reason)?;
     }
-    store.write(|tx| {
+    store.transact(|tx| {
         let (row, _) = current_plan(tx, &request.plan_id)?;
         if request.target_version == row.current_version {
             return Err(PlanStoreError::Conflict(format!(
@@ -492,7 +493,7 @@ pub fn rollback_plan(
                 author: &author,
             },
         )?;
-        sql::log_event(tx, &row.id, None, "rolled_back", &summary, &author)?;
+        tx.log_event(&row.id, None, "rolled_back", &summary, &author)?;
         let progress = PlanState::load(tx, &row.id)?.report();
         Ok(RollbackPlanResponse {
             plan_id: row.id.clone(),

@@ -22,15 +22,13 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use rusqlite::Transaction;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::lifecycle::apply::{self, ApplyError, RollBackMode};
 use crate::plan::lifecycle::progress::{FailOption, PlanState, step_status};
-use crate::store::apply_journal::{self as sql, JournalRow, state};
-use crate::store::plans as plan_sql;
-use crate::store::{Store, StoreError};
+use crate::store::apply_journal::{JournalRow, state};
+use crate::store::{Store, StoreError, WriteTx};
 use crate::workspace::Workspace;
 
 /// Where the lock files live, relative to the workspace.
@@ -82,11 +80,12 @@ impl OpenJournal {
     /// Closes the entry inside the caller's transaction (the one recording the step's outcome).
     pub(crate) fn close(
         &self,
-        tx: &Transaction<'_>,
+        tx: &dyn WriteTx,
         new_state: &str,
         reason: Option<&str>,
     ) -> Result<(), StoreError> {
-        sql::close(tx, &self.batch_id, new_state, reason).map(|_| ())
+        tx.journal_close(&self.batch_id, new_state, reason)
+            .map(|_| ())
     }
 
     /// Unlocks and removes the lock file, once the entry is closed. Dropping the journal
@@ -104,13 +103,13 @@ pub(crate) fn begin<E: From<StoreError>>(
     workspace: &Path,
     plan_id: &str,
     step_number: u32,
-    also: impl FnOnce(&Transaction<'_>) -> Result<(), E>,
+    also: impl FnOnce(&dyn WriteTx) -> Result<(), E>,
 ) -> Result<OpenJournal, E> {
-    let batch_id = store.read(|tx| plan_sql::new_id(tx, "batch"))?;
+    let batch_id = crate::ids::new_id("batch");
     let lock = JournalLock::acquire(workspace, &batch_id)?;
-    let opened = store.write(|tx| {
+    let opened = store.transact(|tx| {
         also(tx)?;
-        sql::open(tx, &batch_id, plan_id, step_number, std::process::id())?;
+        tx.journal_open(&batch_id, plan_id, step_number, std::process::id())?;
         Ok(())
     });
     match opened {
@@ -133,7 +132,7 @@ pub fn recover_interrupted(
     store: &Store,
     workspace: &Path,
 ) -> Result<Vec<RecoveredApply>, ApplyError> {
-    let entries = store.read(sql::open_entries)?;
+    let entries = store.snapshot(|tx| tx.journal_open_entries())?;
     if entries.is_empty() {
         return Ok(Vec::new());
     }
@@ -148,7 +147,7 @@ pub fn recover_interrupted(
             continue;
         };
         // The owner may have closed it between the listing and the lock.
-        let current = store.read(|tx| sql::entry(tx, &entry.batch_id))?;
+        let current = store.snapshot(|tx| tx.journal_entry(&entry.batch_id))?;
         if current.is_none_or(|row| row.state != state::OPEN) {
             lock.remove();
             continue;
@@ -170,7 +169,7 @@ fn roll_back_entry(
     entry: &JournalRow,
     others_open: bool,
 ) -> Result<RecoveredApply, ApplyError> {
-    let rows = store.read(|tx| plan_sql::applied_changes_of_batch(tx, &entry.batch_id))?;
+    let rows = store.snapshot(|tx| tx.applied_changes_of_batch(&entry.batch_id))?;
     let rolled = apply::roll_back_rows(root, &rows, RollBackMode::BestEffort);
     let mut temp_files_removed = apply::remove_temp_files(root, &entry.temp_files);
     temp_files_removed.extend(remove_backup_temps(root, &entry.batch_id));
@@ -189,13 +188,13 @@ fn roll_back_entry(
     if !conflicts.is_empty() {
         message.push_str(&format!("; left as they are: {}", conflicts.join("; ")));
     }
-    let step_status = store.write(|tx| {
-        if !sql::close(tx, &entry.batch_id, state::ROLLED_BACK, Some(&message))? {
+    let step_status = store.transact(|tx| {
+        if !tx.journal_close(&entry.batch_id, state::ROLLED_BACK, Some(&message))? {
             return Ok(None);
         }
         // A batch with files left half way stays on record as not undone, for `plan undo`.
         if conflicts.is_empty() {
-            plan_sql::mark_batch_undone(tx, &entry.batch_id)?;
+            tx.mark_batch_undone(&entry.batch_id)?;
         }
         let Ok(mut plan) = PlanState::load(tx, &entry.plan_id) else {
             return Ok(None);
@@ -205,8 +204,7 @@ fn roll_back_entry(
             .get(&number)
             .is_some_and(|s| s.status == step_status::IN_PROGRESS);
         if !in_progress || others_open {
-            plan_sql::log_event(
-                tx,
+            tx.log_event(
                 &entry.plan_id,
                 Some(number),
                 "apply_rolled_back",
@@ -367,7 +365,6 @@ pub(crate) mod tests {
     use crate::plan::lifecycle::apply::{CRASH_AT, FileOperation, apply_journaled};
     use crate::plan::lifecycle::library::tests::{sample_plan, save};
     use crate::plan::lifecycle::progress::{CompleteStep, complete_step_in};
-    use crate::store::plans::step_states;
 
     pub(crate) struct Fixture {
         pub(crate) dir: tempfile::TempDir,
@@ -420,7 +417,7 @@ pub(crate) mod tests {
                 author: None,
             };
             self.store
-                .write(|tx| {
+                .transact(|tx| {
                     complete_step_in(tx, &request)?;
                     journal.close(tx, state::COMPLETED, None)?;
                     Ok::<_, crate::plan::lifecycle::library::PlanStoreError>(())
@@ -432,7 +429,7 @@ pub(crate) mod tests {
 
         pub(crate) fn step_status(&self, number: u32) -> String {
             self.store
-                .read(|tx| step_states(tx, &self.plan_id))
+                .snapshot(|tx| tx.step_states(&self.plan_id))
                 .unwrap()
                 .into_iter()
                 .find(|s| s.step_number == number)
@@ -539,14 +536,14 @@ pub(crate) mod tests {
         assert_eq!(fx.step_status(1), "pending");
         let entry = fx
             .store
-            .read(|tx| sql::entry(tx, &batch_id))
+            .snapshot(|tx| tx.journal_entry(&batch_id))
             .unwrap()
             .unwrap();
         assert_eq!(entry.state, state::ROLLED_BACK);
         assert!(entry.reason.unwrap().contains("stopped before it finished"));
         let rows = fx
             .store
-            .read(|tx| plan_sql::applied_changes_of_batch(tx, &batch_id))
+            .snapshot(|tx| tx.applied_changes_of_batch(&batch_id))
             .unwrap();
         assert!(rows.iter().all(|row| row.undone_at.is_some()));
         assert!(

@@ -11,13 +11,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use std::path::Path;
-
 use crate::clock::now_rfc3339;
 use crate::plan::lifecycle::apply::ApplyError;
 use crate::plan::{GraphError, Plan, PlanResponse, StepNumber, link_steps};
-use crate::store::plans::{self as sql, NewPlan, PlanFacts, PlanFilter, PlanRow, VersionMeta};
-use crate::store::{Store, StoreError};
+use crate::store::plans::{NewPlan, PlanFacts, PlanFilter, PlanRow, VersionMeta};
+use crate::store::{ReadTx, Store, StoreError, WriteTx};
 
 /// Default and largest `limit` of `list_plans`.
 pub const DEFAULT_LIST_LIMIT: usize = 50;
@@ -156,26 +154,24 @@ fn content_of(plan: &Plan) -> Value {
 }
 
 /// The live plan `plan_id`, or [`PlanStoreError::PlanNotFound`].
-pub(crate) fn plan_row(
-    conn: &rusqlite::Connection,
-    plan_id: &str,
-) -> Result<PlanRow, PlanStoreError> {
-    sql::plan_by_id(conn, plan_id, false)?
+pub(crate) fn plan_row(conn: &dyn ReadTx, plan_id: &str) -> Result<PlanRow, PlanStoreError> {
+    conn.plan_by_id(plan_id, false)?
         .ok_or_else(|| PlanStoreError::PlanNotFound(plan_id.to_string()))
 }
 
 /// Version `version` of a plan, parsed.
 pub(crate) fn plan_version(
-    conn: &rusqlite::Connection,
+    conn: &dyn ReadTx,
     row: &PlanRow,
     version: u32,
 ) -> Result<Plan, PlanStoreError> {
     let stored =
-        sql::version(conn, &row.id, version)?.ok_or_else(|| PlanStoreError::VersionNotFound {
-            plan_id: row.id.clone(),
-            version,
-            latest: row.current_version,
-        })?;
+        conn.version(&row.id, version)?
+            .ok_or_else(|| PlanStoreError::VersionNotFound {
+                plan_id: row.id.clone(),
+                version,
+                latest: row.current_version,
+            })?;
     let text = stored.plan_json.unwrap_or_default();
     serde_json::from_str(&text).map_err(|err| {
         PlanStoreError::Store(StoreError::Corrupt {
@@ -187,7 +183,7 @@ pub(crate) fn plan_version(
 
 /// The live plan `plan_id` and its current version.
 pub(crate) fn current_plan(
-    conn: &rusqlite::Connection,
+    conn: &dyn ReadTx,
     plan_id: &str,
 ) -> Result<(PlanRow, Plan), PlanStoreError> {
     let row = plan_row(conn, plan_id)?;
@@ -198,7 +194,7 @@ pub(crate) fn current_plan(
 /// Records `plan` as the next version of the saved plan `row` (validated, with its version
 /// fields set), and voids an approval of the previous content. Returns the new version.
 pub(crate) fn record_version(
-    conn: &rusqlite::Transaction<'_>,
+    conn: &dyn WriteTx,
     row: &PlanRow,
     plan: &mut Plan,
     meta: VersionMeta<'_>,
@@ -210,11 +206,10 @@ pub(crate) fn record_version(
     if plan.created_at.is_empty() {
         plan.created_at = row.created_at.clone();
     }
-    let version = sql::append_version(conn, &row.id, facts(plan), &plan_json(plan)?, meta)?;
+    let version = conn.append_version(&row.id, facts(plan), &plan_json(plan)?, meta)?;
     if row.status == status::APPROVED {
-        sql::set_status(conn, &row.id, status::READY)?;
-        sql::log_event(
-            conn,
+        conn.set_status(&row.id, status::READY)?;
+        conn.log_event(
             &row.id,
             None,
             "approval_voided",
@@ -311,14 +306,14 @@ pub fn save(
     let reason = request.reason.as_deref().unwrap_or_default();
     check_text("reason", reason)?;
     link_steps(&mut plan)?;
-    store.write(|tx| {
+    store.transact(|tx| {
         let by_id = if plan.id.is_empty() {
             None
         } else {
-            sql::plan_by_id(tx, &plan.id, false)?
+            tx.plan_by_id(&plan.id, false)?
         };
         let by_name = match name {
-            Some(name) => sql::plan_by_name(tx, name)?,
+            Some(name) => tx.plan_by_name(name)?,
             None => None,
         };
         if let (Some(by_id), Some(by_name)) = (&by_id, &by_name)
@@ -341,7 +336,7 @@ pub fn save(
                 }
                 let new_name = name.or(existing.name.as_deref());
                 let new_tags = tags.unwrap_or_else(|| existing.tags.clone());
-                sql::set_name_and_tags(tx, &existing.id, new_name, &new_tags)?;
+                tx.set_name_and_tags(&existing.id, new_name, &new_tags)?;
                 let (_, current) = current_plan(tx, &existing.id)?;
                 let outcome = if content_of(&current) == content_of(&plan) {
                     "unchanged"
@@ -357,7 +352,7 @@ pub fn save(
                             author: &author,
                         },
                     )?;
-                    sql::log_event(tx, &existing.id, None, "saved", &format!("version {version}"), &author)?;
+                    tx.log_event(&existing.id, None, "saved", &format!("version {version}"), &author)?;
                     "new_version"
                 };
                 let row = plan_row(tx, &existing.id)?;
@@ -376,9 +371,9 @@ pub fn save(
             }
             None => {
                 // An id of a deleted plan (or none) gets a fresh one.
-                let taken = !plan.id.is_empty() && sql::plan_by_id(tx, &plan.id, true)?.is_some();
+                let taken = !plan.id.is_empty() && tx.plan_by_id(&plan.id, true)?.is_some();
                 if plan.id.is_empty() || taken {
-                    plan.id = sql::new_id(tx, "plan")?;
+                    plan.id = crate::ids::new_id("plan");
                 }
                 let now = now_rfc3339();
                 plan.version = 1;
@@ -387,8 +382,7 @@ pub fn save(
                 }
                 plan.updated_at = now;
                 let json = plan_json(&plan)?;
-                let row = sql::insert_plan(
-                    tx,
+                let row = tx.insert_plan(
                     &NewPlan {
                         id: &plan.id,
                         name,
@@ -404,17 +398,13 @@ pub fn save(
                     },
                 )
                 .map_err(|err| match err {
-                    StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-                        if e.code == rusqlite::ErrorCode::ConstraintViolation =>
-                    {
-                        PlanStoreError::Conflict(format!(
-                            "The name `{}` is taken",
-                            name.unwrap_or_default()
-                        ))
-                    }
+                    StoreError::Conflict(_) => PlanStoreError::Conflict(format!(
+                        "The name `{}` is taken",
+                        name.unwrap_or_default()
+                    )),
                     other => other.into(),
                 })?;
-                sql::log_event(tx, &row.id, None, "saved", "version 1", &author)?;
+                tx.log_event(&row.id, None, "saved", "version 1", &author)?;
                 let message = format!("Plan `{}` saved as version 1", row.id);
                 Ok(SavePlanResponse {
                     plan: row.into(),
@@ -441,13 +431,11 @@ pub struct LoadPlanResponse {
 }
 
 /// Finds a live plan.
-pub(crate) fn find_plan(
-    conn: &rusqlite::Connection,
-    plan: &PlanRef,
-) -> Result<PlanRow, PlanStoreError> {
+pub(crate) fn find_plan(conn: &dyn ReadTx, plan: &PlanRef) -> Result<PlanRow, PlanStoreError> {
     match plan {
         PlanRef::Id(id) => plan_row(conn, id),
-        PlanRef::Name(name) => sql::plan_by_name(conn, name)?
+        PlanRef::Name(name) => conn
+            .plan_by_name(name)?
             .ok_or_else(|| PlanStoreError::PlanNotFound(name.to_string())),
     }
 }
@@ -458,7 +446,7 @@ pub fn load(
     plan: &PlanRef,
     version: Option<u32>,
 ) -> Result<LoadPlanResponse, PlanStoreError> {
-    store.read(|tx| {
+    store.snapshot(|tx| {
         let row = find_plan(tx, plan)?;
         let plan = plan_version(tx, &row, version.unwrap_or(row.current_version))?;
         Ok(LoadPlanResponse {
@@ -514,16 +502,13 @@ pub fn list(store: &Store, request: &Listing) -> Result<ListPlansResponse, PlanS
     if limit == 0 || limit > MAX_LIST_LIMIT {
         return Err(invalid("limit", format!("must be 1 to {MAX_LIST_LIMIT}")));
     }
-    let rows = store.read(|tx| {
-        sql::list_plans(
-            tx,
-            &PlanFilter {
-                status: request.status.as_deref(),
-                tags: &request.tags,
-                limit,
-                include_deleted: request.include_deleted,
-            },
-        )
+    let rows = store.snapshot(|tx| {
+        tx.list_plans(&PlanFilter {
+            status: request.status.as_deref(),
+            tags: &request.tags,
+            limit,
+            include_deleted: request.include_deleted,
+        })
     })?;
     Ok(ListPlansResponse {
         plans: rows.into_iter().map(PlanSummary::from).collect(),
@@ -545,10 +530,10 @@ pub fn delete(
     author: Option<&str>,
 ) -> Result<DeletePlanResponse, PlanStoreError> {
     let author = author_of(author)?;
-    store.write(|tx| {
+    store.transact(|tx| {
         let row = plan_row(tx, plan_id)?;
-        sql::soft_delete(tx, &row.id)?;
-        sql::log_event(tx, &row.id, None, "deleted", "", &author)?;
+        tx.soft_delete(&row.id)?;
+        tx.log_event(&row.id, None, "deleted", "", &author)?;
         Ok(DeletePlanResponse {
             plan_id: row.id.clone(),
             deleted: true,
@@ -560,19 +545,18 @@ pub fn delete(
     })
 }
 
-/// Saves `response.plan` in the workspace's store (`overwrite`: as the next version of its
+/// Saves `response.plan` in `store` (`overwrite`: as the next version of its
 /// plan) with `author` and `reason` in its history, and says so in `response.saved`: how
 /// `create_plan`'s `auto_save` and `tollgate plan create|refine --save` keep what they made.
 pub fn save_response(
-    root: &Path,
+    store: &Store,
     response: &mut PlanResponse,
     overwrite: bool,
     author: &str,
     reason: &str,
 ) -> Result<(), PlanStoreError> {
-    let store = Store::open_in_workspace(root)?;
     let saved = save(
-        &store,
+        store,
         response.plan.clone(),
         &SaveOptions {
             overwrite,

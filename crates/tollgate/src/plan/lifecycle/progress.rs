@@ -16,8 +16,8 @@ use super::library::{PlanStoreError, author_of, check_text, current_plan, invali
 use crate::clock::now_rfc3339;
 use crate::plan::graph::{StepGraph, StepOutcomes};
 use crate::plan::model::{Plan, StepNumber};
-use crate::store::Store;
-use crate::store::plans::{self as sql, PlanRow, StepStateRow};
+use crate::store::plans::{PlanRow, StepStateRow};
+use crate::store::{ReadTx, Store, WriteTx};
 
 /// How many times a step may be started; `fail_step` with `retry` stops re-queuing it after.
 pub const MAX_STEP_ATTEMPTS: u32 = 3;
@@ -162,13 +162,11 @@ pub(crate) struct PlanState {
 }
 
 impl PlanState {
-    pub(crate) fn load(
-        conn: &rusqlite::Connection,
-        plan_id: &str,
-    ) -> Result<PlanState, PlanStoreError> {
+    pub(crate) fn load(conn: &dyn ReadTx, plan_id: &str) -> Result<PlanState, PlanStoreError> {
         let (row, plan) = current_plan(conn, plan_id)?;
         let graph = StepGraph::build(&plan.steps)?;
-        let states = sql::step_states(conn, &row.id)?
+        let states = conn
+            .step_states(&row.id)?
             .into_iter()
             .map(|state| (state.step_number, state))
             .collect();
@@ -301,10 +299,10 @@ impl PlanState {
     /// Writes a step state and keeps it in memory.
     pub(crate) fn put(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         state: StepStateRow,
     ) -> Result<(), PlanStoreError> {
-        sql::put_step_state(conn, &self.row.id, &state)?;
+        conn.put_step_state(&self.row.id, &state)?;
         self.states.insert(state.step_number, state);
         Ok(())
     }
@@ -313,7 +311,7 @@ impl PlanState {
     /// executing while any has started.
     pub(crate) fn settle_plan_status(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         author: &str,
     ) -> Result<(), PlanStoreError> {
         let report = self.report();
@@ -331,8 +329,8 @@ impl PlanState {
             self.row.status.as_str()
         };
         if new_status != self.row.status {
-            sql::set_status(conn, &self.row.id, new_status)?;
-            sql::log_event(conn, &self.row.id, None, "status", new_status, author)?;
+            conn.set_status(&self.row.id, new_status)?;
+            conn.log_event(&self.row.id, None, "status", new_status, author)?;
             self.row.status = new_status.to_string();
         }
         Ok(())
@@ -358,7 +356,7 @@ impl PlanState {
     /// Marks a ready step in progress (one more attempt).
     pub(crate) fn start(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         number: StepNumber,
         author: &str,
     ) -> Result<(), PlanStoreError> {
@@ -376,7 +374,7 @@ impl PlanState {
         state.finished_at = None;
         state.updated_at = now;
         self.put(conn, state)?;
-        sql::log_event(conn, &self.row.id, Some(number), "started", "", author)?;
+        conn.log_event(&self.row.id, Some(number), "started", "", author)?;
         self.settle_plan_status(conn, author)
     }
 
@@ -384,7 +382,7 @@ impl PlanState {
     /// or modification requested).
     fn check_approved(
         &self,
-        conn: &rusqlite::Connection,
+        conn: &dyn ReadTx,
         current: &StepProgress,
         action: &str,
     ) -> Result<(), PlanStoreError> {
@@ -407,7 +405,7 @@ impl PlanState {
     /// Completes a step that is in progress (or ready: started and finished in one call).
     pub(crate) fn complete(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         number: StepNumber,
         notes: &str,
         files: &[String],
@@ -435,14 +433,14 @@ impl PlanState {
         state.finished_at = Some(now.clone());
         state.updated_at = now;
         self.put(conn, state)?;
-        sql::log_event(conn, &self.row.id, Some(number), "completed", notes, author)?;
+        conn.log_event(&self.row.id, Some(number), "completed", notes, author)?;
         self.settle_plan_status(conn, author)
     }
 
     /// Fails a step that is in progress or ready; see [`FailStep`] for the options.
     pub(crate) fn fail(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         number: StepNumber,
         error: &str,
         option: FailOption,
@@ -499,8 +497,7 @@ impl PlanState {
         }
         let kind = state.status.clone();
         self.put(conn, state)?;
-        sql::log_event(
-            conn,
+        conn.log_event(
             &self.row.id,
             Some(number),
             &format!("failed:{kind}"),
@@ -517,8 +514,7 @@ impl PlanState {
                     dep_state.finished_at = Some(now.clone());
                     dep_state.updated_at = now.clone();
                     self.put(conn, dep_state)?;
-                    sql::log_event(
-                        conn,
+                    conn.log_event(
                         &self.row.id,
                         Some(dependent),
                         "skipped",
@@ -538,7 +534,7 @@ impl PlanState {
     /// Puts a completed step back to pending once its changes were undone.
     pub(crate) fn reopen(
         &mut self,
-        conn: &rusqlite::Transaction<'_>,
+        conn: &dyn WriteTx,
         number: StepNumber,
         note: &str,
         author: &str,
@@ -553,7 +549,7 @@ impl PlanState {
         state.finished_at = None;
         state.updated_at = now;
         self.put(conn, state)?;
-        sql::log_event(conn, &self.row.id, Some(number), "undone", note, author)?;
+        conn.log_event(&self.row.id, Some(number), "undone", note, author)?;
         self.settle_plan_status(conn, author)
     }
 }
@@ -592,13 +588,13 @@ pub fn view_progress(
     store: &Store,
     request: &ViewProgress,
 ) -> Result<ProgressReport, PlanStoreError> {
-    store.read(|tx| Ok(PlanState::load(tx, &request.plan_id)?.report()))
+    store.snapshot(|tx| Ok(PlanState::load(tx, &request.plan_id)?.report()))
 }
 
 /// Starts a ready step.
 pub fn start_step(store: &Store, request: &StartStep) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
-    store.write(|tx| {
+    store.transact(|tx| {
         let mut state = PlanState::load(tx, &request.plan_id)?;
         state.start(tx, request.step_number, &author)?;
         Ok(update(
@@ -612,12 +608,12 @@ pub fn start_step(store: &Store, request: &StartStep) -> Result<StepUpdate, Plan
 
 /// Completes a step in progress (or a ready one).
 pub fn complete_step(store: &Store, request: &CompleteStep) -> Result<StepUpdate, PlanStoreError> {
-    store.write(|tx| complete_step_in(tx, request))
+    store.transact(|tx| complete_step_in(tx, request))
 }
 
 /// [`complete_step`] inside the caller's transaction.
 pub(crate) fn complete_step_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &dyn WriteTx,
     request: &CompleteStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;
@@ -653,12 +649,12 @@ pub(crate) fn complete_step_in(
 
 /// Fails a step (see [`FailStep`]).
 pub fn fail_step(store: &Store, request: &FailStep) -> Result<StepUpdate, PlanStoreError> {
-    store.write(|tx| fail_step_in(tx, request))
+    store.transact(|tx| fail_step_in(tx, request))
 }
 
 /// [`fail_step`] inside the caller's transaction.
 pub(crate) fn fail_step_in(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &dyn WriteTx,
     request: &FailStep,
 ) -> Result<StepUpdate, PlanStoreError> {
     let author = author_of(request.author.as_deref())?;

@@ -18,8 +18,7 @@ use crate::plan::lifecycle::library::{PlanStoreError, author_of};
 use crate::plan::lifecycle::progress::{PlanState, StepProgress, step_status};
 use crate::plan::model::StepNumber;
 use crate::store::Store;
-use crate::store::apply_journal::{self as journal_sql, state as journal_state};
-use crate::store::plans as sql;
+use crate::store::apply_journal::state as journal_state;
 
 /// What `undo_step` is asked to do (its wire request is `api::lifecycle::UndoStep`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,12 +61,12 @@ pub fn undo_step(
     // An interrupted run is rolled back first; its batch is never the one undone here.
     recover_interrupted(store, workspace)?;
     let root = crate::plan::lifecycle::apply::canonical_root(workspace)?;
-    let (plan_id, rows) = store.read(|tx| {
+    let (plan_id, rows) = store.snapshot(|tx| {
         let state = PlanState::load(tx, &request.plan_id)?;
         if let Some(number) = request.step_number {
             state.check_step(number)?;
         }
-        let rows = sql::applied_changes(tx, &state.row.id)?;
+        let rows = tx.applied_changes(&state.row.id)?;
         Ok::<_, PlanStoreError>((state.row.id, rows))
     })?;
     let batch_id = rows
@@ -87,7 +86,7 @@ pub fn undo_step(
         .filter(|row| row.batch_id == batch_id)
         .collect();
     let step_number = batch[0].step_number;
-    let entry = store.read(|tx| journal_sql::entry(tx, &batch_id))?;
+    let entry = store.snapshot(|tx| tx.journal_entry(&batch_id))?;
     if let Some(entry) = entry.filter(|entry| entry.state == journal_state::OPEN) {
         return Err(PlanStoreError::Conflict(format!(
             "Step {step_number} is being applied right now (process {}, batch {batch_id}); undo \
@@ -141,8 +140,8 @@ pub fn undo_step(
             format!(", overwriting later edits: {}", rolled.conflicts.join("; "))
         }
     );
-    let (step, message) = store.write(|tx| {
-        sql::mark_batch_undone(tx, &batch_id)?;
+    let (step, message) = store.transact(|tx| {
+        tx.mark_batch_undone(&batch_id)?;
         let mut state = PlanState::load(tx, &plan_id)?;
         let completed = state
             .states
@@ -171,7 +170,7 @@ pub fn undo_step(
                 ));
             }
         } else {
-            sql::log_event(tx, &plan_id, Some(step_number), "undone", &note, &author)?;
+            tx.log_event(&plan_id, Some(step_number), "undone", &note, &author)?;
         }
         Ok::<_, PlanStoreError>((state.step_progress(step_number), message))
     })?;

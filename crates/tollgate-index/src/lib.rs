@@ -599,7 +599,9 @@ mod tests {
             write(
                 root,
                 &format!("src/handlers/{name}.rs"),
-                &format!("/// The {name} extractor: an extractor of {name} bodies, organised like every extractor.\npub struct {name}Extractor;\n\n/// Runs the {name} extractor.\npub fn run_{name}_extractor() {{}}\n"),
+                &format!(
+                    "/// The {name} extractor: an extractor of {name} bodies, organised like every extractor.\npub struct {name}Extractor;\n\n/// Runs the {name} extractor.\npub fn run_{name}_extractor() {{}}\n"
+                ),
             );
         }
         let first = index_and_rank_first(root);
@@ -643,7 +645,10 @@ mod tests {
         );
         // Asked for: the dependency list.
         assert_eq!(
-            first("gzip compression dependency in the cargo manifest", Signals::without(&[])),
+            first(
+                "gzip compression dependency in the cargo manifest",
+                Signals::without(&[])
+            ),
             "Cargo.toml"
         );
     }

@@ -392,10 +392,7 @@ pub(crate) fn hub_files<'a>(terms: &QueryTerms, paths: &[&'a str]) -> Vec<(&'a s
         .zip(&matched)
         .filter(|(_, hit)| !hit.is_empty())
         .map(|(path, hit)| {
-            let share: f32 = hit
-                .iter()
-                .map(|&i| 1.0 / (n_files[i] as f32).sqrt())
-                .sum();
+            let share: f32 = hit.iter().map(|&i| 1.0 / (n_files[i] as f32).sqrt()).sum();
             (*path, share / n_words, path.matches('/').count())
         })
         .collect();
@@ -428,7 +425,7 @@ pub(crate) const MAX_HUBS: usize = 4;
 pub(crate) const TINY_CHUNK_LINES: usize = 3;
 
 pub(crate) fn is_tiny(start_line: usize, end_line: usize) -> bool {
-    end_line.saturating_sub(start_line) + 1 <= TINY_CHUNK_LINES
+    end_line.saturating_sub(start_line) < TINY_CHUNK_LINES
 }
 
 /// Words of a change description that say what kind of change it is, not what it changes

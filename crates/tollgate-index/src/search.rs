@@ -55,7 +55,6 @@ const HUB_WEIGHT: f32 = 1.5;
 /// the same).
 const TINY_CHUNK_FACTOR: f32 = 0.5;
 
-
 /// What to do with test files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Tests {
@@ -372,14 +371,9 @@ pub fn search(
     let relevance = searcher.coverage(&words, &shown)?;
     for (&(key, file_idx, chunk_idx), relevance) in entries.iter().zip(relevance) {
         let file = &ranked[file_idx].1;
-        let explain = query.explain.then(|| {
-            explain(
-                &terms,
-                file,
-                &file.chunks[chunk_idx],
-                &scales[file.pass],
-            )
-        });
+        let explain = query
+            .explain
+            .then(|| explain(&terms, file, &file.chunks[chunk_idx], &scales[file.pass]));
         outcome.hits.push(hit(
             file,
             &file.chunks[chunk_idx],

@@ -492,6 +492,167 @@ mod tests {
         );
     }
 
+    /// Indexes `root` and returns the first hit (path, first line, last line) for a query
+    /// with these signals on.
+    fn index_and_first_hit(root: &Path) -> impl Fn(&str, Signals) -> (String, usize, usize) {
+        let config = IndexConfig::new(root);
+        update(&config, None, &HashedEmbedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        move |text, signals| {
+            let mut query = SearchQuery::new(text, 5);
+            query.signals = signals;
+            let outcome = search(&config, &HashedEmbedder, &query).unwrap();
+            let hit = &outcome.hits[0];
+            (hit.path.clone(), hit.start_line, hit.end_line)
+        }
+    }
+
+    #[test]
+    fn the_head_of_the_results_does_not_depend_on_how_many_are_asked_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // Many files sharing the query's words in different measure, so that each channel has
+        // far more candidates than ten results need and the arms disagree on their order.
+        let words = [
+            "retry", "backoff", "delay", "jitter", "attempt", "timeout", "budget", "policy",
+        ];
+        for i in 0..160 {
+            let mut text = String::new();
+            for (j, word) in words.iter().enumerate() {
+                for _ in 0..((i * (j + 3)) % 5) {
+                    text.push_str(&format!("// {word} handling {i}\n"));
+                }
+            }
+            text.push_str(&format!(
+                "pub fn step_{i}() -> u32 {{\n    {i}\n}}\n// filler {}\n",
+                "x ".repeat(i % 17)
+            ));
+            write(root, &format!("src/m{i:03}.rs"), &text);
+        }
+        let config = IndexConfig::new(root);
+        update(&config, None, &HashedEmbedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        for text in [
+            "how are retry delays with backoff and jitter chosen",
+            "retry attempt timeout budget",
+        ] {
+            let head = |k: usize| -> Vec<(String, usize)> {
+                let outcome = search(&config, &HashedEmbedder, &SearchQuery::new(text, k)).unwrap();
+                assert!(outcome.hits.len() >= 10.min(k), "{text}: {k}");
+                outcome
+                    .hits
+                    .iter()
+                    .take(10)
+                    .map(|h| (h.path.clone(), h.start_line))
+                    .collect()
+            };
+            let ten = head(10);
+            assert_eq!(ten, head(20), "{text}");
+            assert_eq!(ten, head(50), "{text}");
+            assert_eq!(ten, head(200), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_tiny_chunk_does_not_stand_for_its_file_when_it_has_a_substantive_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // The one-line re-export says the query's words best; the body is what is wanted.
+        write(
+            root,
+            "src/limits.rs",
+            "pub use crate::quota::QuotaLimiterWindow as QuotaLimiterWindowLimiter;\n\n\
+             /// Counts requests in a sliding window and refuses those over the quota.\n\
+             pub fn admit_request(window: &mut Vec<u64>, now: u64, quota: usize) -> bool {\n    \
+             window.retain(|t| now - t < 60);\n    if window.len() >= quota {\n        \
+             return false;\n    }\n    window.push(now);\n    true\n}\n",
+        );
+        write(
+            root,
+            "src/other.rs",
+            "/// Formats a greeting.\npub fn greet(name: &str) -> String {\n    format!(\"hi {name}\")\n}\n",
+        );
+        let first = index_and_first_hit(root);
+        let query = "quota limiter window for requests";
+        let (path, start, end) = first(query, Signals::without(&[]));
+        assert_eq!(path, "src/limits.rs");
+        assert!(end - start + 1 > 3, "{start}-{end}");
+        let (_, start, end) = first(query, Signals::without(&[Signal::TinyChunks]));
+        assert!(end - start < 3, "{start}-{end}");
+    }
+
+    #[test]
+    fn an_architecture_question_lifts_the_hub_module_of_what_it_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // The hub says little; the implementations say "extractor" over and over.
+        write(
+            root,
+            "src/extract/mod.rs",
+            "//! Types that pull values out of a request.\nmod path;\nmod query;\npub use self::path::Path;\npub use self::query::Query;\n\npub trait FromRequest: Sized {\n    fn from_request(req: &Request) -> Option<Self>;\n}\n",
+        );
+        for name in ["json", "form", "cookie"] {
+            write(
+                root,
+                &format!("src/handlers/{name}.rs"),
+                &format!(
+                    "/// The {name} extractor: an extractor of {name} bodies, organised like every extractor.\npub struct {name}Extractor;\n\n/// Runs the {name} extractor.\npub fn run_{name}_extractor() {{}}\n"
+                ),
+            );
+        }
+        let first = index_and_rank_first(root);
+        let query = "how are extractors organised";
+        assert_eq!(first(query, Signals::without(&[])), "src/extract/mod.rs");
+        assert_ne!(
+            first(query, Signals::without(&[Signal::HubModules])),
+            "src/extract/mod.rs"
+        );
+        // An entry-point question lifts the package's entry file.
+        write(root, "src/lib.rs", "pub mod extract;\npub mod handlers;\n");
+        let first = index_and_rank_first(root);
+        let query = "what does the crate export as its entry point";
+        assert_eq!(first(query, Signals::without(&[])), "src/lib.rs");
+        assert_ne!(
+            first(query, Signals::without(&[Signal::HubModules])),
+            "src/lib.rs"
+        );
+    }
+
+    #[test]
+    fn manifests_and_examples_rank_below_the_code_unless_asked_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(
+            root,
+            "src/compress.rs",
+            "/// Gzip compression of response bodies.\npub fn gzip_body(body: &[u8]) -> Vec<u8> {\n    body.to_vec()\n}\n",
+        );
+        write(
+            root,
+            "Cargo.toml",
+            "[package]\nname = \"gzip-compression-bodies\"\ndescription = \"gzip compression of response bodies, gzip response compression\"\n\n[features]\ngzip = []\ncompression = [\"gzip\"]\n",
+        );
+        let first = index_and_rank_first(root);
+        let query = "gzip compression of response bodies";
+        assert_eq!(first(query, Signals::without(&[])), "src/compress.rs");
+        assert_eq!(
+            first(query, Signals::without(&[Signal::ManifestPenalty])),
+            "Cargo.toml"
+        );
+        // Asked for: the dependency list.
+        assert_eq!(
+            first(
+                "gzip compression dependency in the cargo manifest",
+                Signals::without(&[])
+            ),
+            "Cargo.toml"
+        );
+    }
+
     /// Indexes `root` and returns what ranks first for a query with these signals on.
     fn index_and_rank_first(root: &Path) -> impl Fn(&str, Signals) -> String {
         let config = IndexConfig::new(root);

@@ -93,16 +93,31 @@ pub enum Signal {
     /// A change description ("Fix hover links in docs") lifts a file whose name holds one of
     /// its words (`hover.rs`), compared after a light stemming and without change boilerplate.
     PathWords,
+    /// A chunk of three lines or fewer (a `package` header, a one-line re-export, a `mod.rs`
+    /// preamble) counts for half in its file's score, is shown only when the file has no
+    /// substantive chunk among the candidates, and is then shown merged with its neighbour.
+    TinyChunks,
+    /// An architecture question ("how are extractors organised", "where does the routing
+    /// machinery live", "what does the package export") lifts the hub module of what it names
+    /// (`extract/mod.rs`, `router.ts`, `_transports/base.py`) or the package's entry point,
+    /// found among all the index's paths, not only the channels' candidates.
+    HubModules,
+    /// Manifests (`Cargo.toml`, `package.json`, `requirements.txt`, …), examples and
+    /// benchmarks rank lower unless asked for, like docs.
+    ManifestPenalty,
 }
 
 impl Signal {
-    const ALL: [Signal; 6] = [
+    const ALL: [Signal; 9] = [
         Signal::Definitions,
         Signal::FileAggregation,
         Signal::FileClassPenalty,
         Signal::TestIntent,
         Signal::QuestionTests,
         Signal::PathWords,
+        Signal::TinyChunks,
+        Signal::HubModules,
+        Signal::ManifestPenalty,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -113,6 +128,9 @@ impl Signal {
             Signal::TestIntent => "test-intent",
             Signal::QuestionTests => "question-tests",
             Signal::PathWords => "path-words",
+            Signal::TinyChunks => "tiny-chunks",
+            Signal::HubModules => "hub-modules",
+            Signal::ManifestPenalty => "manifest-penalty",
         }
     }
 }
@@ -170,6 +188,11 @@ pub(crate) struct QueryTerms {
     /// For a change description: its content words, stemmed ([`stem`]), without stop words
     /// and change boilerplate (`fix`, `add`, `support`, …).
     pub change_words: Vec<String>,
+    /// For an architecture question ([`is_architecture`]): its content words, stemmed,
+    /// without the question's own (`how`, `organised`, `machinery`, …); and whether it asks
+    /// for the package's entry point (`entry point`, `export`).
+    pub hub_words: Vec<String>,
+    pub entry_point: bool,
 }
 
 impl QueryTerms {
@@ -211,6 +234,22 @@ impl QueryTerms {
         };
         change_words.sort();
         change_words.dedup();
+        let architecture = signals.on(Signal::HubModules) && is_architecture(text);
+        let mut hub_words: Vec<String> = if architecture {
+            tokens(text)
+                .iter()
+                .filter(|w| w.len() > 2 && !is_architecture_filler(w))
+                .map(|w| stem(w).to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        hub_words.sort();
+        hub_words.dedup();
+        let entry_point = architecture
+            && tokens(text)
+                .iter()
+                .any(|w| matches!(w.as_str(), "entry" | "export" | "exports" | "exported"));
         QueryTerms {
             class,
             words,
@@ -220,8 +259,173 @@ impl QueryTerms {
             question: signals.on(Signal::QuestionTests) && is_question(text),
             change,
             change_words,
+            hub_words,
+            entry_point,
         }
     }
+}
+
+/// Words that make a question one about the code's architecture: how something is organised,
+/// where its machinery lives, what a package exports.
+const ARCHITECTURE_WORDS: &[&str] = &[
+    "organised",
+    "organized",
+    "organise",
+    "organize",
+    "organisation",
+    "organization",
+    "structured",
+    "structure",
+    "architecture",
+    "machinery",
+    "live",
+    "lives",
+    "layer",
+    "layers",
+    "hierarchy",
+    "entry",
+    "export",
+    "exports",
+];
+
+/// Whether `query` is a question about how the code is organised ("how are extractors
+/// organised", "where does the routing machinery live", "what does the package export").
+pub(crate) fn is_architecture(query: &str) -> bool {
+    is_question(query)
+        && tokens(query)
+            .iter()
+            .any(|w| ARCHITECTURE_WORDS.contains(&w.as_str()))
+}
+
+/// Words of an architecture question that name no part of the code.
+fn is_architecture_filler(word: &str) -> bool {
+    ARCHITECTURE_WORDS.contains(&word)
+        || matches!(
+            word,
+            "how"
+                | "where"
+                | "what"
+                | "which"
+                | "does"
+                | "the"
+                | "are"
+                | "and"
+                | "into"
+                | "from"
+                | "for"
+                | "its"
+                | "their"
+                | "run"
+                | "main"
+                | "point"
+                | "package"
+                | "publicly"
+                | "public"
+                | "module"
+                | "modules"
+                | "code"
+                | "logic"
+        )
+}
+
+/// Two stemmed words that name the same thing in a path and a question (`extract` and
+/// `extractor`, `routing` and `rout`): equal, or one a prefix of the other holding at least
+/// five letters and four fifths of the shorter.
+fn same_word(a: &str, b: &str) -> bool {
+    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let shorter = a.len().min(b.len());
+    a == b || (common >= 5 && common == shorter && common * 5 >= shorter * 4)
+}
+
+/// File names that stand for their directory (a hub: `mod.rs`, `index.ts`, `__init__.py`, a
+/// Go package's file named after it, a `base` module).
+fn is_hub_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    let dir = path.rsplit('/').nth(1).unwrap_or("");
+    matches!(stem, "mod" | "index" | "__init__" | "lib" | "base" | "init")
+        || (!dir.is_empty() && stem == dir.trim_start_matches('_'))
+}
+
+/// A package's entry point: `lib.rs`, `index.ts`/`index.js`, a top-level `__init__.py`.
+fn is_entry_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    matches!(stem, "lib" | "index" | "__init__") && !name.ends_with(".d.ts")
+}
+
+/// For an architecture question, the hub files among `paths` (every code file of the index)
+/// with their weight in 0..=1: the share of the question's words that the file's directory
+/// (for a hub name) or its own name holds, each word counting 1/√(files it names); for an
+/// entry-point question, the shallowest entry files count 1. At most [`MAX_HUBS`] files, best
+/// first; empty for any other query.
+pub(crate) fn hub_files<'a>(terms: &QueryTerms, paths: &[&'a str]) -> Vec<(&'a str, f32)> {
+    if terms.hub_words.is_empty() && !terms.entry_point {
+        return Vec::new();
+    }
+    let matched: Vec<Vec<usize>> = paths
+        .iter()
+        .map(|path| {
+            let mut words = name_words(path);
+            if is_hub_name(path) {
+                let dir = path.rsplit('/').nth(1).unwrap_or("");
+                words.extend(tokens(dir).iter().map(|w| stem(w).to_string()));
+            }
+            let mut hit: Vec<usize> = terms
+                .hub_words
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| words.iter().any(|w| same_word(w, q)))
+                .map(|(i, _)| i)
+                .collect();
+            hit.dedup();
+            hit
+        })
+        .collect();
+    let mut n_files = vec![0usize; terms.hub_words.len()];
+    for &i in matched.iter().flatten() {
+        n_files[i] += 1;
+    }
+    let n_words = terms.hub_words.len().max(1) as f32;
+    let mut hubs: Vec<(&str, f32, usize)> = paths
+        .iter()
+        .zip(&matched)
+        .filter(|(_, hit)| !hit.is_empty())
+        .map(|(path, hit)| {
+            let share: f32 = hit.iter().map(|&i| 1.0 / (n_files[i] as f32).sqrt()).sum();
+            (*path, share / n_words, path.matches('/').count())
+        })
+        .collect();
+    if terms.entry_point {
+        let entries: Vec<(&str, usize)> = paths
+            .iter()
+            .filter(|p| is_entry_name(p))
+            .map(|p| (*p, p.matches('/').count()))
+            .collect();
+        if let Some(shallowest) = entries.iter().map(|e| e.1).min() {
+            hubs.extend(
+                entries
+                    .iter()
+                    .filter(|e| e.1 <= shallowest + 1)
+                    .map(|&(p, depth)| (p, 0.5f32.powi((depth - shallowest) as i32), depth)),
+            );
+        }
+    }
+    hubs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(b.0)));
+    let mut seen = HashSet::new();
+    hubs.retain(|h| seen.insert(h.0));
+    hubs.truncate(MAX_HUBS);
+    hubs.into_iter().map(|(p, w, _)| (p, w)).collect()
+}
+
+/// The most hub files an architecture question lifts.
+pub(crate) const MAX_HUBS: usize = 4;
+
+/// A chunk of this many lines or fewer is a fragment ([`Signal::TinyChunks`]).
+pub(crate) const TINY_CHUNK_LINES: usize = 3;
+
+pub(crate) fn is_tiny(start_line: usize, end_line: usize) -> bool {
+    end_line.saturating_sub(start_line) < TINY_CHUNK_LINES
 }
 
 /// Words of a change description that say what kind of change it is, not what it changes
@@ -439,16 +643,22 @@ pub enum FileClass {
     Changelog,
     Generated,
     Vendored,
+    /// A package manifest or dependency list (`Cargo.toml`, `package.json`, `go.mod`, …).
+    Manifest,
+    /// Examples and benchmarks (`examples/`, `benches/`, `benchmarks/`).
+    Example,
 }
 
 impl FileClass {
-    const ALL: [FileClass; 6] = [
+    const ALL: [FileClass; 8] = [
         FileClass::Code,
         FileClass::Test,
         FileClass::Docs,
         FileClass::Changelog,
         FileClass::Generated,
         FileClass::Vendored,
+        FileClass::Manifest,
+        FileClass::Example,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -459,6 +669,8 @@ impl FileClass {
             FileClass::Changelog => "changelog",
             FileClass::Generated => "generated",
             FileClass::Vendored => "vendored",
+            FileClass::Manifest => "manifest",
+            FileClass::Example => "example",
         }
     }
 
@@ -476,6 +688,8 @@ impl FileClass {
             FileClass::Changelog => 0.35,
             FileClass::Generated => 0.7,
             FileClass::Vendored => 0.5,
+            FileClass::Manifest => 0.5,
+            FileClass::Example => 0.6,
         }
     }
 
@@ -496,6 +710,21 @@ impl FileClass {
             FileClass::Changelog => any(&["changelog", "changes", "release", "news"]),
             FileClass::Generated => any(&["generated", "codegen", "generate"]),
             FileClass::Vendored => any(&["vendor", "vendored", "third"]),
+            FileClass::Manifest => any(&[
+                "manifest",
+                "dependency",
+                "dependencies",
+                "cargo",
+                "requirements",
+            ]),
+            FileClass::Example => any(&[
+                "example",
+                "examples",
+                "bench",
+                "benches",
+                "benchmark",
+                "benchmarks",
+            ]),
         }
     }
 
@@ -542,8 +771,46 @@ impl FileClass {
         if is_test_path(path) {
             return FileClass::Test;
         }
+        if dirs.iter().any(|d| {
+            matches!(
+                *d,
+                "example" | "examples" | "bench" | "benches" | "benchmark" | "benchmarks"
+            )
+        }) {
+            return FileClass::Example;
+        }
+        if is_manifest(name) {
+            return FileClass::Manifest;
+        }
         FileClass::Code
     }
+}
+
+/// Package manifests, lock-free dependency lists and build descriptions, by file name.
+fn is_manifest(name: &str) -> bool {
+    matches!(
+        name,
+        "cargo.toml"
+            | "package.json"
+            | "go.mod"
+            | "go.sum"
+            | "pyproject.toml"
+            | "setup.py"
+            | "setup.cfg"
+            | "pom.xml"
+            | "build.gradle"
+            | "build.gradle.kts"
+            | "gemfile"
+            | "composer.json"
+            | "tsconfig.json"
+            | "deno.json"
+            | "jsr.json"
+            | "directory.build.props"
+            | "directory.packages.props"
+    ) || name.ends_with(".csproj")
+        || name.ends_with(".gemspec")
+        || (name.starts_with("requirements") && name.ends_with(".txt"))
+        || (name.starts_with("package.") && name.ends_with(".json"))
 }
 
 /// Whether `query` is a question (it opens with a question word: `how`, `where`, `which`, …),

@@ -32,12 +32,28 @@ const HISTORY_MIN_SCORE: f32 = 0.5;
 /// How hard to search.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Mode {
-    /// Each channel over-fetches 5× the results asked for (at least 50).
+    /// Each channel contributes [`POOL`] candidates.
     #[default]
     Fast,
-    /// 20× (at least 200), and more commits.
+    /// [`DEEP_POOL`], and more commits.
     Deep,
 }
+
+/// The candidates each channel contributes, whatever the number of results asked for: a pool
+/// that grew with `k` reordered the head of a longer list (issue 31: NDCG@10 0.750 at k 10,
+/// 0.765 at 20). A request for more files than the pool holds gets them from a second, larger
+/// pass, appended after the pool's own ranking, which stays as it is.
+pub const POOL: usize = 100;
+pub const DEEP_POOL: usize = 400;
+
+/// What an architecture question's hub modules add to their file's score, times the best
+/// file's score and the hub's weight ([`rank::hub_files`]); chosen on the tune half of
+/// session 14's evaluation (0.6, 1, 1.5, 2, 3: 1.5 the smallest with the full gain).
+const HUB_WEIGHT: f32 = 1.5;
+
+/// The factor on a tiny chunk's score in its file's ([`Signal::TinyChunks`]; 0.25 measured
+/// the same).
+const TINY_CHUNK_FACTOR: f32 = 0.5;
 
 /// What to do with test files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -312,56 +328,37 @@ pub fn search(
     let (meta, lexical) = open_index(dir)?;
     let searcher = lexical.reader()?;
     let top_k = query.top_k.clamp(1, MAX_TOP_K);
-    let fetch = match query.mode {
-        Mode::Fast => (top_k * 5).max(50),
-        Mode::Deep => (top_k * 20).max(200),
+    let pool = match query.mode {
+        Mode::Fast => POOL,
+        Mode::Deep => DEEP_POOL,
     };
-    let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
     let mut outcome = SearchOutcome::default();
     let allowed = allowed_keys(dir, &query.filter)?;
     let terms = QueryTerms::new(&query.text, &query.signals);
-
-    // Chunk candidates from the lexical and vector arms, each with its evidence.
-    let mut candidates: HashMap<u64, Candidate> = HashMap::new();
-    if wanted(Channel::Lexical) {
-        let chunks = searcher.search(&query.text, fetch, allowed.as_ref())?;
-        add_candidates(&mut candidates, chunks, Arm::Lexical);
-        outcome.channels.push(Channel::Lexical);
-    }
-    if wanted(Channel::Vector) {
-        match vector_arm(
-            config,
-            embedder,
-            &searcher,
-            &query.text,
-            fetch,
-            allowed.as_ref(),
-        ) {
-            Ok(Some(chunks)) => {
-                add_candidates(&mut candidates, chunks, Arm::Vector);
-                outcome.channels.push(Channel::Vector);
+    let hubs = hub_modules(dir, &terms, allowed.as_ref())?;
+    let context = Pass {
+        config,
+        embedder,
+        searcher: &searcher,
+        query,
+        terms: &terms,
+        allowed: allowed.as_ref(),
+        hubs: &hubs,
+    };
+    let (mut ranked, scale) = context.rank(pool, Some(&mut outcome))?;
+    let mut scales = vec![scale];
+    if ranked.len() < top_k && pool < top_k * 5 {
+        let (more, scale) = context.rank(top_k * 5, None)?;
+        let have: std::collections::HashSet<String> =
+            ranked.iter().map(|(p, _)| p.clone()).collect();
+        for (path, mut file) in more {
+            if !have.contains(&path) {
+                file.pass = 1;
+                ranked.push((path, file));
             }
-            Ok(None) => outcome.warnings.push(format!(
-                "vector channel skipped: the index holds no vectors from embedder {}",
-                embedder.id()
-            )),
-            Err(err) => outcome
-                .warnings
-                .push(format!("vector channel skipped: {err}")),
         }
+        scales.push(scale);
     }
-    let mut history = HashMap::new();
-    if wanted(Channel::History)
-        && let Some(found) = history_evidence(dir, query, fetch, allowed.as_ref())?
-    {
-        history = found;
-        outcome.channels.push(Channel::History);
-    }
-
-    // Each arm's scores scaled to 0..1 by its best (vectors: between its worst and best, as
-    // similarities of unrelated chunks are far from 0).
-    let scale = Scale::new(candidates.values(), history.values());
-    let mut ranked = rank_files(candidates, &history, &scale, &terms, &query.signals);
     let entries = pick_entries(&mut ranked, &searcher, query, top_k)?;
 
     let shown: Vec<&StoredChunk> = entries
@@ -376,7 +373,7 @@ pub fn search(
         let file = &ranked[file_idx].1;
         let explain = query
             .explain
-            .then(|| explain(&terms, file, &file.chunks[chunk_idx], &scale));
+            .then(|| explain(&terms, file, &file.chunks[chunk_idx], &scales[file.pass]));
         outcome.hits.push(hit(
             file,
             &file.chunks[chunk_idx],
@@ -390,6 +387,110 @@ pub fn search(
         outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at)?;
     }
     Ok(outcome)
+}
+
+/// What one ranking pass over the channels needs.
+struct Pass<'a> {
+    config: &'a IndexConfig,
+    embedder: &'a dyn Embedder,
+    searcher: &'a Searcher,
+    query: &'a SearchQuery,
+    terms: &'a QueryTerms,
+    allowed: Option<&'a AllowedKeys>,
+    hubs: &'a [(String, f32)],
+}
+
+impl Pass<'_> {
+    /// Files ranked from `fetch` candidates per channel, with the arms' scales; `outcome`
+    /// (the first pass's) hears which channels took part and why one could not.
+    fn rank(
+        &self,
+        fetch: usize,
+        mut outcome: Option<&mut SearchOutcome>,
+    ) -> Result<(Vec<(String, FileScore)>, Scale), IndexError> {
+        let Pass {
+            config,
+            embedder,
+            searcher,
+            query,
+            terms,
+            allowed,
+            hubs,
+        } = *self;
+        let dir = &config.dir;
+        let wanted = |c: Channel| query.channels.is_empty() || query.channels.contains(&c);
+        let mut joined = |c: Channel| {
+            if let Some(o) = outcome.as_deref_mut() {
+                o.channels.push(c);
+            }
+        };
+        // Chunk candidates from the lexical and vector arms, each with its evidence.
+        let mut candidates: HashMap<u64, Candidate> = HashMap::new();
+        let mut warnings = Vec::new();
+        if wanted(Channel::Lexical) {
+            let chunks = searcher.search(&query.text, fetch, allowed)?;
+            add_candidates(&mut candidates, chunks, Arm::Lexical);
+            joined(Channel::Lexical);
+        }
+        if wanted(Channel::Vector) {
+            match vector_arm(config, embedder, searcher, &query.text, fetch, allowed) {
+                Ok(Some(chunks)) => {
+                    add_candidates(&mut candidates, chunks, Arm::Vector);
+                    joined(Channel::Vector);
+                }
+                Ok(None) => warnings.push(format!(
+                    "vector channel skipped: the index holds no vectors from embedder {}",
+                    embedder.id()
+                )),
+                Err(err) => warnings.push(format!("vector channel skipped: {err}")),
+            }
+        }
+        let mut history = HashMap::new();
+        if wanted(Channel::History)
+            && let Some(found) = history_evidence(dir, query, fetch, allowed)?
+        {
+            history = found;
+            joined(Channel::History);
+        }
+        if let Some(o) = outcome {
+            o.warnings.extend(warnings);
+        }
+
+        // Each arm's scores scaled to 0..1 by its best (vectors: between its worst and best,
+        // as similarities of unrelated chunks are far from 0).
+        let scale = Scale::new(candidates.values(), history.values());
+        let ranked = rank_files(candidates, &history, &scale, terms, &query.signals, hubs);
+        Ok((ranked, scale))
+    }
+}
+
+/// An architecture question's hub modules among the index's code files ([`rank::hub_files`]);
+/// empty for any other query (the path list is not read).
+fn hub_modules(
+    dir: &std::path::Path,
+    terms: &QueryTerms,
+    allowed: Option<&AllowedKeys>,
+) -> Result<Vec<(String, f32)>, IndexError> {
+    if terms.hub_words.is_empty() && !terms.entry_point {
+        return Ok(Vec::new());
+    }
+    let Some(list) = store::read_paths(dir)? else {
+        return Ok(Vec::new());
+    };
+    let files = store::listed_files(&list).map_err(|detail| IndexError::Corrupt {
+        dir: dir.to_path_buf(),
+        detail,
+    })?;
+    let code: Vec<&str> = files
+        .iter()
+        .filter(|f| !f.test && FileClass::of(f.path, false) == FileClass::Code)
+        .filter(|f| allowed.is_none_or(|keys| keys.contains(&file_key(f.path))))
+        .map(|f| f.path)
+        .collect();
+    Ok(rank::hub_files(terms, &code)
+        .into_iter()
+        .map(|(p, w)| (p.to_string(), w))
+        .collect())
 }
 
 /// The index's metadata (when written) and its lexical part; an index of another format is
@@ -503,6 +604,7 @@ fn rank_files(
     scale: &Scale,
     terms: &QueryTerms,
     signals: &Signals,
+    hubs: &[(String, f32)],
 ) -> Vec<(String, FileScore)> {
     let mut files: HashMap<String, FileScore> = HashMap::new();
     for candidate in candidates.into_values() {
@@ -552,7 +654,29 @@ fn rank_files(
                 .total_cmp(&a.score)
                 .then_with(|| a.chunk.start_line.cmp(&b.chunk.start_line))
         });
-        let chunk_scores: Vec<f32> = file.chunks.iter().map(|c| c.score).collect();
+        // A fragment that defines what the query names is the answer, not a fragment.
+        let tiny = |c: &ScoredChunk| {
+            signals.on(Signal::TinyChunks)
+                && rank::is_tiny(c.chunk.start_line, c.chunk.end_line)
+                && c.boosts.iter().all(|(why, _)| *why == "test module")
+        };
+        // A fragment is shown only when the file has nothing more substantive (stable: by
+        // score within each group), and counts for less in the file's score.
+        if file.chunks.iter().any(|c| !tiny(c)) {
+            file.chunks.sort_by_key(|c| tiny(c));
+        }
+        let mut chunk_scores: Vec<f32> = file
+            .chunks
+            .iter()
+            .map(|c| {
+                if tiny(c) {
+                    c.score * TINY_CHUNK_FACTOR
+                } else {
+                    c.score
+                }
+            })
+            .collect();
+        chunk_scores.sort_by(|a, b| b.total_cmp(a));
         file.score = if signals.on(Signal::FileAggregation) {
             rank::aggregate(&chunk_scores)
         } else {
@@ -563,6 +687,11 @@ fn rank_files(
             file.history = Some(evidence.clone());
         }
         file.class = FileClass::of(path, file.generated);
+        if !signals.on(Signal::ManifestPenalty)
+            && matches!(file.class, FileClass::Manifest | FileClass::Example)
+        {
+            file.class = FileClass::Code;
+        }
         if signals.on(Signal::FileClassPenalty) && !terms.asks_for.contains(&file.class) {
             let factor = file.class.penalty(terms.question);
             if factor < 1.0 {
@@ -580,6 +709,17 @@ fn rank_files(
                 file.score *= factor;
                 file.boosts.push(("path words", factor));
             }
+        }
+    }
+    if !hubs.is_empty() {
+        let best = files.values().map(|f| f.score).fold(0.0f32, f32::max);
+        for (path, weight) in hubs {
+            let file = files
+                .entry(path.clone())
+                .or_insert_with(|| FileScore::new(false));
+            let lift = HUB_WEIGHT * weight * best;
+            file.score += lift;
+            file.boosts.push(("hub module (added)", lift));
         }
     }
     let mut ranked: Vec<(String, FileScore)> = files.into_iter().collect();
@@ -628,9 +768,64 @@ fn pick_entries(
             entries.push((key, file_idx, chunk_idx));
         }
     }
-    entries.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    // The pool's files first: a larger pass's scores are scaled by other bests.
+    let pass = |e: &(f32, usize, usize)| ranked[e.1].1.pass;
+    entries.sort_by(|a, b| {
+        pass(a)
+            .cmp(&pass(b))
+            .then(b.0.total_cmp(&a.0))
+            .then(a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
     entries.truncate(top_k);
+    if query.signals.on(Signal::TinyChunks) {
+        for i in 0..entries.len() {
+            let (_, file_idx, chunk_idx) = entries[i];
+            let others: Vec<(usize, usize)> = entries
+                .iter()
+                .filter(|e| e.1 == file_idx && e.2 != chunk_idx)
+                .map(|e| {
+                    let c = &ranked[file_idx].1.chunks[e.2].chunk;
+                    (c.start_line, c.end_line)
+                })
+                .collect();
+            let (path, file) = &mut ranked[file_idx];
+            let chunk = &mut file.chunks[chunk_idx].chunk;
+            if rank::is_tiny(chunk.start_line, chunk.end_line)
+                && let Some((start, end)) = merged_span(searcher, path, chunk, &others)?
+            {
+                chunk.start_line = start;
+                chunk.end_line = end;
+            }
+        }
+    }
     Ok(entries)
+}
+
+/// A fragment's span merged with its neighbours in the file (the chunks after it, else the
+/// one before) until it holds more than [`rank::TINY_CHUNK_LINES`] lines; `None` when the file
+/// has no neighbour or the merged span would overlap another result of the file.
+fn merged_span(
+    searcher: &Searcher,
+    path: &str,
+    chunk: &StoredChunk,
+    others: &[(usize, usize)],
+) -> Result<Option<(usize, usize)>, IndexError> {
+    let all = searcher.chunks_of(path)?;
+    let (mut start, mut end) = (chunk.start_line, chunk.end_line);
+    for next in all.iter().filter(|c| c.start_line > chunk.end_line) {
+        if !rank::is_tiny(start, end) {
+            break;
+        }
+        end = end.max(next.end_line);
+    }
+    if rank::is_tiny(start, end)
+        && let Some(before) = all.iter().rev().find(|c| c.end_line < chunk.start_line)
+    {
+        start = before.start_line;
+    }
+    let overlaps = others.iter().any(|&(s, e)| s <= end && e >= start);
+    Ok(((start, end) != (chunk.start_line, chunk.end_line) && !overlaps).then_some((start, end)))
 }
 
 /// `--explain`: each channel's rank and score and each boost behind a hit.
@@ -775,11 +970,14 @@ struct FileScore {
     generated: bool,
     class: FileClass,
     boosts: Vec<(&'static str, f32)>,
+    /// Which ranking pass it came from (0: the pool; 1: the larger pass for a long list).
+    pass: usize,
 }
 
 impl FileScore {
     fn new(generated: bool) -> FileScore {
         FileScore {
+            pass: 0,
             score: 0.0,
             chunks: Vec::new(),
             history: None,

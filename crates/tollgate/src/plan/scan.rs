@@ -389,7 +389,12 @@ fn same_word(token: &str, word: &str) -> bool {
 /// less, since a task's words (`dev`, `build`) name them by accident.
 fn class_factor(path: &str, task: &str) -> f64 {
     let class = FileClass::of(path, false);
-    let mut factor = if class == FileClass::Code || class.asked_for(task) {
+    // Manifests and examples are the index's classes; a plan weighs them as code.
+    let as_code = matches!(
+        class,
+        FileClass::Code | FileClass::Manifest | FileClass::Example
+    );
+    let mut factor = if as_code || class.asked_for(task) {
         1.0
     } else {
         0.5

@@ -12,14 +12,10 @@ pub enum IndexError {
         source: std::io::Error,
     },
     #[error(
-        "another indexer (pid {pid}) is updating the index at {}; wait for it to finish (searches keep working meanwhile), or delete {} if no indexer runs",
-        dir.display(), lock.display()
+        "another indexer (pid {pid}) is updating the index at {}; wait for it to finish (searches keep working meanwhile)",
+        dir.display()
     )]
-    Busy {
-        pid: String,
-        dir: PathBuf,
-        lock: PathBuf,
-    },
+    Busy { pid: String, dir: PathBuf },
     #[error("no index at {}: run `tollgate index` first", .0.display())]
     NotIndexed(PathBuf),
     /// A search would build an index of a directory no repository bounds (`/tmp`, a home).

@@ -165,7 +165,7 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
     };
     let Some(meta) = meta else {
         return Ok(Status {
-            updating: dir.join("write.lock").exists(),
+            updating: store::WriteLock::is_held(dir),
             ..Status::default()
         });
     };
@@ -177,7 +177,7 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
                 meta.version,
                 store::FORMAT_VERSION
             )],
-            updating: dir.join("write.lock").exists(),
+            updating: store::WriteLock::is_held(dir),
             ..Status::default()
         });
     }
@@ -190,7 +190,7 @@ pub fn status(config: &IndexConfig) -> Result<Status, IndexError> {
         size_bytes: store::dir_size(dir),
         source_bytes: meta.source_bytes,
         graph: dir.join("graph.json").exists(),
-        updating: dir.join("write.lock").exists(),
+        updating: store::WriteLock::is_held(dir),
         ..Status::default()
     };
     match update::load_files(dir) {
@@ -893,13 +893,99 @@ mod tests {
     }
 
     #[test]
-    fn a_stale_lock_from_a_dead_process_is_taken_over() {
+    fn a_lock_file_left_by_a_dead_process_is_no_lock() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("write.lock"), "999999999").unwrap();
         assert!(store::WriteLock::acquire(tmp.path()).is_ok());
         // An empty lock, as a crash before its unsynced pid reached the disk leaves it.
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("write.lock"), "").unwrap();
+        let held = store::WriteLock::acquire(tmp.path()).unwrap();
+        let err = store::WriteLock::acquire(tmp.path()).unwrap_err();
+        assert_eq!(err.code(), "INDEX_BUSY");
+        drop(held);
         assert!(store::WriteLock::acquire(tmp.path()).is_ok());
+    }
+
+    /// The write lock admits one holder at a time however writers race for it: taking it,
+    /// finding it held and giving it up in tight loops on eight threads never lets two hold it.
+    #[test]
+    fn the_write_lock_never_has_two_holders() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let tmp = tempfile::tempdir().unwrap();
+        let holders = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        let busy = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    for _ in 0..3000 {
+                        match store::WriteLock::acquire(tmp.path()) {
+                            Ok(lock) => {
+                                let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
+                                most.fetch_max(now, Ordering::SeqCst);
+                                std::thread::yield_now();
+                                holders.fetch_sub(1, Ordering::SeqCst);
+                                drop(lock);
+                            }
+                            Err(err) => {
+                                assert_eq!(err.code(), "INDEX_BUSY", "{err}");
+                                busy.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        assert!(busy.load(Ordering::SeqCst) > 0, "the writers never met");
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            1,
+            "two writers held the lock at once"
+        );
+    }
+
+    /// Simultaneous first builds of one index (threads here, processes in the field): one
+    /// builds, the others are told the index is busy; none fails otherwise and the index that
+    /// results is whole.
+    #[test]
+    fn racing_first_builds_are_busy_never_broken() {
+        for round in 0..6 {
+            let dir = tempfile::tempdir().unwrap();
+            for i in 0..20 {
+                write(
+                    dir.path(),
+                    &format!("m{i}.rs"),
+                    &format!("pub fn item_{i}() {{}}\n"),
+                );
+            }
+            let config = IndexConfig::new(dir.path());
+            let outcomes: Vec<Result<(), IndexError>> = std::thread::scope(|scope| {
+                let builders: Vec<_> = (0..8)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            update(&config, None, &HashedEmbedder, &mut |_| {
+                                ControlFlow::Continue(())
+                            })
+                            .map(|_| ())
+                        })
+                    })
+                    .collect();
+                builders.into_iter().map(|b| b.join().unwrap()).collect()
+            });
+            let broken: Vec<String> = outcomes
+                .iter()
+                .filter_map(|outcome| outcome.as_ref().err())
+                .filter(|err| err.code() != "INDEX_BUSY")
+                .map(|err| format!("{}: {err}", err.code()))
+                .collect();
+            assert!(broken.is_empty(), "round {round}: {broken:?}");
+            assert!(
+                outcomes.iter().any(Result::is_ok),
+                "round {round}: none built"
+            );
+            let hits = search(&config, &HashedEmbedder, &SearchQuery::new("item_7", 3)).unwrap();
+            assert_eq!(paths(&hits)[0], "m7.rs");
+        }
     }
 }

@@ -337,66 +337,62 @@ pub(crate) fn read_next_id(dir: &Path) -> Result<u64, IndexError> {
     }
 }
 
-/// The single-writer lock: a file holding the owner's pid, removed on drop. A lock left by a
-/// process that no longer runs (killed) is taken over.
+/// The single-writer lock: an exclusive advisory lock (`flock`) on `write.lock`, which also
+/// names the owner's pid for the busy message. The kernel releases it when its holder exits,
+/// however it exits, so no lock outlives its process and none is ever taken over by guessing
+/// (guessing from the pid raced: a second builder that read the file between its creation and
+/// the pid being written took the lock too, and both builders broke each other's index). The
+/// file is never removed: unlinking a locked file lets a third process lock a new one.
 #[derive(Debug)]
 pub(crate) struct WriteLock {
-    path: PathBuf,
+    file: fs::File,
 }
 
 impl WriteLock {
     pub(crate) fn acquire(dir: &Path) -> Result<WriteLock, IndexError> {
         fs::create_dir_all(dir).map_err(|err| IndexError::io(dir, err))?;
         let path = dir.join("write.lock");
-        for _ in 0..2 {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    // Not synced: other processes read it from the page cache, and the empty
-                    // or missing file a crash can leave names no owner, so it is taken over.
-                    let _ = write!(file, "{}", std::process::id());
-                    return Ok(WriteLock { path });
-                }
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid = fs::read_to_string(&path)
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string();
-                    if owner_is_gone(&pid) {
-                        let _ = fs::remove_file(&path);
-                        continue;
-                    }
-                    return Err(IndexError::Busy {
-                        pid,
-                        dir: dir.to_path_buf(),
-                        lock: path,
-                    });
-                }
-                Err(err) => return Err(IndexError::io(&path, err)),
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|err| IndexError::io(&path, err))?;
+        match file.try_lock() {
+            Ok(()) => {
+                // Not synced: other processes read it from the page cache.
+                let _ = file.set_len(0);
+                let _ = write!(file, "{}", std::process::id());
+                Ok(WriteLock { file })
             }
+            Err(fs::TryLockError::WouldBlock) => Err(IndexError::Busy {
+                pid: fs::read_to_string(&path)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+                dir: dir.to_path_buf(),
+            }),
+            Err(fs::TryLockError::Error(err)) => Err(IndexError::io(&path, err)),
         }
-        Err(IndexError::Busy {
-            pid: String::new(),
-            dir: dir.to_path_buf(),
-            lock: path,
-        })
     }
-}
 
-/// True when the pid in a lock file names no running process (Linux: `/proc/<pid>`); elsewhere
-/// a lock is only taken over when it names no pid at all.
-fn owner_is_gone(pid: &str) -> bool {
-    let Ok(pid) = pid.parse::<u32>() else {
-        return true;
-    };
-    if Path::new("/proc/self").exists() {
-        return !Path::new("/proc").join(pid.to_string()).exists();
+    /// Whether a writer holds the lock of the index at `dir` now, for reports only: the pid
+    /// the holder wrote (a holder empties the file as it lets go), if that process runs. It
+    /// never takes the lock itself, so asking cannot turn a writer away.
+    pub(crate) fn is_held(dir: &Path) -> bool {
+        let pid = fs::read_to_string(dir.join("write.lock")).unwrap_or_default();
+        let Ok(pid) = pid.trim().parse::<u32>() else {
+            return false;
+        };
+        !Path::new("/proc/self").exists() || Path::new("/proc").join(pid.to_string()).exists()
     }
-    false
 }
 
 impl Drop for WriteLock {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        // Emptied before the lock goes with the file: no owner is named once there is none.
+        let _ = self.file.set_len(0);
     }
 }
 

@@ -617,6 +617,7 @@ fn status_for(code: ErrorCode) -> StatusCode {
         }
         LlmUnavailable | LlmBadResponse | LlmInvalidOutput => StatusCode::BAD_GATEWAY,
         Cancelled | TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
+        StoreFull => StatusCode::INSUFFICIENT_STORAGE,
         FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
         | ToolNotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError

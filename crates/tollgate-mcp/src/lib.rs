@@ -28,6 +28,7 @@ mod registry;
 mod run;
 mod schema;
 mod server;
+mod stdio;
 mod tool;
 mod tools;
 mod user_tools;

@@ -704,16 +704,23 @@ task to poll (`tasks/get`) or cancel (`tasks/cancel`).",
 }
 
 /// Serves `server` on stdin/stdout until the client closes stdin. Nothing else may write to
-/// stdout meanwhile: it carries only protocol messages.
+/// stdout meanwhile: it carries only protocol messages. A request over
+/// [`MAX_STDIO_REQUEST_BYTES`](crate::stdio::MAX_STDIO_REQUEST_BYTES) is answered with an error
+/// naming the limit.
 pub async fn serve_stdio(server: Server) -> Result<(), ServerError> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let pipes = crate::stdio::bounded(stdin, stdout, crate::stdio::MAX_STDIO_REQUEST_BYTES);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((pipes.requests, pipes.responses))
         .await
         .map_err(|err| ServerError::Stdio(err.to_string()))?;
-    running
+    let outcome = running
         .waiting()
         .await
-        .map_err(|err| ServerError::Stdio(err.to_string()))?;
+        .map_err(|err| ServerError::Stdio(err.to_string()));
+    // The SDK's end of the output pipe is closed now; the writer flushes what it holds.
+    let _ = pipes.writer.await;
+    outcome?;
     Ok(())
 }
 

@@ -72,6 +72,8 @@ error_codes! {
     StoreError = "STORE_ERROR",
     /// The embedded store could not be opened.
     StoreUnavailable = "STORE_UNAVAILABLE",
+    /// A write would take the knowledge store or one of its threads past its quota.
+    StoreFull = "STORE_FULL",
     /// The store was written by a newer Tollgate.
     StoreVersionMismatch = "STORE_VERSION_MISMATCH",
     /// Another process is updating the code index.

@@ -181,10 +181,15 @@ fn index_search_status_and_incremental_update() {
             .contains("ReportWriter")
     );
 
-    // A second writer is refused clearly while the first runs (its lock names a live pid);
+    // A second writer is refused clearly while the first holds the lock (here: this test);
     // readers are not blocked.
-    let lock = repo.path().join(".tollgate/index/write.lock");
-    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(repo.path().join(".tollgate/index/write.lock"))
+        .unwrap();
+    lock.lock().unwrap();
     let refused = tollgate(&["index", "--repo", root]).run();
     refused.assert_code(2);
     assert!(
@@ -195,7 +200,8 @@ fn index_search_status_and_incremental_update() {
     tollgate(&["search", "password", "--repo", root, "--json"])
         .run()
         .assert_code(0);
-    std::fs::remove_file(&lock).unwrap();
+    drop(lock);
+    tollgate(&["index", "--repo", root]).run().assert_code(0);
 }
 
 #[test]

@@ -100,7 +100,10 @@ pub(crate) struct StdioClient {
 
 impl StdioClient {
     pub(crate) fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
+        // One write: the pipe is unbuffered, and formatting straight into it costs a system
+        // call per fragment (minutes for a large message).
+        let line = format!("{message}\n");
+        self.stdin.write_all(line.as_bytes()).unwrap();
         self.stdin.flush().unwrap();
     }
 
@@ -196,6 +199,43 @@ fn stdio_initialize_list_and_review_a_real_diff() {
     assert!(status.success(), "{status}");
     let logs: Vec<String> = stderr.try_iter().collect();
     assert!(!logs.iter().any(|line| line.contains("ERROR")), "{logs:?}");
+}
+
+#[test]
+fn a_stdio_request_over_the_limit_is_answered_with_the_limit_and_the_session_goes_on() {
+    let (repo, _) = repo_with_change();
+    let mut process = spawn_mcp(&repo, &[]);
+    let mut client = StdioClient {
+        stdin: process.child.stdin.take().unwrap(),
+        stdout: lines_of(process.child.stdout.take().unwrap()),
+    };
+    client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // 17 MiB of diff in one line: over the 16 MiB stdio limit.
+    let huge = "+x\n".repeat(17 * 1024 * 1024 / 3);
+    let answer = client.request(
+        2,
+        "tools/call",
+        json!({"name": "review_diff", "arguments": {"diff": huge}}),
+    );
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("limit of 16777216 bytes (16 MiB)"),
+        "{message}"
+    );
+
+    // The connection is intact: the next request is served.
+    let list = client.request(3, "tools/list", json!({}));
+    assert!(list["result"]["tools"].is_array(), "{list}");
+    drop(client);
+    assert!(process.child.wait().unwrap().success());
 }
 
 #[test]

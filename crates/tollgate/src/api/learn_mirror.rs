@@ -36,10 +36,60 @@ pub struct LearnSyncReport {
 /// have changed under the store (a pull, a merge, the Action's run), and a search must see the
 /// team's decisions as committed. A failure does not stop the caller's operation: it is returned
 /// as the warning to show (the ledger itself is intact).
+///
+/// Only when the ledger changed since the last sync: its modification time and size are
+/// compared with the store's mark first (no read), then the hash of its text (a touched but
+/// unchanged file), so a large ledger costs a `stat` per call, not a re-sync.
 pub fn sync_on_open(workspace: &Path, memory: &Memory<'_>) -> Option<String> {
-    learn_sync(workspace, memory)
+    sync_if_changed(workspace, memory)
         .err()
         .map(|err| format!("the learnings ledger was not mirrored into the knowledge store: {err}"))
+}
+
+/// The store's mark of the ledger it last mirrored: `mtime_ns:size:sha256`.
+const MARK: &str = "learnings_ledger";
+
+fn sync_if_changed(workspace: &Path, memory: &Memory<'_>) -> Result<(), ApiError> {
+    // Taken before the ledger is read: a change after it gives a later stamp, so the next
+    // open looks again.
+    let stamp = file_stamp(workspace);
+    let mark = memory.mark(MARK)?;
+    let marked = |prefix: &str| mark.as_deref().is_some_and(|m| m.starts_with(prefix));
+    if marked(&stamp) {
+        return Ok(());
+    }
+    let text = learnings::read_text(workspace)
+        .map_err(|err| ApiError::new(err.code(), err.to_string()))?
+        .unwrap_or_default();
+    let hash: String = Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let unchanged = mark
+        .as_deref()
+        .and_then(|m| m.rsplit(':').next())
+        .is_some_and(|marked_hash| marked_hash == hash);
+    if !unchanged {
+        learn_sync(workspace, memory)?;
+    }
+    memory.set_mark(MARK, &format!("{stamp}{hash}"))?;
+    Ok(())
+}
+
+/// `mtime_ns:size:` of the ledger, or `absent::` (a ledger that cannot be stat'ed is read and
+/// hashed every time, which is what its load would do anyway).
+fn file_stamp(workspace: &Path) -> String {
+    match std::fs::symlink_metadata(workspace.join(learnings::LEDGER_FILE)) {
+        Ok(meta) => {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos());
+            format!("{mtime}:{}:", meta.len())
+        }
+        Err(_) => "absent::".to_string(),
+    }
 }
 
 /// Brings the `learnings` thread in line with the workspace's ledger (one transaction for the
@@ -347,5 +397,58 @@ mod tests {
         std::fs::write(dir.path().join(LEDGER_FILE), "{not json\n").unwrap();
         let warning = sync_on_open(dir.path(), &memory).expect("a warning");
         assert!(warning.contains("not mirrored"), "{warning}");
+    }
+
+    /// Opening syncs only when the ledger changed: an unchanged ledger (even rewritten with the
+    /// same text, a new modification time) leaves the thread alone, so entries removed behind
+    /// the mirror's back stay removed until the ledger changes; then every record is back.
+    #[test]
+    fn opening_the_store_syncs_only_when_the_ledger_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let a = record("a".repeat(16).as_str(), "generated");
+        let b = record("b".repeat(16).as_str(), "fixture");
+        write(dir.path(), &[a.clone(), b.clone()]);
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        let thread = DeleteCriteria {
+            thread_ids: vec![LEARNINGS_THREAD.to_string()],
+            ..DeleteCriteria::default()
+        };
+        assert_eq!(memory.delete(&thread).unwrap(), 2);
+        let mirrored = |memory: &Memory<'_>| {
+            memory
+                .list(
+                    &Filter {
+                        thread_id: Some(LEARNINGS_THREAD.to_string()),
+                        ..Filter::default()
+                    },
+                    Page {
+                        limit: 10,
+                        offset: 0,
+                    },
+                    false,
+                )
+                .unwrap()
+                .len()
+        };
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        assert_eq!(mirrored(&memory), 0, "an unchanged ledger is not re-read");
+        // The same text written again: a new modification time, the same hash.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(dir.path(), &[a.clone(), b.clone()]);
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        assert_eq!(mirrored(&memory), 0, "a touched ledger with the same text");
+        // A change: the mirror is brought in line, every record in it.
+        write(
+            dir.path(),
+            &[a, b, record("c".repeat(16).as_str(), "vendored")],
+        );
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        assert_eq!(mirrored(&memory), 3);
+        // The ledger removed: the mirror empties.
+        std::fs::remove_file(dir.path().join(LEDGER_FILE)).unwrap();
+        assert_eq!(sync_on_open(dir.path(), &memory), None);
+        assert_eq!(mirrored(&memory), 0);
     }
 }

@@ -1428,6 +1428,70 @@ mod tests {
         );
     }
 
+    /// Past its quota the store refuses a write whole (STORE_FULL, naming the setting) and
+    /// keeps what it had; per thread and in all; deleting brings it back under.
+    #[test]
+    fn the_quota_refuses_what_would_grow_past_it_and_deleting_makes_room() {
+        use crate::store::MemoryQuota;
+        let db = Store::open_in_memory()
+            .unwrap()
+            .with_memory_quota(MemoryQuota {
+                store_bytes: 40_000,
+                thread_bytes: 25_000,
+            });
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let text = |n: usize| "word ".repeat(n);
+        // Each entry keeps its embedding (512 f32, 2 KiB) beside its text.
+        let first = store(
+            &memory,
+            json!({"thread_id": "a", "source": "user", "text": text(3000)}),
+        );
+        let err = store_context(
+            &memory,
+            &parse(json!({"thread_id": "a", "source": "user", "text": text(2000)})),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::StoreFull, "{}", err.message);
+        assert!(err.message.contains("thread `a`"), "{}", err.message);
+        assert!(err.message.contains("thread_quota_mb"), "{}", err.message);
+        assert_eq!(total(&memory), 1, "the refused entry is not stored");
+
+        // Another thread has room of its own, until the store's total is reached; an atomic
+        // batch past it stores none of its entries.
+        store(
+            &memory,
+            json!({"thread_id": "b", "source": "user", "text": text(3000)}),
+        );
+        let batch = json!({"entries": [
+            {"thread_id": "c", "source": "user", "text": text(100)},
+            {"thread_id": "c", "source": "user", "text": text(2000)},
+        ]});
+        let err = store_context_batch(&memory, &parse(batch)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StoreFull, "{}", err.message);
+        assert!(err.message.contains("knowledge store"), "{}", err.message);
+        assert!(err.message.contains("memory_quota_mb"), "{}", err.message);
+        assert_eq!(total(&memory), 2);
+
+        // Growing an entry past the thread's quota is refused, shrinking one is not.
+        let grow = json!({"context_id": first.context_id, "text": text(5000)});
+        let err = update_context(&memory, &parse(grow)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StoreFull, "{}", err.message);
+        let shrink = json!({"context_id": first.context_id, "text": text(10)});
+        update_context(&memory, &parse(shrink)).unwrap();
+        store(
+            &memory,
+            json!({"thread_id": "a", "source": "user", "text": text(2000)}),
+        );
+
+        // Deleting a thread frees its bytes.
+        delete_context_batch(&memory, &parse(json!({"thread_ids": ["b"]}))).unwrap();
+        store(
+            &memory,
+            json!({"thread_id": "c", "source": "user", "text": text(3000)}),
+        );
+        assert_eq!(total(&memory), 3);
+    }
+
     /// A delete naming more ids than the limit is a field-named 400, not a store error.
     #[test]
     fn delete_lists_are_bounded_with_a_field_named_error() {

@@ -81,6 +81,9 @@ pub struct RawConfig {
 pub struct RawStore {
     /// `sqlite:PATH` or `postgres://…` (`TOLLGATE_STORE_URL`, `--store`).
     pub url: Option<String>,
+    /// The knowledge store's quota in MiB, in all (default 1024) and per thread (default 256).
+    pub memory_quota_mb: Option<u64>,
+    pub thread_quota_mb: Option<u64>,
     /// The URL came from a repository's `tollgate.toml`, not from the operator (environment or
     /// flag): it may then only name an SQLite file inside the workspace, so a repository cannot
     /// move the store elsewhere or send the operator's database password to its own server.
@@ -284,7 +287,7 @@ impl RawConfig {
         let llm = RawLlm::from_env(&vars)?;
         let store = RawStore {
             url: get("TOLLGATE_STORE_URL").map(|(_, v)| v),
-            from_repository: false,
+            ..RawStore::default()
         };
         let mut sessions = RawSessions::default();
         if let Some((origin, value)) = get("TOLLGATE_SESSIONS_LEASE_SECS") {
@@ -349,10 +352,14 @@ impl RawConfig {
         } else {
             higher.overrides
         };
-        let store = if higher.store.url.is_some() {
-            higher.store
-        } else {
-            self.store
+        // The URL and where it came from go together; the quotas stack one by one.
+        let (low, high) = (self.store, higher.store);
+        let located = if high.url.is_some() { &high } else { &low };
+        let store = RawStore {
+            url: located.url.clone(),
+            from_repository: located.from_repository,
+            memory_quota_mb: high.memory_quota_mb.or(low.memory_quota_mb),
+            thread_quota_mb: high.thread_quota_mb.or(low.thread_quota_mb),
         };
         let sessions = RawSessions {
             lease_secs: higher.sessions.lease_secs.or(self.sessions.lease_secs),

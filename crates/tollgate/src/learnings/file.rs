@@ -11,18 +11,25 @@ pub const MAX_CODE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The workspace's ledger; empty when there is none.
 pub fn load(workspace: &Path) -> Result<Ledger, LearningsError> {
+    match read_text(workspace)? {
+        Some(text) => Ledger::parse(&text, LEDGER_FILE),
+        None => Ok(Ledger::default()),
+    }
+}
+
+/// The text of the workspace's ledger, `None` when there is none.
+pub fn read_text(workspace: &Path) -> Result<Option<String>, LearningsError> {
     let root = open(workspace)?;
     let path = ledger_path();
     match root.read(&path, MAX_LEDGER_BYTES) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|_| LearningsError::Parse {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| LearningsError::Parse {
                 path: LEDGER_FILE.to_string(),
                 line: 1,
                 message: "the file is not valid UTF-8".to_string(),
-            })?;
-            Ledger::parse(&text, LEDGER_FILE)
-        }
-        Err(PathError::NotFound { .. }) => Ok(Ledger::default()),
+            }),
+        Err(PathError::NotFound { .. }) => Ok(None),
         Err(err) => Err(LearningsError::Read {
             path: LEDGER_FILE.to_string(),
             message: err.to_string(),

@@ -20,7 +20,7 @@ mod propose;
 
 pub use apply::{Applied, Learnings};
 pub use conventions::{MAX_CONVENTIONS, MAX_CONVENTIONS_CHARS, conventions};
-pub use file::{LedgerLock, MAX_CODE_BYTES, append, evidence_in_workspace, load};
+pub use file::{LedgerLock, MAX_CODE_BYTES, append, evidence_in_workspace, load, read_text};
 pub use ledger::{
     Disposition, InvalidRecord, LEDGER_FILE, Ledger, MAX_FIELD_CHARS, MAX_LEDGER_BYTES,
     MAX_REASON_CHARS, Record,

@@ -268,7 +268,9 @@ impl<'a> Memory<'a> {
             })
             .collect();
         if atomic {
-            let ids = self.store.write(|tx| sql::insert_all(tx, &rows))?;
+            let ids = self
+                .store
+                .write(|tx| sql::insert_all(tx, self.store.memory_quota(), &rows))?;
             return Ok(ids
                 .into_iter()
                 .zip(&prepared)
@@ -284,9 +286,9 @@ impl<'a> Memory<'a> {
             .iter()
             .zip(&prepared)
             .map(|(row, (_, n))| {
-                let ids = self
-                    .store
-                    .write(|tx| sql::insert_all(tx, std::slice::from_ref(row)))?;
+                let ids = self.store.write(|tx| {
+                    sql::insert_all(tx, self.store.memory_quota(), std::slice::from_ref(row))
+                })?;
                 Ok(Stored {
                     id: ids[0],
                     n_secrets_scrubbed: *n,
@@ -505,7 +507,7 @@ impl<'a> Memory<'a> {
         };
         if atomic {
             self.store
-                .write(|tx| sql::update_all(tx, &rows))?
+                .write(|tx| sql::update_all(tx, self.store.memory_quota(), &rows))?
                 .map_err(not_found)?;
             return Ok(scrubbed.iter().map(|(_, n)| Ok(*n)).collect());
         }
@@ -514,7 +516,9 @@ impl<'a> Memory<'a> {
             .zip(&scrubbed)
             .map(|(row, (_, n))| {
                 self.store
-                    .write(|tx| sql::update_all(tx, std::slice::from_ref(row)))?
+                    .write(|tx| {
+                        sql::update_all(tx, self.store.memory_quota(), std::slice::from_ref(row))
+                    })?
                     .map_err(not_found)?;
                 Ok(*n)
             })
@@ -555,6 +559,16 @@ impl<'a> Memory<'a> {
 
     pub fn statistics(&self) -> Result<Statistics, MemoryError> {
         Ok(self.store.read(sql::statistics)?)
+    }
+
+    /// What a mirror into this store last saw of its source (the learnings ledger's stamp),
+    /// under `name`.
+    pub fn mark(&self, name: &str) -> Result<Option<String>, MemoryError> {
+        Ok(self.store.read(|tx| sql::mark(tx, name))?)
+    }
+
+    pub fn set_mark(&self, name: &str, value: &str) -> Result<(), MemoryError> {
+        Ok(self.store.write(|tx| sql::set_mark(tx, name, value))?)
     }
 
     /// The `limit` entries (matching `filter`, embedded by this embedder) nearest to `text`,

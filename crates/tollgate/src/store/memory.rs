@@ -3,10 +3,11 @@
 //! [`Filter`] into a `WHERE` clause whose every value is a bound parameter.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, Transaction, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Transaction, params_from_iter};
 use serde_json::{Map, Value};
 
 use super::StoreError;
+use super::quota::{self, MemoryQuota};
 use crate::memory::{
     ContentType, DeleteCriteria, Entry, Filter, FtsQuery, Image, ImageMime, MetadataChange,
     MetadataCondition, Operator, Source, Statistics, ThreadSummary,
@@ -43,29 +44,81 @@ pub(crate) type FtsHit = (i64, f64, Option<String>);
 /// Inserts `rows` in one transaction; their ids in order.
 pub(crate) fn insert_all(
     tx: &Transaction<'_>,
+    quota: &MemoryQuota,
     rows: &[InsertRow<'_>],
 ) -> Result<Vec<i64>, StoreError> {
-    rows.iter().map(|row| insert(tx, row)).collect()
+    let threads: Vec<&str> = rows.iter().map(|row| row.thread_id).collect();
+    within_quota(tx, quota, &threads, || {
+        rows.iter().map(|row| insert(tx, row)).collect()
+    })
+}
+
+/// Runs `write` and refuses its result (the caller's transaction then rolls back) when it
+/// leaves the store or one of `threads` over `quota`.
+fn within_quota<T>(
+    tx: &Transaction<'_>,
+    quota: &MemoryQuota,
+    threads: &[&str],
+    write: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let mut threads = threads.to_vec();
+    threads.sort_unstable();
+    threads.dedup();
+    let before = quota::usage(tx, &threads)?;
+    let written = write()?;
+    quota.check(&before, &quota::usage(tx, &threads)?)?;
+    Ok(written)
+}
+
+/// Records the bytes entry `id` keeps now (which the usage triggers add to its thread's).
+fn record_size(tx: &Transaction<'_>, id: i64) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE memory_entries SET stored_bytes =
+             length(CAST(text AS BLOB)) + length(CAST(metadata AS BLOB))
+             + COALESCE((SELECT SUM(length(CAST(tag AS BLOB))) FROM memory_tags WHERE entry_id = ?1), 0)
+             + COALESCE((SELECT SUM(length(data)) FROM memory_images WHERE entry_id = ?1), 0)
+             + COALESCE((SELECT length(vector) FROM memory_embeddings WHERE entry_id = ?1), 0)
+         WHERE id = ?1",
+        [id],
+    )?;
+    Ok(())
 }
 
 /// Applies `rows`, all or none: when an id does not exist nothing is written and the missing
 /// ids are returned as `Err(ids)`.
 pub(crate) fn update_all(
     tx: &Transaction<'_>,
+    quota: &MemoryQuota,
     rows: &[UpdateRow<'_>],
 ) -> Result<Result<(), Vec<i64>>, StoreError> {
-    let missing: Vec<i64> = rows
-        .iter()
-        .filter(|row| !exists(tx, row.id).unwrap_or(false))
-        .map(|row| row.id)
-        .collect();
+    let mut missing = Vec::new();
+    let mut threads = Vec::with_capacity(rows.len());
+    for row in rows {
+        match thread_of(tx, row.id)? {
+            Some(thread) => threads.push(thread),
+            None => missing.push(row.id),
+        }
+    }
     if !missing.is_empty() {
         return Ok(Err(missing));
     }
-    for row in rows {
-        update(tx, row)?;
-    }
-    Ok(Ok(()))
+    let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
+    within_quota(tx, quota, &threads, || {
+        for row in rows {
+            update(tx, row)?;
+        }
+        Ok(Ok(()))
+    })
+}
+
+fn thread_of(tx: &Transaction<'_>, id: i64) -> Result<Option<String>, StoreError> {
+    Ok(tx
+        .query_row(
+            "SELECT thread_id FROM memory_entries WHERE id = ?1",
+            [id],
+            |row| row.get(0),
+        )
+        .optional()?)
 }
 
 /// The entries with these ids that exist, in the order asked.
@@ -220,6 +273,26 @@ pub(crate) fn threads(tx: &Connection) -> Result<Vec<ThreadSummary>, StoreError>
 }
 
 /// Totals over the whole store.
+/// The mark called `name`, if one was set.
+pub(crate) fn mark(tx: &Connection, name: &str) -> Result<Option<String>, StoreError> {
+    Ok(tx
+        .query_row(
+            "SELECT value FROM memory_marks WHERE name = ?1",
+            [name],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+pub(crate) fn set_mark(tx: &Transaction<'_>, name: &str, value: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO memory_marks (name, value) VALUES (?1, ?2)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        (name, value),
+    )?;
+    Ok(())
+}
+
 pub(crate) fn statistics(tx: &Connection) -> Result<Statistics, StoreError> {
     let (total, user, agent, multimodal, threads): (i64, i64, i64, i64, i64) = tx.query_row(
         "SELECT count(*), coalesce(sum(source = 'user'), 0),
@@ -272,14 +345,6 @@ fn sql_count(value: usize) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn exists(tx: &Connection, id: i64) -> Result<bool, StoreError> {
-    Ok(tx.query_row(
-        "SELECT EXISTS(SELECT 1 FROM memory_entries WHERE id = ?1)",
-        [id],
-        |row| row.get(0),
-    )?)
-}
-
 fn insert(tx: &Transaction<'_>, row: &InsertRow<'_>) -> Result<i64, StoreError> {
     let content_type = if row.images.is_empty() {
         ContentType::Text
@@ -304,6 +369,7 @@ fn insert(tx: &Transaction<'_>, row: &InsertRow<'_>) -> Result<i64, StoreError> 
     if let Some((model, vector)) = row.embedding {
         write_embedding(tx, id, model, vector)?;
     }
+    record_size(tx, id)?;
     Ok(id)
 }
 
@@ -358,7 +424,7 @@ fn update(tx: &Transaction<'_>, row: &UpdateRow<'_>) -> Result<(), StoreError> {
         "UPDATE memory_entries SET updated_ms = ?2 WHERE id = ?1",
         (row.id, row.now_ms),
     )?;
-    Ok(())
+    record_size(tx, row.id)
 }
 
 fn write_tags(tx: &Transaction<'_>, id: i64, tags: &[String]) -> Result<(), StoreError> {

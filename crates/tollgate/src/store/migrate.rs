@@ -46,6 +46,14 @@ const MIGRATIONS: &[Migration] = &[
         id: "0510_memory_secure_delete",
         sql: include_str!("migrations/0510_memory_secure_delete.sql"),
     },
+    Migration {
+        id: "0520_memory_usage",
+        sql: include_str!("migrations/0520_memory_usage.sql"),
+    },
+    Migration {
+        id: "0530_memory_marks",
+        sql: include_str!("migrations/0530_memory_marks.sql"),
+    },
 ];
 
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -20,6 +20,8 @@ pub mod llm_cache;
 pub(crate) mod memory;
 mod migrate;
 pub(crate) mod plans;
+#[cfg(feature = "index")]
+mod quota;
 mod repo;
 pub(crate) mod sessions;
 mod url;
@@ -34,6 +36,8 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use crate::workspace::Workspace;
 
 pub use llm_cache::{CachedResponse, LlmCacheStats};
+#[cfg(feature = "index")]
+pub use quota::MemoryQuota;
 pub use repo::{
     CacheReads, CacheWrites, JournalReads, JournalWrites, PlanReads, PlanWrites, ReadTx,
     SessionReads, SessionWrites, WriteTx,
@@ -87,6 +91,16 @@ pub enum StoreError {
     /// A uniqueness rule refused the change (a live plan's name).
     #[error("Refused by the store: {0}")]
     Conflict(String),
+    /// A write would take the knowledge store (or a thread) past its quota.
+    #[error(
+        "{scope} would keep {used} bytes, over its quota of {quota} bytes; delete entries, or raise `[store] {setting}`"
+    )]
+    Full {
+        scope: String,
+        used: u64,
+        quota: u64,
+        setting: &'static str,
+    },
     #[error("Invalid store URL: {0}")]
     Url(#[from] StoreUrlError),
     #[error(
@@ -110,6 +124,7 @@ impl StoreError {
             StoreError::NewerSchema { .. } => ErrorCode::StoreVersionMismatch,
             StoreError::Url(_) | StoreError::RepositoryUrl { .. } => ErrorCode::InvalidInput,
             StoreError::Unsupported { .. } => ErrorCode::StoreUnavailable,
+            StoreError::Full { .. } => ErrorCode::StoreFull,
             StoreError::Migration { .. }
             | StoreError::Sqlite(_)
             | StoreError::Corrupt { .. }
@@ -163,6 +178,8 @@ impl OpenLock {
 pub struct Store {
     conn: Mutex<Connection>,
     path: Option<PathBuf>,
+    #[cfg(feature = "index")]
+    memory_quota: MemoryQuota,
 }
 
 impl Store {
@@ -208,6 +225,8 @@ impl Store {
         let mut store = Store {
             conn: Mutex::new(conn),
             path: Some(path.to_path_buf()),
+            #[cfg(feature = "index")]
+            memory_quota: MemoryQuota::default(),
         };
         migrate::run(
             store.conn.get_mut().unwrap_or_else(|p| p.into_inner()),
@@ -252,10 +271,28 @@ impl Store {
         workspace: &Path,
         settings: &crate::config::RawStore,
     ) -> Result<Store, StoreError> {
-        match settings.url.as_deref().map(str::trim) {
-            None | Some("") => Store::open_in_workspace(workspace),
-            Some(text) => Store::open_url(workspace, &text.parse()?, settings.from_repository),
-        }
+        let store = match settings.url.as_deref().map(str::trim) {
+            None | Some("") => Store::open_in_workspace(workspace)?,
+            Some(text) => Store::open_url(workspace, &text.parse()?, settings.from_repository)?,
+        };
+        #[cfg(feature = "index")]
+        let store = store.with_memory_quota(MemoryQuota::from_mb(
+            settings.memory_quota_mb,
+            settings.thread_quota_mb,
+        ));
+        Ok(store)
+    }
+
+    /// The same store with the knowledge store's quota set to `quota`.
+    #[cfg(feature = "index")]
+    pub fn with_memory_quota(mut self, quota: MemoryQuota) -> Store {
+        self.memory_quota = quota;
+        self
+    }
+
+    #[cfg(feature = "index")]
+    pub(crate) fn memory_quota(&self) -> &MemoryQuota {
+        &self.memory_quota
     }
 
     /// Opens the store `url` names for `workspace` (a relative SQLite path is relative to it).
@@ -305,6 +342,8 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
             path: None,
+            #[cfg(feature = "index")]
+            memory_quota: MemoryQuota::default(),
         })
     }
 
@@ -441,6 +480,7 @@ mod tests {
         crate::config::RawStore {
             url: Some(url.to_string()),
             from_repository,
+            ..crate::config::RawStore::default()
         }
     }
 

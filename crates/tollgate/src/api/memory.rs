@@ -1441,7 +1441,7 @@ mod tests {
             });
         let memory = Memory::new(&db, &HashedEmbedder);
         let text = |n: usize| "word ".repeat(n);
-        // Each entry keeps its embedding (512 f32, 2 KiB) beside its text.
+        // Each entry keeps its embedding (516 bytes, quantised) beside its text.
         let first = store(
             &memory,
             json!({"thread_id": "a", "source": "user", "text": text(3000)}),

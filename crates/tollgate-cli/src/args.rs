@@ -12,12 +12,12 @@ use clap::{Args, Parser, Subcommand};
 )]
 pub struct Cli {
     /// More logging on stderr (-v info, -vv debug). `TOLLGATE_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, display_order = 800)]
     pub verbose: u8,
     /// Where plans, sessions, the model cache and the knowledge store live: `sqlite:PATH` or
     /// `postgres://user@host/db` (password from PGPASSWORD or PGPASSFILE). Overrides
     /// `TOLLGATE_STORE_URL` and `[store] url`; default the workspace's .tollgate/tollgate.db.
-    #[arg(long, value_name = "URL", global = true)]
+    #[arg(long, value_name = "URL", global = true, display_order = 801)]
     pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
@@ -78,7 +78,13 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ToolArgs {
     /// Workspace root.
-    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".",
+        global = true,
+        display_order = 701
+    )]
     pub repo: PathBuf,
     #[command(subcommand)]
     pub command: ToolCommand,
@@ -105,16 +111,28 @@ pub enum ToolCommand {
 #[derive(Debug, Args)]
 pub struct MemoryArgs {
     /// Workspace root (the store is <repo>/.tollgate/tollgate.db).
-    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".",
+        global = true,
+        display_order = 702
+    )]
     pub repo: PathBuf,
     /// Print the result as JSON (the MCP tool's result).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, display_order = 703)]
     pub json: bool,
     /// An OpenAI-compatible embeddings endpoint instead of the built-in hashed embedder.
-    #[arg(long, value_name = "URL", requires = "embed_model", global = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "embed_model",
+        global = true,
+        display_order = 704
+    )]
     pub embed_url: Option<String>,
     /// The model the embeddings endpoint serves.
-    #[arg(long, value_name = "NAME", global = true)]
+    #[arg(long, value_name = "NAME", global = true, display_order = 705)]
     pub embed_model: Option<String>,
     /// Bearer token for the embeddings endpoint.
     #[arg(
@@ -122,7 +140,8 @@ pub struct MemoryArgs {
         env = "TOLLGATE_EMBED_API_KEY",
         hide_env_values = true,
         value_name = "KEY",
-        global = true
+        global = true,
+        display_order = 706
     )]
     pub embed_api_key: Option<String>,
     #[command(subcommand)]
@@ -162,11 +181,13 @@ pub enum MemoryCommand {
     Store {
         /// The entry's text, or `-` to read it from stdin.
         text: String,
+        /// The thread the entry belongs to (a conversation, a topic, a ticket).
         #[arg(long, value_name = "ID")]
         thread: String,
         /// `user` or `agent`.
         #[arg(long, default_value = "user")]
         source: String,
+        /// A tag (repeatable).
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
         /// A JSON object of metadata.
@@ -180,6 +201,7 @@ pub enum MemoryCommand {
     },
     /// Search entries: hybrid (default), fts or semantic.
     Search {
+        /// What to look for, in plain words (fts: per --fts-mode).
         query: String,
         /// hybrid, fts or semantic.
         #[arg(long, default_value = "hybrid")]
@@ -192,18 +214,22 @@ pub enum MemoryCommand {
     },
     /// Show entries by id.
     Get {
+        /// The entries' ids (from `memory find` or a search).
         #[arg(required = true)]
         ids: Vec<i64>,
     },
     /// Delete entries; every criterion given must hold.
     Delete {
+        /// An entry's id (repeatable).
         #[arg(long = "id", value_name = "ID")]
         ids: Vec<i64>,
+        /// Every entry of this thread (repeatable).
         #[arg(long = "thread", value_name = "ID")]
         threads: Vec<String>,
         /// Only with another criterion.
         #[arg(long)]
         source: Option<String>,
+        /// Only entries created more than this many days ago.
         #[arg(long, value_name = "DAYS")]
         older_than_days: Option<u32>,
     },
@@ -257,6 +283,7 @@ pub struct LearnListArgs {
     /// At most this many records.
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    /// Repository root (the ledger is `<repo>/.review-learnings.jsonl`).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
 }
@@ -267,6 +294,7 @@ pub struct LearnExportArgs {
     /// dismissals and acceptances instead; nothing is written, a human reviews them.
     #[arg(long)]
     pub invariants: bool,
+    /// Repository root (the ledger is `<repo>/.review-learnings.jsonl`).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
 }
@@ -359,8 +387,10 @@ pub struct SessionStartArgs {
     /// Files to review, comma-separated [default: every file changed in base...head].
     #[arg(long, value_name = "PATHS")]
     pub files: Option<String>,
+    /// The pull request's title, given to the model passes as context.
     #[arg(long)]
     pub title: Option<String>,
+    /// The pull request's author, recorded with the session.
     #[arg(long)]
     pub author: Option<String>,
     /// Worker threads (1–16) [default: 3].
@@ -792,13 +822,19 @@ pub struct McpArgs {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The workspace (repository root); plans live in its `.tollgate/tollgate.db`.
-    #[arg(long, value_name = "DIR", default_value = ".", global = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".",
+        global = true,
+        display_order = 707
+    )]
     pub repo: PathBuf,
     /// Print the result as JSON instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, display_order = 708)]
     pub json: bool,
     /// Who is acting, recorded in the plan's history [default: $USER, else `cli`].
-    #[arg(long, value_name = "NAME", global = true)]
+    #[arg(long, value_name = "NAME", global = true, display_order = 709)]
     pub author: Option<String>,
     #[command(subcommand)]
     pub command: PlanCommand,
@@ -839,6 +875,7 @@ pub enum PlanCommand {
     },
     /// Refine a plan (file, `-`, or saved plan id) into its next version.
     Refine {
+        /// The plan: a JSON file, `-` for stdin, or a saved plan's id.
         #[arg(value_name = "PLAN")]
         plan: String,
         /// What to change.
@@ -857,11 +894,13 @@ pub enum PlanCommand {
     },
     /// Print a plan (file, `-`, or saved plan id) as Markdown (or --json).
     Show {
+        /// The plan: a JSON file, `-` for stdin, or a saved plan's id.
         #[arg(value_name = "PLAN")]
         plan: String,
     },
     /// Print a Mermaid diagram of a plan (file, `-`, or saved plan id).
     Visualize {
+        /// The plan: a JSON file, `-` for stdin, or a saved plan's id.
         #[arg(value_name = "PLAN")]
         plan: String,
         /// dependencies, architecture or gantt.
@@ -872,6 +911,7 @@ pub enum PlanCommand {
     /// Carry out steps of a plan (file, `-`, or saved plan id) with the configured model: prints
     /// each step's changes as diffs; --apply writes them and records the steps' states.
     Execute {
+        /// The plan: a JSON file, `-` for stdin, or a saved plan's id.
         #[arg(value_name = "PLAN")]
         plan: String,
         /// single_step, all_ready or full_plan.
@@ -898,6 +938,7 @@ pub enum PlanCommand {
     /// Undo a step's applied changes: restore its files from their backups (refused when a
     /// file was edited since, unless --force) and put the step back to pending.
     Undo {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
         /// The step [default: the step whose changes were applied last].
@@ -915,6 +956,7 @@ pub enum PlanCommand {
         /// Only plans with this tag (repeatable: all must match).
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
+        /// At most this many plans [default: 50].
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
         /// Include deleted plans.
@@ -923,12 +965,16 @@ pub enum PlanCommand {
     },
     /// Save a plan (JSON file, `-` for stdin); a saved plan gets a new version with --overwrite.
     Save {
+        /// The plan: a JSON file, `-` for stdin.
         #[arg(value_name = "FILE")]
         file: PathBuf,
+        /// A name for the plan, unique among live plans.
         #[arg(long)]
         name: Option<String>,
+        /// A tag (repeatable).
         #[arg(long = "tag", value_name = "TAG")]
         tags: Vec<String>,
+        /// Save as the next version of the saved plan with the same id or name.
         #[arg(long)]
         overwrite: bool,
         /// Why, recorded in the history.
@@ -937,8 +983,10 @@ pub enum PlanCommand {
     },
     /// Print a saved plan as JSON (by id, or --name).
     Load {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID", required_unless_present = "name")]
         plan_id: Option<String>,
+        /// The live plan of this name, instead of an id.
         #[arg(long, conflicts_with = "plan_id")]
         name: Option<String>,
         /// A past version.
@@ -947,13 +995,16 @@ pub enum PlanCommand {
     },
     /// Delete a plan (soft: its versions stay in the store).
     Delete {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
     },
     /// A plan's versions (who, when, why) and lifecycle events.
     History {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// At most this many versions and events [default: 20].
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
         /// Include each version's full plan (JSON output).
@@ -962,19 +1013,25 @@ pub enum PlanCommand {
     },
     /// Compare two versions of a plan.
     Diff {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// The older version.
         #[arg(value_name = "FROM")]
         from_version: u32,
+        /// The newer version.
         #[arg(value_name = "TO")]
         to_version: u32,
     },
     /// Make an old version current again (recorded as a new version).
     Rollback {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// The version to make current.
         #[arg(value_name = "VERSION")]
         target_version: u32,
+        /// Why, recorded in the history.
         #[arg(long)]
         reason: Option<String>,
     },
@@ -985,6 +1042,7 @@ pub enum PlanCommand {
     },
     /// Step counts, percentage, ready, blocked and current steps.
     Progress {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
     },
@@ -999,20 +1057,25 @@ pub enum PlanCommand {
 pub enum PlanApproveCommand {
     /// Ask for approval of the whole plan, or of the given steps.
     Request {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
         /// A step to approve (repeatable; none: the whole plan).
         #[arg(long = "step", value_name = "N")]
         steps: Vec<u32>,
+        /// A note for the approver.
         #[arg(long)]
         note: Option<String>,
     },
     /// Answer an approval request.
     Respond {
+        /// The approval request's id (from `plan approve list`).
         #[arg(value_name = "REQUEST_ID")]
         request_id: String,
+        /// approve, reject or request_modification.
         #[arg(value_name = "ACTION", value_parser = ["approve", "reject", "request_modification"])]
         action: String,
+        /// Why, recorded with the answer.
         #[arg(long)]
         comment: Option<String>,
         /// The changes asked for, as JSON (with request_modification).
@@ -1021,6 +1084,7 @@ pub enum PlanApproveCommand {
     },
     /// A plan's approval requests.
     List {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
     },
@@ -1030,17 +1094,22 @@ pub enum PlanApproveCommand {
 pub enum PlanStepCommand {
     /// Start a ready step.
     Start {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// The step's number.
         #[arg(value_name = "STEP")]
         step_number: u32,
     },
     /// Complete a step.
     Complete {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// The step's number.
         #[arg(value_name = "STEP")]
         step_number: u32,
+        /// What was done, recorded in the history.
         #[arg(long)]
         notes: Option<String>,
         /// A file the step changed (repeatable).
@@ -1049,17 +1118,22 @@ pub enum PlanStepCommand {
     },
     /// Fail a step: optionally retry it (up to 3 attempts), skip it, or skip its dependents.
     Fail {
+        /// The saved plan's id (`plan_…`, from `plan list`).
         #[arg(value_name = "PLAN_ID")]
         plan_id: String,
+        /// The step's number.
         #[arg(value_name = "STEP")]
         step_number: u32,
         /// What went wrong, recorded in the history.
         #[arg(long, value_name = "TEXT", default_value = "failed (no reason given)")]
         error: String,
+        /// Put the step back to ready for another attempt (at most 3 in all).
         #[arg(long, conflicts_with_all = ["skip", "skip_dependents"])]
         retry: bool,
+        /// Skip the step; its dependents may run.
         #[arg(long, conflicts_with = "skip_dependents")]
         skip: bool,
+        /// Skip the step and every step that depends on it.
         #[arg(long)]
         skip_dependents: bool,
     },
@@ -1094,5 +1168,86 @@ mod tests {
         ] {
             assert!(help.contains(tool), "{tool} missing from:\n{help}");
         }
+    }
+
+    /// Issue 28: every option and positional of every command says what it is, and so does
+    /// every command.
+    #[test]
+    fn every_command_option_and_positional_has_a_description() {
+        fn walk(command: &clap::Command, path: &str, blank: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let described = arg.get_help().is_some() || arg.get_long_help().is_some();
+                if !described && !arg.is_hide_set() {
+                    blank.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                let name = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    blank.push(format!("{name} (the command)"));
+                }
+                walk(sub, &name, blank);
+            }
+        }
+        let mut command = Cli::command();
+        command.build();
+        let mut blank = Vec::new();
+        walk(&command, "tollgate", &mut blank);
+        assert!(
+            blank.is_empty(),
+            "{} without a description:\n{}",
+            blank.len(),
+            blank.join("\n")
+        );
+    }
+
+    /// Issue 28: options come in one stable order in every command's help: the command's own
+    /// (as declared), then those of its group (`--repo`, `--json`), then the process-wide
+    /// `--verbose` and `--store`, then `--help` (and `--version`).
+    #[test]
+    fn every_help_lists_its_own_options_first_and_the_global_ones_last() {
+        fn walk(command: &mut clap::Command, path: &str, misplaced: &mut Vec<String>) {
+            let help = command.render_long_help().to_string();
+            let options: Vec<&str> = help
+                .lines()
+                .filter_map(|line| {
+                    let line = line.trim_start();
+                    line.starts_with('-').then(|| {
+                        line.split(|c: char| c == ' ' || c == ',' || c == '=')
+                            .find(|word| word.starts_with("--"))
+                            .unwrap_or(line)
+                            .trim_end_matches("...")
+                    })
+                })
+                .collect();
+            let tail: Vec<&str> = options
+                .iter()
+                .copied()
+                .filter(|o| ["--verbose", "--store", "--help"].contains(o))
+                .collect();
+            // Only the root has `--version` after `--help` (`plan load --version` is its own).
+            let options = match options.split_last() {
+                Some((&"--version", rest)) if path == "tollgate" => rest,
+                _ => options.as_slice(),
+            };
+            let last = &options[options.len() - tail.len()..];
+            if last != tail.as_slice() || tail != ["--verbose", "--store", "--help"] {
+                misplaced.push(format!("{path}: {options:?}"));
+            }
+            let names: Vec<String> = command
+                .get_subcommands()
+                .map(|sub| sub.get_name().to_string())
+                .filter(|name| name != "help")
+                .collect();
+            for name in names {
+                let sub = command.find_subcommand_mut(&name).unwrap();
+                walk(sub, &format!("{path} {name}"), misplaced);
+            }
+        }
+        let mut command = Cli::command();
+        command.build();
+        let mut misplaced = Vec::new();
+        walk(&mut command, "tollgate", &mut misplaced);
+        assert!(misplaced.is_empty(), "{}", misplaced.join("\n"));
     }
 }

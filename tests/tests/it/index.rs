@@ -462,6 +462,12 @@ fn an_http_embedder_builds_the_vectors_and_a_change_of_embedder_rebuilds() {
         .run()
         .assert_code(0)
         .json();
+    // Issue 28: the results once, not again as a Markdown string.
+    assert!(hashed.get("markdown").is_none(), "{hashed}");
+    assert!(
+        !hashed["results"].as_array().unwrap().is_empty(),
+        "{hashed}"
+    );
     assert!(
         !hashed["channels"]
             .as_array()

@@ -137,10 +137,29 @@ pub(super) fn progress_bar(quiet: bool) -> ProgressBar {
     } else {
         ProgressBar::hidden()
     };
-    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})") {
+    set_total(&bar, 0);
+    bar
+}
+
+/// The bar's look for a step of `total` units: a bar once there is a total, a spinner before
+/// (a bar of 0/0 is drawn full, as if the work were done).
+fn template(total: u64) -> &'static str {
+    if total == 0 {
+        "{msg} {spinner} ({elapsed})"
+    } else {
+        "{msg} [{bar:30}] {pos}/{len} ({elapsed})"
+    }
+}
+
+fn set_total(bar: &ProgressBar, total: u64) {
+    let was = bar.length().unwrap_or(0);
+    if total == was && total != 0 {
+        return;
+    }
+    if let Ok(style) = ProgressStyle::with_template(template(total)) {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar
+    bar.set_length(total);
 }
 
 /// Shows an indexing step on the progress bar.
@@ -150,15 +169,31 @@ pub(super) fn show_progress(bar: &ProgressBar, progress: Progress) {
             bar.set_message(format!("found {files} files; indexing changed files"))
         }
         Progress::Processed { done, total } => {
-            bar.set_length(total as u64);
+            set_total(bar, total as u64);
             bar.set_position(done as u64);
         }
         Progress::History { done, total } => {
             bar.set_message("indexing commits");
-            bar.set_length(total as u64);
+            set_total(bar, total as u64);
             bar.set_position(done as u64);
         }
         Progress::Committing => bar.set_message("writing the index"),
         Progress::Graph => bar.set_message("refreshing the vector graph"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28: no full bar before anything is counted.
+    #[test]
+    fn the_bar_is_a_spinner_until_there_is_a_total() {
+        assert!(!template(0).contains("{bar"), "{}", template(0));
+        assert!(template(12).contains("{bar"));
+        let bar = ProgressBar::hidden();
+        set_total(&bar, 0);
+        set_total(&bar, 12);
+        assert_eq!(bar.length(), Some(12));
     }
 }

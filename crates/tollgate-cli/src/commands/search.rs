@@ -46,6 +46,8 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitStatus> {
         context::codebase_retrieval(&ws, &request)?
     };
     if args.json {
+        // The results once: the Markdown copy is for agents reading text.
+        response.markdown.clear();
         writeln!(out, "{}", serde_json::to_string_pretty(&response)?)?;
         return Ok(ExitStatus::Pass);
     }

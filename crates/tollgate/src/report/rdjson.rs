@@ -68,7 +68,9 @@ struct DiagnosticResult {
 #[derive(Serialize)]
 struct Source {
     name: &'static str,
-    url: &'static str,
+    /// The project's page, when the build names one (never a placeholder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -117,7 +119,7 @@ struct Suggestion {
 fn source() -> Source {
     Source {
         name: SOURCE_NAME,
-        url: SOURCE_URL,
+        url: (!SOURCE_URL.is_empty()).then_some(SOURCE_URL),
     }
 }
 
@@ -332,6 +334,12 @@ mod tests {
     fn severities_and_codes() {
         let json: Value =
             serde_json::from_str(&render_to_string(Format::Rdjson, &sample_result())).unwrap();
+        // Issue 28: the tool's page only when the build names one, never a placeholder.
+        match SOURCE_URL {
+            "" => assert!(json["source"].get("url").is_none(), "{}", json["source"]),
+            url => assert_eq!(json["source"]["url"], url),
+        }
+        assert_eq!(json["source"]["name"], "tollgate");
         let diagnostics = json["diagnostics"].as_array().unwrap();
         assert_eq!(diagnostics[0]["severity"], "ERROR");
         assert_eq!(diagnostics[0]["code"]["value"], "TG001");

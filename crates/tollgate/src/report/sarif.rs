@@ -251,13 +251,14 @@ fn build_run(
         .collect();
 
     let version = tool_version(result);
-    let driver = ToolComponent::builder()
+    let mut driver = ToolComponent::builder()
         .name(DRIVER_NAME)
         .version(version.clone())
         .semantic_version(version)
-        .information_uri(INFORMATION_URI)
         .rules(rules)
         .build();
+    // The project's page, when the build names one (never a placeholder).
+    driver.information_uri = (!INFORMATION_URI.is_empty()).then(|| INFORMATION_URI.to_string());
 
     let root_uri = config.repo_root.as_deref().and_then(directory_uri);
     let srcroot = match &root_uri {

@@ -168,7 +168,9 @@ pub struct Boost {
 pub struct SearchResponse {
     pub query: String,
     pub results: Vec<SearchResult>,
-    /// The same results as Markdown, for agents that want text.
+    /// The same results as Markdown, for agents that want text (left out where the results
+    /// are printed as JSON for people and scripts: `tollgate search --json`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub markdown: String,
     /// Channels that took part.
     pub channels: Vec<String>,

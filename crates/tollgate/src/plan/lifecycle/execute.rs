@@ -1051,9 +1051,15 @@ pub fn render_markdown(response: &ExecutePlanResponse) -> String {
         let _ = writeln!(md, "- Plan: `{id}`");
     }
     let p = response.progress;
+    // A preview records nothing: its progress is what applying it would reach.
+    let label = if response.apply_changes {
+        "Progress"
+    } else {
+        "Progress if applied (a preview records nothing)"
+    };
     let _ = writeln!(
         md,
-        "- Progress: {}% ({} of {} completed, {} failed, {} skipped)",
+        "- {label}: {}% ({} of {} completed, {} failed, {} skipped)",
         p.percentage, p.completed, p.total, p.failed, p.skipped
     );
     let next = if response.next_ready_steps.is_empty() {

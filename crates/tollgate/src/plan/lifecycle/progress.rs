@@ -323,7 +323,10 @@ impl PlanState {
             } else {
                 status::COMPLETED
             }
-        } else if finished + c.in_progress > 0 {
+        } else if finished + c.in_progress > 0
+            || [status::COMPLETED, status::FAILED].contains(&self.row.status.as_str())
+        {
+            // A finished plan with a step reopened (its changes undone) is under way again.
             status::EXECUTING
         } else {
             self.row.status.as_str()
@@ -803,6 +806,33 @@ mod tests {
             .code(),
             "CONFLICT"
         );
+    }
+
+    /// Issue 28: a plan is no longer completed once one of its steps is reopened (its changes
+    /// undone): it is executing again.
+    #[test]
+    fn reopening_a_step_of_a_completed_plan_puts_it_back_to_executing() {
+        let store = Store::open_in_memory().unwrap();
+        let id = save(&store, diamond(), None).plan.id;
+        for step in 1..=4 {
+            start(&store, &id, step).unwrap();
+            complete(&store, &id, step);
+        }
+        let status = |store: &Store| {
+            store
+                .snapshot(|tx| tx.plan_by_id(&id, false))
+                .unwrap()
+                .unwrap()
+                .status
+        };
+        assert_eq!(status(&store), "completed");
+        store
+            .transact(|tx| {
+                PlanState::load(tx, &id)?.reopen(tx, 4, "undone", "tester")?;
+                Ok::<_, PlanStoreError>(())
+            })
+            .unwrap();
+        assert_eq!(status(&store), "executing");
     }
 
     #[test]

@@ -198,6 +198,14 @@ fn preview_returns_diffs_and_writes_nothing() {
         response.notes
     );
     assert!(response.markdown.contains("```diff\n--- a/src/lib.rs"));
+    // Issue 28: the text does not claim progress a preview did not make.
+    assert!(
+        response
+            .markdown
+            .contains("- Progress if applied (a preview records nothing): 33.3% (1 of 3"),
+        "{}",
+        response.markdown
+    );
     // Nothing recorded: step 1 is still the ready one.
     let progress = fx.progress(&id);
     assert_eq!(progress.counts.completed, 0);

@@ -234,6 +234,11 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
         let mentioned = mentions
             .iter()
             .any(|m| path == *m || path.ends_with(&format!("/{m}")));
+        // Tollgate's own files (its configuration, state, ledger, reports) are no part of the
+        // user's change unless the task names them.
+        if !mentioned && is_tollgates_own(&path) {
+            continue;
+        }
         if mentioned {
             found_mentions.extend(
                 mentions
@@ -329,6 +334,20 @@ pub(crate) fn scan(root: &Path, task: &str, options: &ScanOptions<'_>) -> ScanRe
         .filter(|m| !found_mentions.contains(m) && m.contains('.') && !exists_inside(root, m))
         .collect();
     result
+}
+
+/// Files Tollgate itself reads or writes in a repository: `tollgate.toml` and the reports
+/// written beside it (`tollgate.json`, `tollgate.sarif`, `tollgate-publish.json`, …), the
+/// `.tollgate/` state directory, the invariants and the learnings ledger (`.review-*`).
+fn is_tollgates_own(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path == crate::workspace::STATE_DIR
+        || path.starts_with(&format!("{}/", crate::workspace::STATE_DIR))
+        || name.starts_with("tollgate.")
+        || name.starts_with("tollgate-")
+        || name.starts_with(".review-")
+        || name == crate::config::DEFAULT_INVARIANTS_PATH
+        || name == crate::learnings::LEDGER_FILE
 }
 
 /// Whether `mention` names a file under `root` that the walk left out (empty, over its size
@@ -607,6 +626,50 @@ mod tests {
             lines: content.lines().count(),
             content: content.into(),
         }
+    }
+
+    /// Issue 28: Tollgate's own files never enter a plan unless the task names them.
+    #[test]
+    fn tollgates_own_files_are_no_candidates_unless_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, content: &str| {
+            let abs = dir.path().join(path);
+            std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
+            std::fs::write(abs, content).unwrap();
+        };
+        let words = "payment retry handler\n";
+        for path in [
+            "tollgate.json",
+            "tollgate.toml",
+            "tollgate.sarif",
+            "tollgate-publish.json",
+            ".review-invariants.yml",
+            ".review-learnings.jsonl",
+            ".tollgate/notes.md",
+            "src/payment.py",
+        ] {
+            write(path, words);
+        }
+        let options = ScanOptions {
+            max_files: 20,
+            include_paths: &[],
+            exclude_paths: &[],
+        };
+        let result = scan(
+            dir.path(),
+            "make the payment retry handler back off",
+            &options,
+        );
+        let paths: Vec<&str> = result.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["src/payment.py"]);
+        let named = scan(
+            dir.path(),
+            "make the payment retry handler configurable in tollgate.toml",
+            &options,
+        );
+        let paths: Vec<&str> = named.files.iter().map(|f| f.path.as_str()).collect();
+        assert!(paths.contains(&"tollgate.toml"), "{paths:?}");
+        assert!(!paths.contains(&"tollgate.json"), "{paths:?}");
     }
 
     #[test]

@@ -526,7 +526,7 @@ pub struct ReviewArgs {
     pub invariants: Option<Vec<String>>,
 
     /// Fail the gate on findings at or above this severity [default: CRITICAL].
-    #[arg(long, value_name = "SEVERITY")]
+    #[arg(long, value_name = "SEVERITY", value_parser = known::<tollgate::findings::Severity>)]
     pub fail_on_severity: Option<String>,
 
     /// Fail the gate on any finding of these rules (comma-separated; `prefix*` allowed).
@@ -610,7 +610,7 @@ pub struct FindingFilterFlags {
     pub max_findings: Option<usize>,
     /// Keep only these categories (comma-separated): correctness, security, performance,
     /// maintainability, style, documentation, reliability, architecture, infra.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = known::<tollgate::findings::Category>)]
     pub categories: Option<Vec<String>>,
 }
 
@@ -1139,6 +1139,18 @@ pub enum PlanStepCommand {
     },
 }
 
+/// A flag's value checked where it is typed, so a bad one is an error naming the flag (the
+/// configuration would name its own key): kept as written, for the configuration layer.
+fn known<T>(text: &str) -> Result<String, String>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.parse::<T>()
+        .map(|_| text.to_string())
+        .map_err(|err| err.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -1249,5 +1261,20 @@ mod tests {
         let mut misplaced = Vec::new();
         walk(&mut command, "tollgate", &mut misplaced);
         assert!(misplaced.is_empty(), "{}", misplaced.join("\n"));
+    }
+
+    /// Issue 28: a bad value is an error naming the flag the user typed.
+    #[test]
+    fn bad_values_name_the_flag_typed() {
+        for (flag, value) in [
+            ("--fail-on-severity", "SUPER"),
+            ("--categories", "security,bogus"),
+        ] {
+            let err = Cli::try_parse_from(["tollgate", "review", flag, value]).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(flag), "{text}");
+            assert!(!text.contains("review."), "{text}");
+        }
+        assert!(Cli::try_parse_from(["tollgate", "review", "--fail-on-severity", "high"]).is_ok());
     }
 }

@@ -359,7 +359,8 @@ fn the_cli_stores_searches_and_deletes_in_the_workspace_store() {
     let missing = memory(&["get", "999"]);
     missing.assert_code(2);
     assert!(
-        missing.stderr.contains("MEMORY_NOT_FOUND") && missing.stderr.contains("context_ids"),
+        missing.stderr.contains("MEMORY_NOT_FOUND")
+            && missing.stderr.contains("IDS: no memory entry has id 999"),
         "{}",
         missing.stderr
     );
@@ -371,7 +372,7 @@ fn the_cli_stores_searches_and_deletes_in_the_workspace_store() {
     ]);
     bad.assert_code(2);
     assert!(
-        bad.stderr.contains("metadata_filters[0].operator"),
+        bad.stderr.contains("--where (#1, operator)"),
         "{}",
         bad.stderr
     );

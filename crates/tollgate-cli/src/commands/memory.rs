@@ -95,7 +95,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitStatus> {
                 context_ids: ids,
                 include_images: false,
             };
-            let response = api::get_context_by_ids(&memory, &request).map_err(coded)?;
+            let response = api::get_context_by_ids(&memory, &request)
+                .map_err(|err| coded_with(err, &[("context_ids", "IDS")]))?;
             print(json, &response, || {
                 for entry in &response.results {
                     textln!(
@@ -220,13 +221,65 @@ fn filters(filter: &MemoryFilterArgs) -> anyhow::Result<Filters> {
     })
 }
 
-/// An API error with its code first, as the other front ends show it.
+/// An API error with its code first, as the other front ends show it, naming the flag the
+/// user typed rather than the API's field (`--id`, not `context_ids`).
 fn coded(err: ApiError) -> anyhow::Error {
+    coded_with(err, &[])
+}
+
+/// [`coded`] for a command that takes a field as a positional: `(field, its name)`.
+fn coded_with(err: ApiError, positionals: &[(&str, &str)]) -> anyhow::Error {
     match &err.field {
-        Some(field) if !err.message.starts_with(field.as_str()) => {
-            anyhow!("[{}] {field}: {}", err.code, err.message)
+        Some(field) => {
+            let flag = positionals
+                .iter()
+                .find(|(name, _)| name == field)
+                .map_or_else(|| flag_of(field), |(_, positional)| positional.to_string());
+            let message = err
+                .message
+                .strip_prefix(field.as_str())
+                .map_or(err.message.clone(), |rest| {
+                    rest.trim_start_matches(':').trim_start().to_string()
+                });
+            anyhow!("[{}] {flag}: {message}", err.code)
         }
-        _ => anyhow!("[{}] {}", err.code, err.message),
+        None => anyhow!("[{}] {}", err.code, err.message),
+    }
+}
+
+/// The command-line spelling of an API field (`tags[1]` is the second `--tag`).
+fn flag_of(field: &str) -> String {
+    // `name`, `name[i]` or `name[i].part`.
+    let (name, index, part) = match field.split_once('[') {
+        Some((name, rest)) => {
+            let (index, part) = rest.split_once(']').unwrap_or((rest, ""));
+            (
+                name,
+                index.parse::<usize>().ok(),
+                part.trim_start_matches('.'),
+            )
+        }
+        None => (field, None, ""),
+    };
+    let flag = match name {
+        "context_ids" | "context_id" => "--id",
+        "thread_ids" | "thread_id" => "--thread",
+        "tags" => "--tag",
+        "source" => "--source",
+        "older_than_days" => "--older-than-days",
+        "start_date" => "--since",
+        "end_date" => "--until",
+        "metadata" => "--metadata",
+        "metadata_filters" => "--where",
+        "limit" => "--limit",
+        "query" => "QUERY",
+        "text" | "text_content" => "TEXT",
+        _ => return field.to_string(),
+    };
+    match (index, part) {
+        (Some(n), "") => format!("{flag} (#{})", n + 1),
+        (Some(n), part) => format!("{flag} (#{}, {part})", n + 1),
+        (None, _) => flag.to_string(),
     }
 }
 
@@ -252,5 +305,44 @@ fn print_entries(entries: &[EntryOut]) {
             entry.created_at,
             first_line
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate::ErrorCode;
+
+    /// Issue 28: errors name the flag typed, not the API field.
+    #[test]
+    fn errors_name_the_flag_typed() {
+        let err = |field: &str, message: &str| {
+            coded(ApiError::invalid(field, message.to_string())).to_string()
+        };
+        assert_eq!(
+            err("context_ids", "context_ids: at most 10000 ids"),
+            "[INVALID_INPUT] --id: at most 10000 ids"
+        );
+        assert_eq!(
+            err("tags[1]", "a tag is 1 to 100 characters"),
+            "[INVALID_INPUT] --tag (#2): a tag is 1 to 100 characters"
+        );
+        assert_eq!(
+            err("thread_ids", "too many"),
+            "[INVALID_INPUT] --thread: too many"
+        );
+        assert_eq!(
+            err("metadata_filters[0].operator", "`like` is not an operator"),
+            "[INVALID_INPUT] --where (#1, operator): `like` is not an operator"
+        );
+        assert_eq!(
+            err("rrf_k", "out of range"),
+            "[INVALID_INPUT] rrf_k: out of range"
+        );
+        let unfielded = coded(ApiError::new(
+            ErrorCode::StoreError,
+            "disk full".to_string(),
+        ));
+        assert_eq!(unfielded.to_string(), "[STORE_ERROR] disk full");
     }
 }

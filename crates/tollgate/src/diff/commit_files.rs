@@ -138,10 +138,7 @@ pub fn first_parent_history(repo_dir: &Path, max: usize) -> Result<Vec<HistoryCo
 }
 
 fn open(repo_dir: &Path) -> Result<Repository, GitError> {
-    Repository::open(repo_dir).map_err(|source| GitError::RepoNotFound {
-        path: repo_dir.to_path_buf(),
-        source,
-    })
+    Repository::open(repo_dir).map_err(|source| GitError::repo_not_found(repo_dir, &source))
 }
 
 #[cfg(test)]

@@ -49,12 +49,10 @@ pub struct GitDiff {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GitError {
-    #[error("no git repository at {}: {source}", path.display())]
-    RepoNotFound {
-        path: PathBuf,
-        #[source]
-        source: git2::Error,
-    },
+    /// Said once, in words: libgit2's message (`could not find repository at …; class=…;
+    /// code=…`) is kept only when it says more than that.
+    #[error("not a git repository: {} ({reason})", path.display())]
+    RepoNotFound { path: PathBuf, reason: String },
     #[error("the repository at {} is bare; it has no working tree to diff", path.display())]
     Bare { path: PathBuf },
     /// No commit has that name here. libgit2's own message (`class=Reference (4);
@@ -89,13 +87,26 @@ pub enum GitError {
     Parse(#[from] DiffError),
 }
 
+impl GitError {
+    /// `path` could not be opened as a repository.
+    pub(crate) fn repo_not_found(path: &Path, source: &git2::Error) -> GitError {
+        let reason = if source.code() == ErrorCode::NotFound {
+            "no .git directory there; run inside a repository or name its root".to_string()
+        } else {
+            source.message().to_string()
+        };
+        GitError::RepoNotFound {
+            path: path.to_path_buf(),
+            reason,
+        }
+    }
+}
+
 /// Reads the diff `spec` describes from the repository at `repo_dir` (its working tree root
 /// or its `.git` directory; parent directories are not searched).
 pub fn diff_from_repo(repo_dir: &Path, spec: &DiffSpec) -> Result<GitDiff, GitError> {
-    let repo = Repository::open(repo_dir).map_err(|source| GitError::RepoNotFound {
-        path: repo_dir.to_path_buf(),
-        source,
-    })?;
+    let repo =
+        Repository::open(repo_dir).map_err(|source| GitError::repo_not_found(repo_dir, &source))?;
     let git = |action: &'static str| move |source| GitError::Git { action, source };
     let mut options = DiffOptions::new();
     options.include_untracked(false);
@@ -319,12 +330,7 @@ pub fn head_info(dir: &Path) -> Result<Option<HeadInfo>, GitError> {
     let repo = match Repository::discover(dir) {
         Ok(repo) => repo,
         Err(err) if err.code() == ErrorCode::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(GitError::RepoNotFound {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
+        Err(source) => return Err(GitError::repo_not_found(dir, &source)),
     };
     // `HEAD` is read as a reference rather than resolved, so an unborn branch still has a name.
     let branch = repo
@@ -956,9 +962,12 @@ mod tests {
         assert!(matches!(err, GitError::RepoNotFound { .. }));
         let message = err.to_string();
         assert!(
-            message.starts_with(&format!("no git repository at {}", dir.path().display())),
+            message.starts_with(&format!("not a git repository: {}", dir.path().display())),
             "{message}"
         );
+        // Said once, without libgit2's codes.
+        assert!(!message.contains("class="), "{message}");
+        assert!(std::error::Error::source(&err).is_none());
     }
 
     #[test]

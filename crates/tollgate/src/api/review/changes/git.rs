@@ -116,12 +116,8 @@ fn check_ref(field: &str, rev: &str) -> Result<(), RequestError> {
 
 /// The commit `rev` names, as a full id.
 fn resolve(workspace: &Path, field: &str, rev: &str) -> Result<String, RequestError> {
-    let repo = Repository::open(workspace).map_err(|source| {
-        ReviewError::Git(diff::GitError::RepoNotFound {
-            path: workspace.to_path_buf(),
-            source,
-        })
-    })?;
+    let repo = Repository::open(workspace)
+        .map_err(|source| ReviewError::Git(diff::GitError::repo_not_found(workspace, &source)))?;
     let commit = repo
         .revparse_single(rev)
         .and_then(|object| object.peel_to_commit())

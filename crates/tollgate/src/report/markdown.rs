@@ -541,11 +541,24 @@ fn render_footer(result: &ReviewResult) -> String {
 
 /// Escapes untrusted text for use inside a line (a list item, a table cell, link text): HTML
 /// metacharacters become entities, Markdown punctuation is backslash-escaped, line breaks become
-/// `<br>` (so a text cannot end a table row or start a block) and `@mentions` are defused.
+/// `<br>` (so a text cannot end a table row or start a block) and `@mentions` are defused. A
+/// code span (`` `TG001` ``) stays one: its content is shown literally, so it needs no escapes
+/// (and gets none, which would show), unless it holds what could end it or a table cell.
 pub fn escape_inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
+        if c == '`'
+            && let Some(span) = span_in_text(chars.clone())
+        {
+            out.push('`');
+            out.push_str(&span);
+            out.push('`');
+            for _ in 0..=span.chars().count() {
+                chars.next();
+            }
+            continue;
+        }
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -569,6 +582,22 @@ pub fn escape_inline(text: &str) -> String {
         }
     }
     out
+}
+
+/// The content of a code span whose opening backtick was just read, when `rest` closes it
+/// soon, on the same line, with nothing that could break out of it or of a table cell.
+fn span_in_text(rest: impl Iterator<Item = char>) -> Option<String> {
+    const MAX_CODE_SPAN: usize = 200;
+    let mut content = String::new();
+    for c in rest.take(MAX_CODE_SPAN + 1) {
+        match c {
+            '`' if !content.trim().is_empty() => return Some(content),
+            '`' | '|' | '\\' => return None,
+            c if c.is_control() => return None,
+            c => content.push(c),
+        }
+    }
+    None
 }
 
 /// Like [`escape_inline`], for text that starts a line: a leading list, heading or thematic-break
@@ -981,6 +1010,17 @@ mod tests {
     #[test]
     fn escaping_helpers() {
         assert_eq!(escape_inline("a_b*c"), "a\\_b\\*c");
+        // Issue 28: a code span stays one, shown literally; a lone backtick or a span that
+        // could break a table cell is escaped.
+        assert_eq!(
+            escape_inline("allowlist the rule `TG001`."),
+            "allowlist the rule `TG001`."
+        );
+        assert_eq!(escape_inline("`<b> & @x`"), "`<b> & @x`");
+        assert_eq!(escape_inline("a ` b"), "a \\` b");
+        assert_eq!(escape_inline("`a|b`"), "\\`a\\|b\\`");
+        assert_eq!(escape_inline("`a\nb`"), "\\`a<br>b\\`");
+        assert_eq!(escape_inline("`` x"), "\\`\\` x");
         assert_eq!(escape_inline("x\r\ny\rz"), "x<br>y<br>z");
         assert_eq!(
             escape_inline("mail me@x.org, @ alone"),

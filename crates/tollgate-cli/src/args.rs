@@ -803,9 +803,14 @@ pub struct McpArgs {
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub call_timeout_secs: u64,
     /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8011; port 0 picks a free one) instead of
-    /// stdio. The endpoint is /mcp; /health answers when the server is up.
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<std::net::SocketAddr>,
+    /// stdio; without ADDR, on `[server] bind` [default: 127.0.0.1:7331]. The endpoint is /mcp;
+    /// /health answers when the server is up.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = false)]
+    pub http: Option<Option<std::net::SocketAddr>>,
+    /// An operator's settings file whose `[server]` table (bind, allowed_hosts,
+    /// allowed_origins) applies over the workspace's; flags win over both.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub config: Option<PathBuf>,
     /// Allow --http on a non-loopback address; the server then requires the bearer token in
     /// TOLLGATE_MCP_TOKEN.
     #[arg(long, requires = "http")]

@@ -48,6 +48,8 @@ const PAYLOAD_TOO_LARGE: ErrorCode = ErrorCode::PayloadTooLarge;
 const TOOL_NOT_FOUND: ErrorCode = ErrorCode::ToolNotFound;
 /// The tool exists but does not answer this HTTP method.
 const METHOD_NOT_ALLOWED: ErrorCode = ErrorCode::MethodNotAllowed;
+/// No route at the path.
+const ROUTE_NOT_FOUND: ErrorCode = ErrorCode::NotFound;
 
 /// Host names always accepted in the `Host` header.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -242,6 +244,7 @@ impl HttpServer {
             hosts: allowed_hosts.clone(),
             origins: options.allowed_origins.clone(),
         });
+        let guard_for_cors = Arc::clone(&guard);
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
@@ -258,11 +261,12 @@ impl HttpServer {
         let max_body_bytes = options.max_body_bytes;
         let close_streams: Box<dyn FnOnce() + Send> = Box::new(move || cancel.cancel());
         let api = Router::new()
-            .route("/tools/list", get(list_tools))
+            .route("/tools/list", get(list_tools).fallback(method_not_allowed))
             .route(
                 "/tools/{name}",
                 get(call_tool_get)
-                    .post(move |server, name, body| call_tool(server, name, body, max_body_bytes)),
+                    .post(move |server, name, body| call_tool(server, name, body, max_body_bytes))
+                    .fallback(method_not_allowed),
             )
             .layer(DefaultBodyLimit::max(options.max_body_bytes))
             .with_state(server.clone());
@@ -287,7 +291,17 @@ impl HttpServer {
                 async move { require_token(&token, request, next).await }
             }));
         }
-        let router = Router::new().route("/health", get(health)).merge(mcp);
+        let cors = Arc::clone(&guard_for_cors);
+        let router = Router::new()
+            .route("/health", get(health).fallback(method_not_allowed))
+            .merge(mcp)
+            .fallback(not_found)
+            // Outermost: a browser's preflight carries no token, so it is answered before the
+            // token is asked for, and only for origins the guard accepts.
+            .layer(middleware::from_fn(move |request: Request, next: Next| {
+                let guard = Arc::clone(&cors);
+                async move { guard.cors(request, next).await }
+            }));
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| HttpError::Bind { addr, source })?;
@@ -438,6 +452,41 @@ async fn refuse_busy(mut stream: tokio::net::TcpStream) {
         let _ = stream.shutdown().await;
     })
     .await;
+}
+
+/// Names `origin` as allowed on a response (and says the answer depends on it, for caches).
+fn allow_origin(headers: &mut HeaderMap, origin: &str) {
+    if let Ok(value) = HeaderValue::from_str(origin) {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("mcp-session-id, www-authenticate"),
+        );
+    }
+}
+
+/// A path this server has no route for, in the JSON error shape of every other answer.
+async fn not_found(request: Request) -> Response {
+    error_response(&ToolError::new(
+        ROUTE_NOT_FOUND,
+        format!(
+            "no route `{}`: this server answers /mcp, /health, GET /tools/list and /tools/{{name}}",
+            request.uri().path().escape_debug()
+        ),
+    ))
+}
+
+/// A route asked with a method it does not answer.
+async fn method_not_allowed(request: Request) -> Response {
+    error_response(&ToolError::new(
+        METHOD_NOT_ALLOWED,
+        format!(
+            "{} is not answered on `{}` (GET /tools/list, GET or POST /tools/{{name}}, GET /health)",
+            request.method(),
+            request.uri().path().escape_debug()
+        ),
+    ))
 }
 
 async fn health() -> Response {
@@ -619,7 +668,7 @@ fn status_for(code: ErrorCode) -> StatusCode {
         Cancelled | TooManyConnections => StatusCode::SERVICE_UNAVAILABLE,
         StoreFull => StatusCode::INSUFFICIENT_STORAGE,
         FileNotFound | PlanNotFound | SessionNotFound | MemoryNotFound | IndexNotFound
-        | ToolNotFound => StatusCode::NOT_FOUND,
+        | ToolNotFound | NotFound => StatusCode::NOT_FOUND,
         IoError | ExecutionFailed | GitError | SerializationError | StoreError
         | StoreUnavailable | StoreVersionMismatch | IndexCorrupt | IndexError | EmbedderError
         | ScriptError | InternalError => StatusCode::INTERNAL_SERVER_ERROR,
@@ -649,7 +698,61 @@ struct Guard {
     origins: Vec<String>,
 }
 
+/// Methods and request headers a browser may use across origins.
+const CORS_METHODS: &str = "GET, POST, OPTIONS";
+const CORS_HEADERS: &str =
+    "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id";
+
 impl Guard {
+    /// CORS for the origins this server accepts (loopback pages and `--allowed-origin`): a
+    /// preflight is answered 204 with what may be sent, and responses name the origin so the
+    /// browser hands them to the page. Any other origin gets no CORS headers at all (and its
+    /// requests are refused by [`Guard::check`]).
+    async fn cors(&self, request: Request, next: Next) -> Response {
+        let origin = request
+            .headers()
+            .get(header::ORIGIN)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        let Some(origin) = origin else {
+            return next.run(request).await;
+        };
+        let allowed = self.refusal(request.headers()).is_none();
+        let preflight = request.method() == axum::http::Method::OPTIONS
+            && request
+                .headers()
+                .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+        if preflight {
+            if !allowed {
+                return error_response(&ToolError::new(
+                    FORBIDDEN,
+                    self.refusal(request.headers()).unwrap_or_default(),
+                ));
+            }
+            let mut response = StatusCode::NO_CONTENT.into_response();
+            let headers = response.headers_mut();
+            allow_origin(headers, &origin);
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                HeaderValue::from_static(CORS_METHODS),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static(CORS_HEADERS),
+            );
+            headers.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                HeaderValue::from_static("600"),
+            );
+            return response;
+        }
+        let mut response = next.run(request).await;
+        if allowed {
+            allow_origin(response.headers_mut(), &origin);
+        }
+        response
+    }
+
     async fn check(&self, request: Request, next: Next) -> Response {
         match self.refusal(request.headers()) {
             None => next.run(request).await,

@@ -94,6 +94,8 @@ error_codes! {
     Forbidden = "FORBIDDEN",
     /// HTTP API: the request body is over the limit.
     PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+    /// HTTP API: no route at that path.
+    NotFound = "NOT_FOUND",
     /// HTTP API: no tool of that name in the served profile.
     ToolNotFound = "TOOL_NOT_FOUND",
     /// The HTTP server holds as many connections as it allows (from this peer or in all).

@@ -323,6 +323,146 @@ pub(crate) fn serve_http(repo: &TestRepo, extra: &[&str]) -> (McpProcess, Socket
     (process, addr)
 }
 
+/// One raw HTTP/1.1 exchange: the status and the head (lower-cased) and body of the answer.
+fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(ANSWER_TIMEOUT)).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n"
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), body.to_string())
+}
+
+/// Issue 29: CORS for the origins the server accepts (a preflight answered before the token is
+/// asked for), none for others; unknown paths and methods answer the JSON error body.
+#[test]
+fn http_answers_cors_for_allowed_origins_only_and_errors_in_json() {
+    let (repo, _) = repo_with_change();
+    let (_server, addr) = serve_http(&repo, &["--allowed-origin", "https://app.example.com"]);
+    let preflight = |origin: &str| {
+        exchange(
+            addr,
+            "OPTIONS",
+            "/tools/list",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "content-type, authorization",
+                ),
+            ],
+        )
+    };
+    let (status, head, _) = preflight("https://app.example.com");
+    assert_eq!(status, 204, "{head}");
+    assert!(
+        head.contains("access-control-allow-origin: https://app.example.com"),
+        "{head}"
+    );
+    assert!(
+        head.contains("access-control-allow-methods: get, post, options"),
+        "{head}"
+    );
+    assert!(head.contains("authorization"), "{head}");
+    let (status, head, body) = preflight("https://evil.example");
+    assert_eq!(status, 403, "{head}");
+    assert!(!head.contains("access-control-allow-origin"), "{head}");
+    assert!(body.contains("FORBIDDEN"), "{body}");
+
+    let (status, head, _) = exchange(
+        addr,
+        "GET",
+        "/tools/list",
+        &[("Origin", "https://app.example.com")],
+    );
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("access-control-allow-origin: https://app.example.com"),
+        "{head}"
+    );
+    assert!(head.contains("vary: origin"), "{head}");
+    let (status, head, _) = exchange(addr, "GET", "/tools/list", &[]);
+    assert_eq!(status, 200);
+    assert!(!head.contains("access-control-allow-origin"), "{head}");
+
+    let (status, _, body) = exchange(addr, "GET", "/nothing/here", &[]);
+    assert_eq!(status, 404);
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["code"], "NOT_FOUND", "{body}");
+    let (status, _, body) = exchange(addr, "DELETE", "/tools/list", &[]);
+    assert_eq!(status, 405);
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["code"], "METHOD_NOT_ALLOWED", "{body}");
+}
+
+/// Issue 29: `[server]` in the workspace's file gives the bind address of a bare `--http`; the
+/// hosts and origins that widen who may call come only from the operator (`--config FILE`).
+#[test]
+fn server_settings_come_from_the_files_the_rule_allows() {
+    let (repo, _) = repo_with_change();
+    repo.write("tollgate.toml", "[server]\nbind = \"127.0.0.1:0\"\n");
+    let operator = repo.path().join("operator.toml");
+    std::fs::write(
+        &operator,
+        "[server]\nallowed_origins = [\"https://app.example.com\"]\n",
+    )
+    .unwrap();
+    let mut process = spawn_mcp(&repo, &["--http", "--config", operator.to_str().unwrap()]);
+    let stderr = lines_of(process.child.stderr.take().unwrap());
+    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
+        .find(|line| line.contains("listening on"))
+        .expect("the server announces its address");
+    let addr: SocketAddr = announced
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|addr| addr.parse().ok())
+        .unwrap();
+    assert_ne!(addr.port(), 7331, "the workspace's bind was used");
+    let (status, head, _) = exchange(
+        addr,
+        "GET",
+        "/tools/list",
+        &[("Origin", "https://app.example.com")],
+    );
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        head.contains("access-control-allow-origin: https://app.example.com"),
+        "{head}"
+    );
+    drop(process);
+
+    repo.write(
+        "tollgate.toml",
+        "[server]\nallowed_origins = [\"https://evil.example\"]\n",
+    );
+    let refused = Command::new(tollgate_bin())
+        .args(["mcp", "--http", "127.0.0.1:0", "--repo"])
+        .arg(repo.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("[server] allowed_origins"), "{stderr}");
+    assert!(stderr.contains("--config FILE"), "{stderr}");
+}
+
 #[test]
 fn http_on_a_picked_port_reviews_a_real_diff() {
     let (repo, diff) = repo_with_change();

@@ -30,7 +30,7 @@ pub use llm::{
 pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
-    RawReview, RawRuleOverride, RawSessions, RawStore,
+    RawReview, RawRuleOverride, RawServer, RawSessions, RawStore,
 };
 pub use tools::{
     DEFAULT_TOOL_MAX_INSTRUCTIONS, DEFAULT_TOOL_MEMORY_MB, DEFAULT_TOOL_TIMEOUT_MS, RawCredential,

@@ -73,6 +73,55 @@ pub struct RawConfig {
     /// Review sessions (`[sessions]`).
     #[serde(default)]
     pub sessions: RawSessions,
+    /// The HTTP server of `tollgate mcp --http` (`[server]`, seed 004's `ctx serve --config`).
+    #[serde(default)]
+    pub server: RawServer,
+}
+
+/// The `[server]` table: where `tollgate mcp --http` listens and whom it answers. Flags win.
+/// Only the bind address may come from a repository's own `tollgate.toml` (still loopback
+/// unless the operator passes `--allow-remote`); the hosts and origins that widen who may call
+/// the server come from a file the operator names (`tollgate mcp --config FILE`) or flags.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// `ADDR:PORT` to listen on when `--http` is given without one (default 127.0.0.1:7331).
+    pub bind: Option<String>,
+    /// `Host` values accepted besides the loopback names.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Browser origins accepted (and answered with CORS) besides loopback pages.
+    pub allowed_origins: Option<Vec<String>>,
+}
+
+impl RawServer {
+    /// Where `tollgate mcp --http` listens when neither the flag nor a file names an address.
+    pub const DEFAULT_BIND: &'static str = "127.0.0.1:7331";
+
+    /// The settings of the workspace's own `tollgate.toml` (`repository`, at `path`) under an
+    /// operator's file: the operator's win; hosts and origins from the repository are refused,
+    /// since they would let other pages and hosts call the server of whoever runs it there.
+    pub fn under_operator(
+        repository: RawServer,
+        path: &str,
+        operator: RawServer,
+    ) -> Result<RawServer, ConfigError> {
+        for (key, set) in [
+            ("allowed_hosts", repository.allowed_hosts.is_some()),
+            ("allowed_origins", repository.allowed_origins.is_some()),
+        ] {
+            if set {
+                return Err(ConfigError::Value {
+                    origin: format!("{path} [server] {key}"),
+                    message: "a repository's own file may not open the server to other hosts or origins; the operator passes --allowed-host / --allowed-origin or names a file of theirs with --config FILE".to_string(),
+                });
+            }
+        }
+        Ok(RawServer {
+            bind: operator.bind.or(repository.bind),
+            allowed_hosts: operator.allowed_hosts,
+            allowed_origins: operator.allowed_origins,
+        })
+    }
 }
 
 /// The `[store]` table.
@@ -364,6 +413,12 @@ impl RawConfig {
         let sessions = RawSessions {
             lease_secs: higher.sessions.lease_secs.or(self.sessions.lease_secs),
         };
+        let (low, high) = (self.server, higher.server);
+        let server = RawServer {
+            bind: high.bind.or(low.bind),
+            allowed_hosts: high.allowed_hosts.or(low.allowed_hosts),
+            allowed_origins: high.allowed_origins.or(low.allowed_origins),
+        };
         RawConfig {
             review,
             preflight,
@@ -374,6 +429,7 @@ impl RawConfig {
             store,
             sessions,
             tools: self.tools.overlay(higher.tools),
+            server,
         }
     }
 

@@ -37,6 +37,8 @@ mod hash;
 mod history;
 #[cfg(feature = "engine")]
 mod lexical;
+#[cfg(feature = "model2vec")]
+mod model2vec;
 pub mod rank;
 #[cfg(feature = "engine")]
 mod search;
@@ -57,6 +59,8 @@ pub use embed::{Embedder, HASHED_DIM, HashedEmbedder, HttpEmbedder};
 pub use error::{ERROR_CODES, IndexError};
 #[cfg(feature = "engine")]
 pub use history::{CommitFilter, CommitHit};
+#[cfg(feature = "model2vec")]
+pub use model2vec::Model2VecEmbedder;
 #[cfg(feature = "engine")]
 pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,

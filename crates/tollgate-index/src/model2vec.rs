@@ -75,7 +75,7 @@ impl Model2VecEmbedder {
         let tensors = SafeTensors::deserialize(&model_bytes)
             .map_err(|err| bad("model.safetensors", err.to_string()))?;
         let names = tensors.names();
-        let name = if names.iter().any(|n| *n == "embeddings") {
+        let name = if names.contains(&"embeddings") {
             "embeddings".to_string()
         } else if names.len() == 1 {
             names[0].to_string()

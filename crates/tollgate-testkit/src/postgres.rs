@@ -50,7 +50,18 @@ impl Database {
         let out = self
             .cluster
             .client_command("psql")
-            .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", &self.name, "-c", sql])
+            .args([
+                "-X",
+                "-q",
+                "-t",
+                "-A",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &self.name,
+                "-c",
+                sql,
+            ])
             .output()
             .expect("run psql");
         check(&out, "psql");
@@ -83,6 +94,7 @@ pub fn required() -> bool {
         || std::env::var("TOLLGATE_TEST_POSTGRES").is_ok_and(|v| v == "1")
 }
 
+#[allow(clippy::print_stderr, reason = "a test's note on why it did not run")]
 fn shared_cluster() -> Option<Arc<Cluster>> {
     static SHARED: Mutex<Weak<Cluster>> = Mutex::new(Weak::new());
     let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
@@ -116,7 +128,10 @@ fn bin_dir() -> Option<PathBuf> {
             if has_tools(&dir) {
                 // Through a link (`/usr/local/bin/initdb`) to the directory with every tool.
                 let real = dir.join("initdb").canonicalize().ok();
-                let real = real.as_deref().and_then(Path::parent).filter(|d| has_tools(d));
+                let real = real
+                    .as_deref()
+                    .and_then(Path::parent)
+                    .filter(|d| has_tools(d));
                 return Some(real.map_or(dir.clone(), Path::to_path_buf));
             }
         }
@@ -168,7 +183,16 @@ impl Cluster {
             .server_command("initdb")
             .arg("-D")
             .arg(&data)
-            .args(["-U", USER, "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
+            .args([
+                "-U",
+                USER,
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ])
             .output()
             .expect("run initdb");
         check(&out, "initdb");

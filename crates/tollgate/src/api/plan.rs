@@ -587,7 +587,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn save_load_list_delete(store: &Store) {
+    fn save_load_list_delete(store) {
         let saved = save(&store, sample_plan(), Some("cache"));
         assert_eq!(saved.outcome, "created");
         assert_eq!(saved.plan.version, 1);

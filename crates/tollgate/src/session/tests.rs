@@ -102,7 +102,7 @@ fn request(base: &str, head: &str, files: &str) -> ReactiveReviewPrRequest {
 }
 
 crate::backend_tests! {
-fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline(store: &Store) {
+fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline(store) {
     let (dir, base, head) = pr_repo();
     let settings = SessionSettings {
         step_limits: StepLimits {
@@ -195,7 +195,7 @@ fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline(store: &Store) {
 }
 
 crate::backend_tests! {
-fn bad_refs_and_files_outside_the_diff_are_clear_errors(store: &Store) {
+fn bad_refs_and_files_outside_the_diff_are_clear_errors(store) {
     let (dir, base, head) = pr_repo();
     let err = create(
         &store,
@@ -288,7 +288,7 @@ impl StepExecutor for Scripted {
 }
 
 crate::backend_tests! {
-fn failed_steps_retry_with_backoff_then_succeed(store: &Store) {
+fn failed_steps_retry_with_backoff_then_succeed(store) {
     stored_session(&store, "s", 3, 2, 3);
     let executor = Scripted::new(2);
     let claimed = claim(&store, "s", &fast()).unwrap();
@@ -302,7 +302,7 @@ fn failed_steps_retry_with_backoff_then_succeed(store: &Store) {
 }
 
 crate::backend_tests! {
-fn a_step_that_keeps_failing_fails_the_session_with_its_reason(store: &Store) {
+fn a_step_that_keeps_failing_fails_the_session_with_its_reason(store) {
     stored_session(&store, "s", 2, 1, 2);
     let executor = Scripted::new(u32::MAX);
     let claimed = claim(&store, "s", &fast()).unwrap();
@@ -319,7 +319,7 @@ fn a_step_that_keeps_failing_fails_the_session_with_its_reason(store: &Store) {
 }
 
 crate::backend_tests! {
-fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest(store: &Store) {
+fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest(store) {
     stored_session(&store, "s", 4, 2, 3);
     let executor = Scripted::new(0);
     executor.hold.store(true, Ordering::SeqCst);
@@ -356,7 +356,7 @@ fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest(store: &Store) 
 }
 
 crate::backend_tests! {
-fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume(store: &Store) {
+fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume(store) {
     stored_session(&store, "s", 3, 1, 3);
     let settings = SessionSettings {
         lease: Duration::from_millis(50),
@@ -410,7 +410,7 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume(store: &St
 }
 
 crate::backend_tests! {
-fn transitions_are_checked_and_ended_sessions_expire(store: &Store) {
+fn transitions_are_checked_and_ended_sessions_expire(store) {
     stored_session(&store, "s", 1, 1, 1);
     let settings = fast();
     assert_eq!(
@@ -449,7 +449,7 @@ fn transitions_are_checked_and_ended_sessions_expire(store: &Store) {
 }
 
 crate::backend_tests! {
-fn sessions_are_independent(store: &Store) {
+fn sessions_are_independent(store) {
     let (dir, base, head) = pr_repo();
     let repo = Repository::open(dir.path()).unwrap();
     // A second PR on top of the first, touching another file.
@@ -493,7 +493,7 @@ fn sessions_are_independent(store: &Store) {
 }
 
 crate::backend_tests! {
-fn model_usage_of_each_step_reaches_the_telemetry(store: &Store) {
+fn model_usage_of_each_step_reaches_the_telemetry(store) {
     use crate::llm::tests::fake_llm::{FakeLlm, Reply};
 
     let server = FakeLlm::start();

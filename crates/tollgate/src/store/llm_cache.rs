@@ -103,7 +103,10 @@ mod tests {
             store.transact(|tx| tx.cache_put("k", &entry)).unwrap();
         }
         let store = db.open();
-        assert_eq!(store.transact(|tx| tx.cache_get("k")).unwrap(), Some(entry.clone()));
+        assert_eq!(
+            store.transact(|tx| tx.cache_get("k")).unwrap(),
+            Some(entry.clone())
+        );
         assert_eq!(store.transact(|tx| tx.cache_get("k")).unwrap(), Some(entry));
         assert_eq!(
             store.snapshot(|tx| tx.cache_stats()).unwrap(),

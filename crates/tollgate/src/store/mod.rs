@@ -203,7 +203,8 @@ enum Backend {
         conn: Mutex<Connection>,
         path: Option<PathBuf>,
     },
-    Postgres(pg::PgStore),
+    /// Boxed: the driver's configuration and client are large beside SQLite's connection.
+    Postgres(Box<pg::PgStore>),
 }
 
 impl Store {
@@ -353,7 +354,7 @@ impl Store {
     /// Connects to the PostgreSQL database `url` names and brings its schema up to date.
     pub fn open_postgres(url: &PostgresUrl) -> Result<Store, StoreError> {
         Ok(Store {
-            backend: Backend::Postgres(pg::PgStore::open(url)?),
+            backend: Backend::Postgres(Box::new(pg::PgStore::open(url)?)),
         })
     }
 
@@ -369,7 +370,9 @@ impl Store {
     /// password).
     pub fn location(&self) -> String {
         match &self.backend {
-            Backend::Sqlite { path: Some(path), .. } => path.display().to_string(),
+            Backend::Sqlite {
+                path: Some(path), ..
+            } => path.display().to_string(),
             Backend::Sqlite { path: None, .. } => ":memory:".to_string(),
             Backend::Postgres(pg) => pg.url().as_str().to_string(),
         }
@@ -577,7 +580,12 @@ mod tests {
         });
         let store = db.open();
         let (plan, versions) = store
-            .snapshot(|tx| Ok::<_, StoreError>((tx.plan_by_id("p", false)?.unwrap(), tx.versions("p", 1000, true)?)))
+            .snapshot(|tx| {
+                Ok::<_, StoreError>((
+                    tx.plan_by_id("p", false)?.unwrap(),
+                    tx.versions("p", 1000, true)?,
+                ))
+            })
             .unwrap();
         let total = WRITERS * EACH + 1;
         assert_eq!(plan.current_version, total);

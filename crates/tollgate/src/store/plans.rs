@@ -698,7 +698,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-        fn versions_append_and_names_are_unique_among_live_plans(store: &Store) {
+        fn versions_append_and_names_are_unique_among_live_plans(store) {
             let tags = vec!["a".to_string()];
             let facts = PlanFacts {
                 goal: "g",
@@ -749,7 +749,7 @@ mod tests {
                 .unwrap();
         }
 
-        fn listings_filter_by_status_tags_and_deletion(store: &Store) {
+        fn listings_filter_by_status_tags_and_deletion(store) {
             let facts = PlanFacts {
                 goal: "g",
                 step_count: 1,
@@ -787,7 +787,7 @@ mod tests {
             assert_eq!(renamed.tags, both);
         }
 
-        fn an_approval_is_answered_once(store: &Store) {
+        fn an_approval_is_answered_once(store) {
             store
                 .transact(|tx| {
                     let facts = PlanFacts {
@@ -810,7 +810,7 @@ mod tests {
                 .unwrap();
         }
 
-        fn step_states_events_and_applied_changes_round_trip(store: &Store) {
+        fn step_states_events_and_applied_changes_round_trip(store) {
             let facts = PlanFacts {
                 goal: "",
                 step_count: 2,
@@ -874,7 +874,7 @@ mod tests {
             assert!(undone.iter().all(|row| row.undone_at.is_some()));
         }
 
-        fn a_failed_transaction_leaves_nothing_behind(store: &Store) {
+        fn a_failed_transaction_leaves_nothing_behind(store) {
             let facts = PlanFacts {
                 goal: "",
                 step_count: 0,

@@ -670,7 +670,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn a_session_runs_through_its_steps_and_dedupes_findings(store: &Store) {
+    fn a_session_runs_through_its_steps_and_dedupes_findings(store) {
         store
             .transact(|tx| tx.session_insert(&new_session("s1", 100)))
             .unwrap();
@@ -769,7 +769,7 @@ mod tests {
         );
     }
 
-    fn a_dead_owner_is_reaped_and_its_running_steps_rerun(store: &Store) {
+    fn a_dead_owner_is_reaped_and_its_running_steps_rerun(store) {
         store.transact(|tx| tx.session_insert(&new_session("s2", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
         store
@@ -819,7 +819,7 @@ mod tests {
         assert_eq!(session.reason, None);
     }
 
-    fn the_last_failed_attempt_fails_the_session_with_the_reason(store: &Store) {
+    fn the_last_failed_attempt_fails_the_session_with_the_reason(store) {
         store.transact(|tx| tx.session_insert(&new_session("s3", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
         store

@@ -1,7 +1,7 @@
 //! The store's tests run against every backend: SQLite always, PostgreSQL when the machine has
 //! it (a throwaway cluster, `tollgate_testkit::postgres`; required under CI).
 //!
-//! [`backend_tests!`](crate::backend_tests) turns `fn name(store: &Store) { … }` into a module
+//! [`backend_tests!`](crate::backend_tests) turns `fn name(store) { … }` into a module
 //! `name` with one test per backend (`name::sqlite`, `name::postgres`), so one body is the
 //! contract of both. Tests that need several handles on one database (concurrent writers,
 //! reopening) use [`TestDb`].
@@ -108,26 +108,27 @@ pub(crate) fn store(backend: Backend) -> Option<TestStore> {
     }
 }
 
-/// One test per backend from one body: `fn name(store: &Store) { … }` becomes the tests
+/// One test per backend from one body: `fn name(store) { … }` (`store` a [`TestStore`], a
+/// `Store` by `Deref`) becomes the tests
 /// `name::sqlite` and `name::postgres` (the latter skipped where PostgreSQL is not available,
 /// failed under CI). The body sees the enclosing module's items.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! backend_tests {
-    ($($(#[$meta:meta])* fn $name:ident($store:ident: &Store) $body:block)*) => {
+    ($($(#[$meta:meta])* fn $name:ident($store:ident) $body:block)*) => {
         $(
             $(#[$meta])*
             mod $name {
                 #[allow(unused_imports)]
                 use super::*;
 
-                fn run($store: &$crate::store::Store) $body
+                fn run($store: $crate::store::testing::TestStore) $body
 
                 #[test]
                 fn sqlite() {
                     let store = $crate::store::testing::store($crate::store::testing::Backend::Sqlite)
                         .expect("SQLite is always there");
-                    run(&store);
+                    run(store);
                 }
 
                 #[test]
@@ -135,8 +136,37 @@ macro_rules! backend_tests {
                     if let Some(store) =
                         $crate::store::testing::store($crate::store::testing::Backend::Postgres)
                     {
-                        run(&store);
+                        run(store);
                     }
+                }
+            }
+        )*
+    };
+}
+
+/// Like [`backend_tests!`](crate::backend_tests) for tests that build their own fixture:
+/// `fn name(backend) { … }` runs once per backend with `backend` a [`Backend`]; the body skips
+/// itself when its fixture cannot be had (PostgreSQL not available).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! backend_fixture_tests {
+    ($($(#[$meta:meta])* fn $name:ident($backend:ident) $body:block)*) => {
+        $(
+            $(#[$meta])*
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                fn run($backend: $crate::store::testing::Backend) $body
+
+                #[test]
+                fn sqlite() {
+                    run($crate::store::testing::Backend::Sqlite);
+                }
+
+                #[test]
+                fn postgres() {
+                    run($crate::store::testing::Backend::Postgres);
                 }
             }
         )*

@@ -329,7 +329,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn a_step_an_unapproved_request_covers_cannot_start(store: &Store) {
+    fn a_step_an_unapproved_request_covers_cannot_start(store) {
         use crate::plan::lifecycle::progress::{
             CompleteStep, StartStep, complete_step, start_step,
         };
@@ -378,7 +378,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn approvals_for_plan_step_and_group(store: &Store) {
+    fn approvals_for_plan_step_and_group(store) {
         let saved = save(&store, sample_plan(), None);
         let id = saved.plan.id;
         let full = ask(&store, &id, vec![]).unwrap();

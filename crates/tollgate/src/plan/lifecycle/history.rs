@@ -529,7 +529,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn compare_rollback_and_history(store: &Store) {
+    fn compare_rollback_and_history(store) {
         let v1 = sample_plan();
         let id = save(&store, v1.clone(), None).plan.id;
         let mut v2 = v1.clone();

@@ -753,7 +753,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn completing_keeps_other_ready_steps_and_unblocks_dependents(store: &Store) {
+    fn completing_keeps_other_ready_steps_and_unblocks_dependents(store) {
         let id = save(&store, diamond(), None).plan.id;
         let progress = view_progress(
             &store,
@@ -806,7 +806,7 @@ mod tests {
     }
 
     crate::backend_tests! {
-    fn fail_retry_skip_and_skip_dependents(store: &Store) {
+    fn fail_retry_skip_and_skip_dependents(store) {
         let id = save(&store, diamond(), None).plan.id;
         // Retry up to the limit, then the step fails for good.
         for attempt in 1..=MAX_STEP_ATTEMPTS {

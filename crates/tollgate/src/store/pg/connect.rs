@@ -19,11 +19,16 @@ pub(super) fn config(url: &PostgresUrl) -> Result<Config, StoreError> {
     config_with(url, &|name| std::env::var(name).ok())
 }
 
-fn config_with(url: &PostgresUrl, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, StoreError> {
+fn config_with(
+    url: &PostgresUrl,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, StoreError> {
     let (base, passfile) = split_passfile(url.as_str());
-    let mut config: Config = base.parse().map_err(|err: postgres::Error| StoreError::PostgresConfig {
-        reason: err.to_string(),
-    })?;
+    let mut config: Config =
+        base.parse()
+            .map_err(|err: postgres::Error| StoreError::PostgresConfig {
+                reason: err.to_string(),
+            })?;
     if config.get_user().is_none()
         && let Some(user) = env("PGUSER").or_else(|| env("USER"))
     {
@@ -129,9 +134,16 @@ fn from_passfile(file: &Path, config: &Config) -> Result<Option<String>, StoreEr
         Some(Host::Unix(_)) => "localhost".to_string(),
         None => "localhost".to_string(),
     };
-    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
     let user = config.get_user().unwrap_or_default().to_string();
-    let dbname = config.get_dbname().map_or_else(|| user.clone(), str::to_string);
+    let dbname = config
+        .get_dbname()
+        .map_or_else(|| user.clone(), str::to_string);
     let wanted = [host.as_str(), port.as_str(), dbname.as_str(), user.as_str()];
     for line in text.lines() {
         if line.trim_start().starts_with('#') {
@@ -246,6 +258,9 @@ mod tests {
             split_passfile("postgres://h/db?passfile=/p"),
             ("postgres://h/db".to_string(), Some("/p".to_string()))
         );
-        assert_eq!(split_passfile("postgres://h/db"), ("postgres://h/db".to_string(), None));
+        assert_eq!(
+            split_passfile("postgres://h/db"),
+            ("postgres://h/db".to_string(), None)
+        );
     }
 }

@@ -139,7 +139,8 @@ impl PgStore {
             .start()
             .map_err(|err| E::from(StoreError::from(err)))?;
         let value = f(&tx::PgTx::new(&mut tx))?;
-        tx.rollback().map_err(|err| E::from(StoreError::from(err)))?;
+        tx.rollback()
+            .map_err(|err| E::from(StoreError::from(err)))?;
         Ok(value)
     }
 }

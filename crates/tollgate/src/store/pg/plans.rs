@@ -6,8 +6,8 @@ use postgres::Row;
 
 use super::super::StoreError;
 use super::super::plans::{
-    AppliedChangeRow, ApprovalRow, EventRow, NewPlan, PlanFacts, PlanFilter, PlanRow,
-    StepStateRow, VersionMeta, VersionRow, json_list, to_json,
+    AppliedChangeRow, ApprovalRow, EventRow, NewPlan, PlanFacts, PlanFilter, PlanRow, StepStateRow,
+    VersionMeta, VersionRow, json_list, to_json,
 };
 use super::super::repo::{PlanReads, PlanWrites};
 use super::tx::{PgTx, u32_of};

@@ -28,12 +28,17 @@ fn concurrent_first_opens_of_a_fresh_postgres_store_all_succeed() {
         let openers: Vec<_> = (0..8)
             .map(|_| {
                 scope.spawn(|| match db.url() {
-                    StoreUrl::Postgres(url) => Store::open_postgres(&url).err().map(|e| e.to_string()),
+                    StoreUrl::Postgres(url) => {
+                        Store::open_postgres(&url).err().map(|e| e.to_string())
+                    }
                     StoreUrl::Sqlite(_) => unreachable!(),
                 })
             })
             .collect();
-        openers.into_iter().filter_map(|o| o.join().unwrap()).collect()
+        openers
+            .into_iter()
+            .filter_map(|o| o.join().unwrap())
+            .collect()
     });
     assert!(failures.is_empty(), "{failures:?}");
 }
@@ -97,5 +102,8 @@ fn an_unreachable_server_is_store_unavailable_and_names_the_url() {
     };
     let err = Store::open_postgres(&url).unwrap_err();
     assert_eq!(err.code(), "STORE_UNAVAILABLE", "{err}");
-    assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
 }

@@ -17,6 +17,7 @@
 //! process killed mid-write leaves the previous state, never half of the new one.
 
 pub(crate) mod apply_journal;
+mod copy;
 pub mod llm_cache;
 #[cfg(feature = "index")]
 pub(crate) mod memory;
@@ -38,6 +39,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::workspace::Workspace;
 
+pub use copy::{CopyReport, TableCopy};
 pub use llm_cache::{CachedResponse, LlmCacheStats};
 pub use repo::{
     CacheReads, CacheWrites, JournalReads, JournalWrites, PlanReads, PlanWrites, ReadTx,

@@ -111,15 +111,7 @@ impl PgStore {
     {
         let mut guard = self.client().map_err(E::from)?;
         let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::ReadCommitted)
-            .start()
-            .map_err(|err| E::from(StoreError::from(err)))?;
-        tx.batch_execute(&format!(
-            "SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
-        ))
-        .map_err(|err| E::from(StoreError::from(err)))?;
+        let mut tx = begin(client, true).map_err(|err| E::from(StoreError::from(err)))?;
         let value = f(&tx::PgTx::new(&mut tx))?;
         tx.commit().map_err(|err| E::from(StoreError::from(err)))?;
         Ok(value)
@@ -132,17 +124,50 @@ impl PgStore {
     {
         let mut guard = self.client().map_err(E::from)?;
         let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|err| E::from(StoreError::from(err)))?;
+        let mut tx = begin(client, false).map_err(|err| E::from(StoreError::from(err)))?;
         let value = f(&tx::PgTx::new(&mut tx))?;
         tx.rollback()
             .map_err(|err| E::from(StoreError::from(err)))?;
         Ok(value)
     }
+
+    /// The driver's transaction itself, for store-wide work (copying a store): a write
+    /// transaction as [`PgStore::transact`] opens it, or a read-only snapshot.
+    pub(super) fn raw<T>(
+        &self,
+        read_only: bool,
+        f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut guard = self.client()?;
+        let client = guard.as_mut().ok_or_else(|| self.gone())?;
+        let mut tx = begin(client, !read_only)?;
+        let value = f(&mut tx)?;
+        if read_only {
+            tx.rollback()?;
+        } else {
+            tx.commit()?;
+        }
+        Ok(value)
+    }
+}
+
+/// A write transaction (READ COMMITTED, holding the write lock) or a read-only snapshot.
+fn begin(client: &mut Client, write: bool) -> Result<postgres::Transaction<'_>, postgres::Error> {
+    if !write {
+        return client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start();
+    }
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::ReadCommitted)
+        .start()?;
+    tx.batch_execute(&format!(
+        "SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+    ))?;
+    Ok(tx)
 }
 
 impl Drop for PgStore {

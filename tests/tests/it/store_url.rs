@@ -144,6 +144,32 @@ fn two_workspaces_on_one_postgres_database_share_plans_and_sessions() {
     status.assert_code(0);
     assert!(status.stdout.contains(&session_id), "{}", status.stdout);
 
+    // The shared database copied back into an SQLite file: the same plan and session there.
+    let copy = tempfile::tempdir().unwrap();
+    let file = format!("sqlite:{}", copy.path().join("copy.db").display());
+    let migrated = tollgate(&["store", "migrate", "--from", &url, "--to", &file]).run();
+    migrated.assert_code(0);
+    let tables = migrated.json()["tables"].as_array().unwrap().clone();
+    let rows = |name: &str| {
+        tables
+            .iter()
+            .find(|t| t["table"] == name)
+            .map(|t| t["rows"].as_u64().unwrap())
+    };
+    assert_eq!((rows("plans"), rows("review_sessions")), (Some(1), Some(1)));
+    tollgate(&[
+        "plan", "show", "--repo", &dir_two, "--store", &file, &plan_id,
+    ])
+    .run()
+    .assert_code(0);
+    // Into a store that is not empty: refused unless --force.
+    let again = tollgate(&["store", "migrate", "--from", &url, "--to", &file]).run();
+    again.assert_code(2);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    tollgate(&["store", "migrate", "--from", &url, "--to", &file, "--force"])
+        .run()
+        .assert_code(0);
+
     let memory = tollgate(&[
         "--store", &url, "memory", "--repo", &dir_one, "--json", "store", "--thread", "t", "a note",
     ])

@@ -53,12 +53,19 @@ pub(super) fn run(client: &mut Client, location: &str) -> Result<(), StoreError>
 }
 
 fn apply(client: &mut Client, location: &str) -> Result<(), StoreError> {
-    client.batch_execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (
-             id TEXT PRIMARY KEY,
-             applied_at TEXT NOT NULL
-         )",
-    )?;
+    // Checked first rather than `CREATE TABLE IF NOT EXISTS`, whose notice every open would
+    // send; the lock makes the check and the creation one step.
+    let exists: bool = client
+        .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])?
+        .try_get(0)?;
+    if !exists {
+        client.batch_execute(
+            "CREATE TABLE schema_migrations (
+                 id TEXT PRIMARY KEY,
+                 applied_at TEXT NOT NULL
+             )",
+        )?;
+    }
     let applied: Vec<String> = client
         .query("SELECT id FROM schema_migrations ORDER BY id", &[])?
         .iter()

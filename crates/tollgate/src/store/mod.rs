@@ -89,15 +89,15 @@ pub enum StoreError {
     Location(#[source] crate::workspace::PathError),
     #[error("Store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("Store error (PostgreSQL): {0}")]
+    #[error("Store error (PostgreSQL): {}", pg::describe(.0))]
     Postgres(#[from] postgres::Error),
-    #[error("Cannot connect to the store {url}: {source}")]
+    #[error("Cannot connect to the store {url}: {}", pg::describe(.source))]
     PostgresConnect {
         url: StoreUrl,
         #[source]
         source: postgres::Error,
     },
-    #[error("Store migration `{id}` failed on PostgreSQL: {source}")]
+    #[error("Store migration `{id}` failed on PostgreSQL: {}", pg::describe(.source))]
     PostgresMigration {
         id: &'static str,
         #[source]

@@ -151,6 +151,18 @@ impl PgStore {
     }
 }
 
+/// What a driver error says: the server's message and SQLSTATE (the driver's own text is only
+/// "db error"), or the driver's text and its cause.
+pub(super) fn describe(err: &postgres::Error) -> String {
+    if let Some(db) = err.as_db_error() {
+        return format!("{} (SQLSTATE {})", db.message(), db.code().code());
+    }
+    match std::error::Error::source(err) {
+        Some(cause) => format!("{err}: {cause}"),
+        None => err.to_string(),
+    }
+}
+
 /// A write transaction (READ COMMITTED, holding the write lock) or a read-only snapshot.
 fn begin(client: &mut Client, write: bool) -> Result<postgres::Transaction<'_>, postgres::Error> {
     if !write {

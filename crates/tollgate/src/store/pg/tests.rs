@@ -107,3 +107,17 @@ fn an_unreachable_server_is_store_unavailable_and_names_the_url() {
         "{err}"
     );
 }
+
+#[test]
+fn a_server_refusal_is_named_in_the_error_text() {
+    let Some(db) = postgres() else { return };
+    drop(db.open());
+    let text = db.url().to_string().replace("tollgate@", "no_such_role@");
+    let StoreUrl::Postgres(url) = text.parse().unwrap() else {
+        unreachable!()
+    };
+    let err = Store::open_postgres(&url).unwrap_err();
+    assert_eq!(err.code(), "STORE_UNAVAILABLE");
+    assert!(err.to_string().contains("no_such_role"), "{err}");
+    assert!(err.to_string().contains("SQLSTATE 28000"), "{err}");
+}

@@ -109,12 +109,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        let mut guard = self.client().map_err(E::from)?;
-        let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
-        let mut tx = begin(client, true).map_err(|err| E::from(StoreError::from(err)))?;
-        let value = f(&tx::PgTx::new(&mut tx))?;
-        tx.commit().map_err(|err| E::from(StoreError::from(err)))?;
-        Ok(value)
+        self.run(true, |tx| f(&tx::PgTx::new(tx)))
     }
 
     /// One consistent read-only snapshot.
@@ -122,13 +117,7 @@ impl PgStore {
     where
         E: From<StoreError>,
     {
-        let mut guard = self.client().map_err(E::from)?;
-        let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
-        let mut tx = begin(client, false).map_err(|err| E::from(StoreError::from(err)))?;
-        let value = f(&tx::PgTx::new(&mut tx))?;
-        tx.rollback()
-            .map_err(|err| E::from(StoreError::from(err)))?;
-        Ok(value)
+        self.run(false, |tx| f(&tx::PgTx::new(tx)))
     }
 
     /// The driver's transaction itself, for store-wide work (copying a store): a write
@@ -138,17 +127,53 @@ impl PgStore {
         read_only: bool,
         f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut guard = self.client()?;
-        let client = guard.as_mut().ok_or_else(|| self.gone())?;
-        let mut tx = begin(client, !read_only)?;
-        let value = f(&mut tx)?;
-        if read_only {
-            tx.rollback()?;
-        } else {
-            tx.commit()?;
-        }
-        Ok(value)
+        self.run(!read_only, f)
     }
+
+    /// Runs `f` in a write transaction (committed when it returns `Ok`) or a read-only
+    /// snapshot. A connection the server closed (a restart, an idle timeout, a terminated
+    /// backend) shows only when it is next used: then one new connection is opened and the
+    /// transaction begun again, before anything of `f` ran.
+    fn run<T, E>(
+        &self,
+        write: bool,
+        f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<StoreError>,
+    {
+        let failed = |err: postgres::Error| E::from(StoreError::from(err));
+        let mut guard = self.client().map_err(E::from)?;
+        let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
+        let err = match begin(client, write) {
+            Ok(tx) => return finish(tx, write, f),
+            Err(err) => err,
+        };
+        if !client.is_closed() {
+            return Err(failed(err));
+        }
+        tracing::info!(error = %describe(&err), "the PostgreSQL connection was closed; reconnecting");
+        *guard = None;
+        drop(guard);
+        let mut guard = self.client().map_err(E::from)?;
+        let client = guard.as_mut().ok_or_else(|| E::from(self.gone()))?;
+        let tx = begin(client, write).map_err(failed)?;
+        finish(tx, write, f)
+    }
+}
+
+fn finish<T, E>(
+    mut tx: postgres::Transaction<'_>,
+    write: bool,
+    f: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<StoreError>,
+{
+    let value = f(&mut tx)?;
+    let ended = if write { tx.commit() } else { tx.rollback() };
+    ended.map_err(|err| E::from(StoreError::from(err)))?;
+    Ok(value)
 }
 
 /// What a driver error says: the server's message and SQLSTATE (the driver's own text is only

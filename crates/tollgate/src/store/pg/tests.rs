@@ -121,3 +121,32 @@ fn a_server_refusal_is_named_in_the_error_text() {
     assert!(err.to_string().contains("no_such_role"), "{err}");
     assert!(err.to_string().contains("SQLSTATE 28000"), "{err}");
 }
+
+#[test]
+fn a_connection_the_server_closed_is_opened_again() {
+    let Some(db) = postgres() else { return };
+    let store = db.open();
+    store.snapshot(|tx| tx.cache_stats()).unwrap();
+    let pg = db.postgres().unwrap();
+    let ended = pg.psql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+         WHERE datname = '{}' AND application_name = 'tollgate'",
+        pg.name()
+    ));
+    assert_eq!(ended, "1", "the store's connection was not found");
+    // Both kinds of transaction begin on a new connection, nothing lost or doubled.
+    store.snapshot(|tx| tx.cache_stats()).unwrap();
+    pg.psql(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = '{}' AND application_name = 'tollgate'",
+        pg.name()
+    ));
+    let entry = crate::store::CachedResponse {
+        model: "m".into(),
+        response: "r".into(),
+        input_tokens: 1,
+        output_tokens: 1,
+    };
+    store.transact(|tx| tx.cache_put("k", &entry)).unwrap();
+    assert_eq!(store.snapshot(|tx| tx.cache_stats()).unwrap().entries, 1);
+}

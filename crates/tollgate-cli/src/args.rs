@@ -73,6 +73,35 @@ pub enum Command {
     /// The team's own Lua tools (.tollgate/tools/*.lua, [tools] dirs): list them (broken ones
     /// with their error) or run one as the MCP server and HTTP API would.
     Tool(ToolArgs),
+    /// The store itself: copy it to another backend or file (`migrate`).
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy every plan, review session and cached model answer from one store into another
+    /// (SQLite to PostgreSQL or back), verified table by table by row counts and checksums.
+    /// The knowledge store is not copied (SQLite only in this build).
+    Migrate(StoreMigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreMigrateArgs {
+    /// The source: `sqlite:PATH` or `postgres://USER@HOST/DB` (no password in it).
+    #[arg(long, value_name = "URL")]
+    pub from: String,
+    /// The target, same forms.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// Replace the target's contents when it is not empty.
+    #[arg(long)]
+    pub force: bool,
+    /// The workspace relative SQLite paths are relative to.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
 }
 
 #[derive(Debug, Args)]

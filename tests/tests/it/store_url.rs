@@ -85,3 +85,105 @@ fn a_repository_cannot_point_the_store_outside_the_workspace_and_a_password_neve
     assert!(run.stderr.contains("PGPASSWORD"), "{}", run.stderr);
     assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
 }
+
+/// Two workspaces (two machines' checkouts) on one PostgreSQL database: a plan saved by one
+/// process loads in another, a session started in one is seen from the other, the first never
+/// touches its workspace's SQLite file, and the knowledge store, SQLite-only in this build,
+/// says so. Skipped where PostgreSQL is not installed (required under CI).
+#[test]
+fn two_workspaces_on_one_postgres_database_share_plans_and_sessions() {
+    let Some(db) = tollgate_testkit::postgres::database() else {
+        return;
+    };
+    let url = db.url();
+    let (one, two) = (repo(), repo());
+    let (dir_one, dir_two) = (
+        one.path().display().to_string(),
+        two.path().display().to_string(),
+    );
+    let created = tollgate(&[
+        "--store",
+        &url,
+        "plan",
+        "create",
+        "--repo",
+        &dir_one,
+        "--json",
+        "--save",
+        "retry backoff",
+    ])
+    .run();
+    created.assert_code(0);
+    let plan_id = created.json()["plan"]["id"].as_str().unwrap().to_string();
+    let shown = tollgate(&["plan", "show", "--repo", &dir_two, "--json", &plan_id])
+        .env("TOLLGATE_STORE_URL", &url)
+        .run();
+    shown.assert_code(0);
+    assert_eq!(shown.json()["id"], plan_id.as_str());
+    // The other workspace's own store has no such plan.
+    let local = tollgate(&["plan", "show", "--repo", &dir_two, "--json", &plan_id]).run();
+    assert_ne!(local.code, 0, "{}", local.stdout);
+
+    let started = tollgate(&[
+        "--store", &url, "session", "start", "--repo", &dir_one, "--base", "main", "--head",
+        "feature",
+    ])
+    .run();
+    started.assert_code(0);
+    let session_id = started.json()["session_id"].as_str().unwrap().to_string();
+    let status = tollgate(&[
+        "session",
+        "status",
+        &session_id,
+        "--repo",
+        &dir_two,
+        "--store",
+        &url,
+    ])
+    .run();
+    status.assert_code(0);
+    assert!(status.stdout.contains(&session_id), "{}", status.stdout);
+
+    // The shared database copied back into an SQLite file: the same plan and session there.
+    let copy = tempfile::tempdir().unwrap();
+    let file = format!("sqlite:{}", copy.path().join("copy.db").display());
+    let migrated = tollgate(&["store", "migrate", "--from", &url, "--to", &file]).run();
+    migrated.assert_code(0);
+    let tables = migrated.json()["tables"].as_array().unwrap().clone();
+    let rows = |name: &str| {
+        tables
+            .iter()
+            .find(|t| t["table"] == name)
+            .map(|t| t["rows"].as_u64().unwrap())
+    };
+    assert_eq!((rows("plans"), rows("review_sessions")), (Some(1), Some(1)));
+    tollgate(&[
+        "plan", "show", "--repo", &dir_two, "--store", &file, &plan_id,
+    ])
+    .run()
+    .assert_code(0);
+    // Into a store that is not empty: refused unless --force.
+    let again = tollgate(&["store", "migrate", "--from", &url, "--to", &file]).run();
+    again.assert_code(2);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    tollgate(&["store", "migrate", "--from", &url, "--to", &file, "--force"])
+        .run()
+        .assert_code(0);
+
+    let memory = tollgate(&[
+        "--store", &url, "memory", "--repo", &dir_one, "--json", "store", "--thread", "t", "a note",
+    ])
+    .run();
+    memory.assert_code(2);
+    assert!(
+        memory.stderr.contains("STORE_UNAVAILABLE"),
+        "{}",
+        memory.stderr
+    );
+    assert!(memory.stderr.contains("SQLite"), "{}", memory.stderr);
+
+    assert!(
+        !one.path().join(".tollgate/tollgate.db").exists(),
+        "the workspace's SQLite store was used"
+    );
+}

@@ -136,5 +136,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Learn { command } => learn::run(command),
         Command::Memory(args) => memory::run(args),
         Command::Tool(args) => tool::run(args),
+        Command::Store { command } => store::run(command),
     }
 }

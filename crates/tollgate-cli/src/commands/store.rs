@@ -59,3 +59,16 @@ pub(crate) fn configured(repo: &Path) -> bool {
         store.url.is_some_and(|url| !url.trim().is_empty())
     })
 }
+
+/// `tollgate store migrate`: the copy's report as JSON.
+pub(crate) fn run(command: crate::args::StoreCommand) -> anyhow::Result<super::ExitStatus> {
+    match command {
+        crate::args::StoreCommand::Migrate(args) => {
+            let report =
+                tollgate::api::store::store_migrate(&args.repo, &args.from, &args.to, args.force)
+                    .map_err(|err| anyhow::anyhow!("[{}] {}", err.code.as_str(), err.message))?;
+            outln!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(super::ExitStatus::Pass)
+        }
+    }
+}

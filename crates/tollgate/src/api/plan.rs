@@ -586,9 +586,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn save_load_list_delete() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn save_load_list_delete(store) {
         let saved = save(&store, sample_plan(), Some("cache"));
         assert_eq!(saved.outcome, "created");
         assert_eq!(saved.plan.version, 1);
@@ -701,5 +700,6 @@ mod tests {
         // Neither id nor name.
         let err = load_plan(&store, &LoadPlanRequest::default(), CLI).unwrap_err();
         assert_eq!(err.field.as_deref(), Some("plan_id"));
+    }
     }
 }

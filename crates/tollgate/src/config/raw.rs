@@ -250,6 +250,9 @@ pub const OTHER_TOLLGATE_VARS: &[&str] = &[
     "TOLLGATE_SARIF_MULTITOOL",
     "TOLLGATE_MCP_PYTHON",
     "TOLLGATE_MERMAID_VALIDATOR",
+    // Tests: whether the store suite must run on PostgreSQL, and where its binaries are.
+    "TOLLGATE_TEST_POSTGRES",
+    "TOLLGATE_PG_BIN",
     // action/action.yml: which release to install.
     "TOLLGATE_VERSION",
     "TOLLGATE_REPOSITORY",

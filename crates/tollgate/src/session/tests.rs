@@ -101,10 +101,9 @@ fn request(base: &str, head: &str, files: &str) -> ReactiveReviewPrRequest {
     }
 }
 
-#[test]
-fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline() {
+crate::backend_tests! {
+fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline(store) {
     let (dir, base, head) = pr_repo();
-    let store = Store::open_in_memory().unwrap();
     let settings = SessionSettings {
         step_limits: StepLimits {
             max_files: 2,
@@ -193,11 +192,11 @@ fn a_session_reviews_the_pr_in_steps_with_the_real_pipeline() {
     assert_eq!(err.code(), "INVALID_STATE_TRANSITION");
     assert!(err.to_string().contains("completed"), "{err}");
 }
+}
 
-#[test]
-fn bad_refs_and_files_outside_the_diff_are_clear_errors() {
+crate::backend_tests! {
+fn bad_refs_and_files_outside_the_diff_are_clear_errors(store) {
     let (dir, base, head) = pr_repo();
-    let store = Store::open_in_memory().unwrap();
     let err = create(
         &store,
         dir.path(),
@@ -210,6 +209,7 @@ fn bad_refs_and_files_outside_the_diff_are_clear_errors() {
     let err = create(&store, dir.path(), &request(&base, &head, "x.rs"), &fast()).unwrap_err();
     assert_eq!(err.field(), Some("changed_files"));
     assert!(store.snapshot(|tx| tx.sessions()).unwrap().is_empty());
+}
 }
 
 /// A session stored directly, with `n` one-file steps.
@@ -287,9 +287,8 @@ impl StepExecutor for Scripted {
     }
 }
 
-#[test]
-fn failed_steps_retry_with_backoff_then_succeed() {
-    let store = Store::open_in_memory().unwrap();
+crate::backend_tests! {
+fn failed_steps_retry_with_backoff_then_succeed(store) {
     stored_session(&store, "s", 3, 2, 3);
     let executor = Scripted::new(2);
     let claimed = claim(&store, "s", &fast()).unwrap();
@@ -300,10 +299,10 @@ fn failed_steps_retry_with_backoff_then_succeed() {
     assert_eq!(telemetry.totals.failed_attempts, 6);
     assert!(telemetry.steps.iter().all(|s| s.attempts == 3));
 }
+}
 
-#[test]
-fn a_step_that_keeps_failing_fails_the_session_with_its_reason() {
-    let store = Store::open_in_memory().unwrap();
+crate::backend_tests! {
+fn a_step_that_keeps_failing_fails_the_session_with_its_reason(store) {
     stored_session(&store, "s", 2, 1, 2);
     let executor = Scripted::new(u32::MAX);
     let claimed = claim(&store, "s", &fast()).unwrap();
@@ -317,10 +316,10 @@ fn a_step_that_keeps_failing_fails_the_session_with_its_reason() {
     assert_eq!(executor.runs()[&0], 2);
     assert_eq!(status.worker, None, "the lease is released");
 }
+}
 
-#[test]
-fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest() {
-    let store = Store::open_in_memory().unwrap();
+crate::backend_tests! {
+fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest(store) {
     stored_session(&store, "s", 4, 2, 3);
     let executor = Scripted::new(0);
     executor.hold.store(true, Ordering::SeqCst);
@@ -354,10 +353,10 @@ fn pause_lets_running_steps_finish_and_resume_runs_only_the_rest() {
         executor.runs()
     );
 }
+}
 
-#[test]
-fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
-    let store = Store::open_in_memory().unwrap();
+crate::backend_tests! {
+fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume(store) {
     stored_session(&store, "s", 3, 1, 3);
     let settings = SessionSettings {
         lease: Duration::from_millis(50),
@@ -408,10 +407,10 @@ fn a_dead_worker_is_detected_and_its_unfinished_steps_rerun_on_resume() {
     );
     assert_eq!(executor.runs().keys().copied().collect::<Vec<_>>(), [1, 2]);
 }
+}
 
-#[test]
-fn transitions_are_checked_and_ended_sessions_expire() {
-    let store = Store::open_in_memory().unwrap();
+crate::backend_tests! {
+fn transitions_are_checked_and_ended_sessions_expire(store) {
     stored_session(&store, "s", 1, 1, 1);
     let settings = fast();
     assert_eq!(
@@ -447,14 +446,14 @@ fn transitions_are_checked_and_ended_sessions_expire() {
         "SESSION_NOT_FOUND"
     );
 }
+}
 
-#[test]
-fn sessions_are_independent() {
+crate::backend_tests! {
+fn sessions_are_independent(store) {
     let (dir, base, head) = pr_repo();
     let repo = Repository::open(dir.path()).unwrap();
     // A second PR on top of the first, touching another file.
     let other = commit(&repo, &[("src/only_here.rs", "pub fn x() {}\n")]);
-    let store = Store::open_in_memory().unwrap();
     let settings = fast();
     let first = create(
         &store,
@@ -491,9 +490,10 @@ fn sessions_are_independent() {
     );
     assert!(!files(&second.session_id).is_empty());
 }
+}
 
-#[test]
-fn model_usage_of_each_step_reaches_the_telemetry() {
+crate::backend_tests! {
+fn model_usage_of_each_step_reaches_the_telemetry(store) {
     use crate::llm::tests::fake_llm::{FakeLlm, Reply};
 
     let server = FakeLlm::start();
@@ -511,7 +511,6 @@ fn model_usage_of_each_step_reaches_the_telemetry() {
     .resolve()
     .unwrap();
     let (dir, base, head) = pr_repo();
-    let store = Store::open_in_memory().unwrap();
     let settings = fast();
     let created = create(
         &store,
@@ -538,4 +537,5 @@ fn model_usage_of_each_step_reaches_the_telemetry() {
     );
     let per_step: u64 = telemetry.steps.iter().map(|s| s.input_tokens).sum();
     assert_eq!(per_step, telemetry.totals.input_tokens);
+}
 }

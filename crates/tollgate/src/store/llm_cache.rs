@@ -85,12 +85,12 @@ pub fn stats(tx: &Connection) -> Result<LlmCacheStats, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
+    use crate::store::testing::{Backend, TestDb};
 
-    #[test]
-    fn put_get_and_stats_survive_a_reopen() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
+    fn put_get_and_stats_survive_a_reopen(backend: Backend) {
+        let Some(db) = TestDb::new(backend) else {
+            return;
+        };
         let entry = CachedResponse {
             model: "m".into(),
             response: "{\"findings\": []}".into(),
@@ -98,19 +98,32 @@ mod tests {
             output_tokens: 8,
         };
         {
-            let store = Store::open(&path).unwrap();
-            assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), None);
-            store.write(|tx| put(tx, "k", &entry)).unwrap();
+            let store = db.open();
+            assert_eq!(store.transact(|tx| tx.cache_get("k")).unwrap(), None);
+            store.transact(|tx| tx.cache_put("k", &entry)).unwrap();
         }
-        let store = Store::open(&path).unwrap();
-        assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry.clone()));
-        assert_eq!(store.write(|tx| get(tx, "k")).unwrap(), Some(entry));
+        let store = db.open();
         assert_eq!(
-            store.read(stats).unwrap(),
+            store.transact(|tx| tx.cache_get("k")).unwrap(),
+            Some(entry.clone())
+        );
+        assert_eq!(store.transact(|tx| tx.cache_get("k")).unwrap(), Some(entry));
+        assert_eq!(
+            store.snapshot(|tx| tx.cache_stats()).unwrap(),
             LlmCacheStats {
                 entries: 1,
                 hits: 2
             }
         );
+    }
+
+    #[test]
+    fn put_get_and_stats_survive_a_reopen_sqlite() {
+        put_get_and_stats_survive_a_reopen(Backend::Sqlite);
+    }
+
+    #[test]
+    fn put_get_and_stats_survive_a_reopen_postgres() {
+        put_get_and_stats_survive_a_reopen(Backend::Postgres);
     }
 }

@@ -56,6 +56,12 @@ const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// Every migration id, in order (PostgreSQL's list shares them).
+#[cfg(test)]
+pub(super) fn ids() -> Vec<&'static str> {
+    MIGRATIONS.iter().map(|m| m.id).collect()
+}
+
 pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -77,7 +83,7 @@ pub(super) fn run(conn: &mut Connection, path: &Path) -> Result<(), StoreError> 
         .find(|id| !MIGRATIONS.iter().any(|m| m.id == id.as_str()))
     {
         return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
+            location: path.display().to_string(),
             id: unknown.clone(),
         });
     }

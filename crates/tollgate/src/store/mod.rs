@@ -1,6 +1,8 @@
-//! Persistence in an embedded SQLite database (`.tollgate/tollgate.db` in the workspace).
+//! Persistence: an embedded SQLite database (`.tollgate/tollgate.db` in the workspace, the
+//! default) or a team's shared PostgreSQL database (`postgres://…`, module `pg`), behind the
+//! same repositories ([`Store::transact`], [`Store::snapshot`]).
 //!
-//! One file holds everything that must outlive a process: the LLM response cache, plans with their
+//! One SQLite file holds everything that must outlive a process: the LLM response cache, plans with their
 //! versions, approvals and step states, review sessions and their findings, the knowledge store.
 //! Each concern keeps its SQL in its own submodule, as functions on a connection; this module owns
 //! opening, pragmas, migrations and transactions. One way to persist: a caller runs those
@@ -15,15 +17,19 @@
 //! process killed mid-write leaves the previous state, never half of the new one.
 
 pub(crate) mod apply_journal;
+mod copy;
 pub mod llm_cache;
 #[cfg(feature = "index")]
 pub(crate) mod memory;
 mod migrate;
+mod pg;
 pub(crate) mod plans;
 #[cfg(feature = "index")]
 mod quota;
 mod repo;
 pub(crate) mod sessions;
+#[cfg(test)]
+pub(crate) mod testing;
 mod url;
 
 use crate::ErrorCode;
@@ -35,6 +41,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::workspace::Workspace;
 
+pub use copy::{CopyReport, TableCopy};
 pub use llm_cache::{CachedResponse, LlmCacheStats};
 #[cfg(feature = "index")]
 pub use quota::MemoryQuota;
@@ -73,9 +80,9 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error(
-        "The store at {path} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store path"
+        "The store at {location} was written by a newer Tollgate (it has migration `{id}`, unknown to this version); upgrade Tollgate or use another store"
     )]
-    NewerSchema { path: PathBuf, id: String },
+    NewerSchema { location: String, id: String },
     #[error("Cannot lock {path}: {source}")]
     Lock {
         path: PathBuf,
@@ -86,6 +93,32 @@ pub enum StoreError {
     Location(#[source] crate::workspace::PathError),
     #[error("Store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("Store error (PostgreSQL): {}", pg::describe(.0))]
+    Postgres(#[from] postgres::Error),
+    #[error("Cannot connect to the store {url}: {}", pg::describe(.source))]
+    PostgresConnect {
+        url: StoreUrl,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("Store migration `{id}` failed on PostgreSQL: {}", pg::describe(.source))]
+    PostgresMigration {
+        id: &'static str,
+        #[source]
+        source: postgres::Error,
+    },
+    #[error("The PostgreSQL store URL is not understood: {reason}")]
+    PostgresConfig { reason: String },
+    #[error("Cannot read the PostgreSQL password file {path}: {reason}")]
+    Passfile { path: PathBuf, reason: String },
+    /// An operation this build keeps on SQLite only.
+    #[error(
+        "{what} needs an SQLite store in this build of Tollgate, and the configured store {location} is PostgreSQL; keep it on an sqlite: store (the workspace's default when no --store, TOLLGATE_STORE_URL or [store] url is set)"
+    )]
+    NeedsSqlite {
+        what: &'static str,
+        location: String,
+    },
     #[error("Stored data is invalid ({what}): {reason}")]
     Corrupt { what: String, reason: String },
     /// A uniqueness rule refused the change (a live plan's name).
@@ -107,10 +140,6 @@ pub enum StoreError {
         "The store URL in tollgate.toml is refused: {reason}; the operator sets another store with TOLLGATE_STORE_URL or --store"
     )]
     RepositoryUrl { reason: &'static str },
-    #[error(
-        "Cannot open the store {url}: this build of Tollgate has no PostgreSQL backend yet; use an sqlite: URL"
-    )]
-    Unsupported { url: StoreUrl },
 }
 
 impl StoreError {
@@ -120,12 +149,18 @@ impl StoreError {
             StoreError::Open { .. }
             | StoreError::CreateDir { .. }
             | StoreError::Lock { .. }
-            | StoreError::Location(_) => ErrorCode::StoreUnavailable,
+            | StoreError::Location(_)
+            | StoreError::PostgresConnect { .. }
+            | StoreError::Passfile { .. }
+            | StoreError::NeedsSqlite { .. } => ErrorCode::StoreUnavailable,
             StoreError::NewerSchema { .. } => ErrorCode::StoreVersionMismatch,
-            StoreError::Url(_) | StoreError::RepositoryUrl { .. } => ErrorCode::InvalidInput,
-            StoreError::Unsupported { .. } => ErrorCode::StoreUnavailable,
+            StoreError::Url(_)
+            | StoreError::RepositoryUrl { .. }
+            | StoreError::PostgresConfig { .. } => ErrorCode::InvalidInput,
             StoreError::Full { .. } => ErrorCode::StoreFull,
             StoreError::Migration { .. }
+            | StoreError::PostgresMigration { .. }
+            | StoreError::Postgres(_)
             | StoreError::Sqlite(_)
             | StoreError::Corrupt { .. }
             | StoreError::Conflict(_) => ErrorCode::StoreError,
@@ -173,13 +208,22 @@ impl OpenLock {
 }
 
 /// An open store. Cheap to share behind an `Arc`: calls serialise on one connection per
-/// process, which is what SQLite allows for writers anyway; other processes open their own.
+/// store, which is what SQLite allows for writers anyway; other processes open their own.
 #[derive(Debug)]
 pub struct Store {
-    conn: Mutex<Connection>,
-    path: Option<PathBuf>,
+    backend: Backend,
     #[cfg(feature = "index")]
     memory_quota: MemoryQuota,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite {
+        conn: Mutex<Connection>,
+        path: Option<PathBuf>,
+    },
+    /// Boxed: the driver's configuration and client are large beside SQLite's connection.
+    Postgres(Box<pg::PgStore>),
 }
 
 impl Store {
@@ -222,17 +266,16 @@ impl Store {
             "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
         )
         .map_err(open_err)?;
-        let mut store = Store {
-            conn: Mutex::new(conn),
-            path: Some(path.to_path_buf()),
+        let mut conn = conn;
+        migrate::run(&mut conn, path)?;
+        Ok(Store {
+            backend: Backend::Sqlite {
+                conn: Mutex::new(conn),
+                path: Some(path.to_path_buf()),
+            },
             #[cfg(feature = "index")]
             memory_quota: MemoryQuota::default(),
-        };
-        migrate::run(
-            store.conn.get_mut().unwrap_or_else(|p| p.into_inner()),
-            path,
-        )?;
-        Ok(store)
+        })
     }
 
     /// Opens the store of `workspace` at [`DEFAULT_STORE_PATH`]. A `.tollgate` that is a
@@ -327,7 +370,7 @@ impl Store {
             StoreUrl::Postgres(_) if from_repository => Err(StoreError::RepositoryUrl {
                 reason: "a repository's file may not name a database server",
             }),
-            StoreUrl::Postgres(_) => Err(StoreError::Unsupported { url: url.clone() }),
+            StoreUrl::Postgres(url) => Store::open_postgres(url),
         }
     }
 
@@ -340,25 +383,73 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys = ON;")?;
         migrate::run(&mut conn, Path::new(":memory:"))?;
         Ok(Store {
-            conn: Mutex::new(conn),
-            path: None,
+            backend: Backend::Sqlite {
+                conn: Mutex::new(conn),
+                path: None,
+            },
             #[cfg(feature = "index")]
             memory_quota: MemoryQuota::default(),
         })
     }
 
-    /// The database file, `None` for an in-memory store.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+    /// Connects to the PostgreSQL database `url` names and brings its schema up to date.
+    pub fn open_postgres(url: &PostgresUrl) -> Result<Store, StoreError> {
+        Ok(Store {
+            backend: Backend::Postgres(Box::new(pg::PgStore::open(url)?)),
+            #[cfg(feature = "index")]
+            memory_quota: MemoryQuota::default(),
+        })
     }
 
-    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE`): committed when `f` returns `Ok`,
-    /// rolled back otherwise, so nothing is ever half written.
+    /// The database file, `None` for an in-memory or PostgreSQL store.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => path.as_deref(),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Where the store is, for messages: its file, `:memory:` or its URL (which holds no
+    /// password).
+    pub fn location(&self) -> String {
+        match &self.backend {
+            Backend::Sqlite {
+                path: Some(path), ..
+            } => path.display().to_string(),
+            Backend::Sqlite { path: None, .. } => ":memory:".to_string(),
+            Backend::Postgres(pg) => pg.url().as_str().to_string(),
+        }
+    }
+
+    /// Whether this is a PostgreSQL store.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// The SQLite connection; operations kept on SQLite only (the knowledge store) are refused
+    /// on PostgreSQL with [`StoreError::NeedsSqlite`].
+    fn sqlite(&self) -> Result<MutexGuard<'_, Connection>, StoreError> {
+        match &self.backend {
+            // A panic in another caller leaves no open transaction behind (rusqlite rolls
+            // back on drop), so the connection is still sound.
+            Backend::Sqlite { conn, .. } => {
+                Ok(conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+            }
+            Backend::Postgres(pg) => Err(StoreError::NeedsSqlite {
+                what: "The knowledge store (memory and learnings)",
+                location: pg.url().as_str().to_string(),
+            }),
+        }
+    }
+
+    /// Runs `f` in one SQLite write transaction (`BEGIN IMMEDIATE`): committed when `f` returns
+    /// `Ok`, rolled back otherwise, so nothing is ever half written. SQLite only (the knowledge
+    /// store's SQL): a PostgreSQL store refuses with [`StoreError::NeedsSqlite`].
     pub fn write<T, E>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        let mut conn = self.lock();
+        let mut conn = self.sqlite()?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|err| E::from(StoreError::from(err)))?;
@@ -369,12 +460,13 @@ impl Store {
 
     /// Runs `f` in one read transaction: a consistent snapshot even while others write. `f` gets
     /// the connection, not the transaction, so a function that writes (they take a
-    /// `&Transaction`) cannot be called here, where its change would be rolled back.
+    /// `&Transaction`) cannot be called here, where its change would be rolled back. SQLite
+    /// only, like [`Store::write`].
     pub fn read<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        let mut conn = self.lock();
+        let mut conn = self.sqlite()?;
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|err| E::from(StoreError::from(err)))?;
@@ -387,12 +479,16 @@ impl Store {
 
     /// Runs `f` in one write transaction with every repository: committed when `f` returns
     /// `Ok`, rolled back otherwise, so nothing is ever half written. Writers serialise (SQLite:
-    /// `BEGIN IMMEDIATE`), so a read-decide-write in `f` never loses an update.
+    /// `BEGIN IMMEDIATE`; PostgreSQL: one advisory lock), so a read-decide-write in `f` never
+    /// loses an update.
     pub fn transact<T, E>(&self, f: impl FnOnce(&dyn WriteTx) -> Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
     {
-        self.write(|tx| f(&repo::SqliteTx(tx)))
+        match &self.backend {
+            Backend::Sqlite { .. } => self.write(|tx| f(&repo::SqliteTx(tx))),
+            Backend::Postgres(pg) => pg.transact(f),
+        }
     }
 
     /// Runs `f` on a consistent snapshot with the repositories' reads only.
@@ -400,15 +496,10 @@ impl Store {
     where
         E: From<StoreError>,
     {
-        self.read(|conn| f(&repo::SqliteTx(conn)))
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic in another caller leaves no open transaction behind (rusqlite rolls back on
-        // drop), so the connection is still sound.
-        self.conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        match &self.backend {
+            Backend::Sqlite { .. } => self.read(|conn| f(&repo::SqliteTx(conn))),
+            Backend::Postgres(pg) => pg.snapshot(f),
+        }
     }
 }
 
@@ -474,6 +565,94 @@ mod tests {
             })
             .unwrap();
         assert_eq!(count, 0);
+    }
+
+    /// Eight writers, each with its own handle (connection), append versions to one plan with
+    /// a read-decide-write; every version is recorded once, none lost or doubled.
+    fn eight_writers_record_every_version_once(backend: testing::Backend) {
+        use crate::store::plans::{NewPlan, PlanFacts, VersionMeta};
+        const WRITERS: u32 = 8;
+        const EACH: u32 = 10;
+        let Some(db) = testing::TestDb::new(backend) else {
+            return;
+        };
+        let facts = PlanFacts {
+            goal: "g",
+            step_count: 1,
+        };
+        fn meta(summary: &str) -> VersionMeta<'_> {
+            VersionMeta {
+                change_type: "refined",
+                summary,
+                author: "writer",
+            }
+        }
+        db.open()
+            .transact(|tx| {
+                tx.insert_plan(&NewPlan {
+                    id: "p",
+                    name: Some("shared"),
+                    status: "draft",
+                    tags: &[],
+                    facts,
+                    plan_json: "{}",
+                    meta: meta("created"),
+                })
+            })
+            .unwrap();
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let db = &db;
+                scope.spawn(move || {
+                    let store = db.open();
+                    for i in 0..EACH {
+                        let summary = format!("w{writer}-{i}");
+                        store
+                            .transact(|tx| {
+                                let current = tx.plan_by_id("p", false)?.unwrap().current_version;
+                                let json = format!("{{\"writer\":{writer},\"i\":{i}}}");
+                                let version =
+                                    tx.append_version("p", facts, &json, meta(&summary))?;
+                                assert_eq!(version, current + 1, "another writer slipped in");
+                                Ok::<_, StoreError>(())
+                            })
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let store = db.open();
+        let (plan, versions) = store
+            .snapshot(|tx| {
+                Ok::<_, StoreError>((
+                    tx.plan_by_id("p", false)?.unwrap(),
+                    tx.versions("p", 1000, true)?,
+                ))
+            })
+            .unwrap();
+        let total = WRITERS * EACH + 1;
+        assert_eq!(plan.current_version, total);
+        let mut numbers: Vec<u32> = versions.iter().map(|v| v.version).collect();
+        numbers.sort_unstable();
+        assert_eq!(numbers, (1..=total).collect::<Vec<_>>());
+        let mut summaries: Vec<&str> = versions.iter().map(|v| v.summary.as_str()).collect();
+        summaries.sort_unstable();
+        let mut expected: Vec<String> = (0..WRITERS)
+            .flat_map(|w| (0..EACH).map(move |i| format!("w{w}-{i}")))
+            .chain(["created".to_string()])
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(summaries, expected, "every save recorded exactly once");
+    }
+
+    #[test]
+    fn eight_writers_record_every_version_once_sqlite() {
+        eight_writers_record_every_version_once(testing::Backend::Sqlite);
+    }
+
+    #[test]
+    fn eight_writers_record_every_version_once_postgres() {
+        eight_writers_record_every_version_once(testing::Backend::Postgres);
     }
 
     fn settings(url: &str, from_repository: bool) -> crate::config::RawStore {

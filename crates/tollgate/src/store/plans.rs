@@ -653,7 +653,6 @@ pub fn mark_batch_undone(conn: &Connection, batch_id: &str) -> Result<(), StoreE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
 
     fn meta(change_type: &str) -> VersionMeta<'_> {
         VersionMeta {
@@ -680,99 +679,215 @@ mod tests {
         }
     }
 
-    #[test]
-    fn versions_append_and_names_are_unique_among_live_plans() {
-        let store = Store::open_in_memory().unwrap();
-        let tags = vec!["a".to_string()];
-        let facts = PlanFacts {
-            goal: "g",
-            step_count: 2,
-        };
-        store
-            .write(|tx| {
-                let plan = insert_plan(tx, &new_plan("p1", Some("n"), &tags, facts))?;
-                assert_eq!(plan.current_version, 1);
-                assert_eq!(plan.tags, vec!["a".to_string()]);
-                assert_eq!(
-                    append_version(tx, "p1", facts, "{\"v\":2}", meta("refined"))?,
-                    2
-                );
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
-        // Same name, second live plan: refused by the unique index, nothing written.
-        let err = store
-            .write(|tx| insert_plan(tx, &new_plan("p2", Some("n"), &[], facts)))
-            .unwrap_err();
-        assert!(matches!(err, StoreError::Conflict(_)), "{err}");
-        store
-            .write(|tx| {
-                assert!(soft_delete(tx, "p1")?);
-                insert_plan(tx, &new_plan("p2", Some("n"), &[], facts))
-            })
-            .unwrap();
-        store
-            .read(|tx| {
-                assert_eq!(plan_by_name(tx, "n")?.unwrap().id, "p2");
-                assert!(plan_by_id(tx, "p1", false)?.is_none());
-                assert_eq!(plan_by_id(tx, "p1", true)?.unwrap().current_version, 2);
-                let listed = versions(tx, "p1", 10, false)?;
-                assert_eq!(listed.iter().map(|v| v.version).collect::<Vec<_>>(), [2, 1]);
-                assert!(listed[0].plan_json.is_none());
-                assert_eq!(
-                    version(tx, "p1", 2)?.unwrap().plan_json.as_deref(),
-                    Some("{\"v\":2}")
-                );
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
+    fn pending_approval(id: &str, plan_id: &str) -> ApprovalRow {
+        ApprovalRow {
+            id: id.to_string(),
+            plan_id: plan_id.into(),
+            plan_version: 1,
+            kind: "step".into(),
+            step_numbers: vec![2],
+            status: "pending".into(),
+            requested_by: "a".into(),
+            requested_at: now_rfc3339(),
+            note: String::new(),
+            responded_by: None,
+            responded_at: None,
+            comment: None,
+            modifications: None,
+        }
     }
 
-    #[test]
-    fn an_approval_is_answered_once() {
-        let store = Store::open_in_memory().unwrap();
-        store
-            .write(|tx| {
-                let facts = PlanFacts {
-                    goal: "",
-                    step_count: 0,
-                };
-                insert_plan(tx, &new_plan("p", None, &[], facts))?;
-                let id = crate::ids::new_id("approval");
-                assert!(id.starts_with("approval_"));
-                insert_approval(
-                    tx,
-                    &ApprovalRow {
-                        id: id.clone(),
-                        plan_id: "p".into(),
-                        plan_version: 1,
-                        kind: "step".into(),
-                        step_numbers: vec![2],
-                        status: "pending".into(),
-                        requested_by: "a".into(),
-                        requested_at: now_rfc3339(),
-                        note: String::new(),
-                        responded_by: None,
-                        responded_at: None,
-                        comment: None,
-                        modifications: None,
-                    },
-                )?;
-                assert!(respond_approval(
-                    tx,
-                    &id,
-                    "approved",
-                    "b",
-                    Some("ok"),
-                    None
-                )?);
-                assert!(!respond_approval(tx, &id, "rejected", "c", None, None)?);
-                let stored = approval(tx, &id)?.unwrap();
-                assert_eq!(stored.status, "approved");
-                assert_eq!(stored.step_numbers, vec![2]);
-                assert_eq!(stored.responded_by.as_deref(), Some("b"));
-                Ok::<_, StoreError>(())
-            })
-            .unwrap();
+    crate::backend_tests! {
+        fn versions_append_and_names_are_unique_among_live_plans(store) {
+            let tags = vec!["a".to_string()];
+            let facts = PlanFacts {
+                goal: "g",
+                step_count: 2,
+            };
+            store
+                .transact(|tx| {
+                    let plan = tx.insert_plan(&new_plan("p1", Some("n"), &tags, facts))?;
+                    assert_eq!(plan.current_version, 1);
+                    assert_eq!(plan.tags, vec!["a".to_string()]);
+                    assert_eq!(
+                        tx.append_version("p1", facts, "{\"v\":2}", meta("refined"))?,
+                        2
+                    );
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+            // Same name, second live plan: refused, nothing written.
+            let err = store
+                .transact(|tx| tx.insert_plan(&new_plan("p2", Some("n"), &[], facts)))
+                .unwrap_err();
+            assert!(matches!(err, StoreError::Conflict(_)), "{err}");
+            assert!(store.snapshot(|tx| tx.plan_by_id("p2", true)).unwrap().is_none());
+            store
+                .transact(|tx| {
+                    assert!(tx.soft_delete("p1")?);
+                    assert!(!tx.soft_delete("p1")?);
+                    tx.insert_plan(&new_plan("p2", Some("n"), &[], facts))
+                })
+                .unwrap();
+            store
+                .snapshot(|tx| {
+                    assert_eq!(tx.plan_by_name("n")?.unwrap().id, "p2");
+                    assert!(tx.plan_by_id("p1", false)?.is_none());
+                    assert_eq!(tx.plan_by_id("p1", true)?.unwrap().current_version, 2);
+                    assert_eq!(tx.version_count("p1")?, 2);
+                    let listed = tx.versions("p1", 10, false)?;
+                    assert_eq!(listed.iter().map(|v| v.version).collect::<Vec<_>>(), [2, 1]);
+                    assert!(listed[0].plan_json.is_none());
+                    assert_eq!(tx.versions("p1", 1, true)?[0].plan_json.as_deref(), Some("{\"v\":2}"));
+                    assert_eq!(
+                        tx.version("p1", 2)?.unwrap().plan_json.as_deref(),
+                        Some("{\"v\":2}")
+                    );
+                    assert!(tx.version("p1", 3)?.is_none());
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+        }
+
+        fn listings_filter_by_status_tags_and_deletion(store) {
+            let facts = PlanFacts {
+                goal: "g",
+                step_count: 1,
+            };
+            let red = vec!["red".to_string()];
+            let both = vec!["red".to_string(), "blue".to_string()];
+            store
+                .transact(|tx| {
+                    tx.insert_plan(&new_plan("a", Some("a"), &red, facts))?;
+                    tx.insert_plan(&new_plan("b", None, &both, facts))?;
+                    tx.insert_plan(&new_plan("c", None, &[], facts))?;
+                    tx.set_status("c", "done")?;
+                    tx.set_name_and_tags("a", Some("renamed"), &both)?;
+                    tx.soft_delete("b").map(drop)
+                })
+                .unwrap();
+            let ids = |filter: PlanFilter<'_>| {
+                let mut ids: Vec<String> = store
+                    .snapshot(|tx| tx.list_plans(&filter))
+                    .unwrap()
+                    .into_iter()
+                    .map(|plan| plan.id)
+                    .collect();
+                ids.sort();
+                ids
+            };
+            let all = PlanFilter { limit: 10, ..PlanFilter::default() };
+            assert_eq!(ids(all.clone()), ["a", "c"]);
+            assert_eq!(ids(PlanFilter { include_deleted: true, ..all.clone() }), ["a", "b", "c"]);
+            assert_eq!(ids(PlanFilter { status: Some("done"), ..all.clone() }), ["c"]);
+            let blue = vec!["blue".to_string()];
+            assert_eq!(ids(PlanFilter { tags: &blue, ..all.clone() }), ["a"]);
+            assert_eq!(ids(PlanFilter { limit: 1, ..all }).len(), 1);
+            let renamed = store.snapshot(|tx| tx.plan_by_name("renamed")).unwrap().unwrap();
+            assert_eq!(renamed.tags, both);
+        }
+
+        fn an_approval_is_answered_once(store) {
+            store
+                .transact(|tx| {
+                    let facts = PlanFacts {
+                        goal: "",
+                        step_count: 0,
+                    };
+                    tx.insert_plan(&new_plan("p", None, &[], facts))?;
+                    let id = crate::ids::new_id("approval");
+                    assert!(id.starts_with("approval_"));
+                    tx.insert_approval(&pending_approval(&id, "p"))?;
+                    assert!(tx.respond_approval(&id, "approved", "b", Some("ok"), None)?);
+                    assert!(!tx.respond_approval(&id, "rejected", "c", None, None)?);
+                    let stored = tx.approval(&id)?.unwrap();
+                    assert_eq!(stored.status, "approved");
+                    assert_eq!(stored.step_numbers, vec![2]);
+                    assert_eq!(stored.responded_by.as_deref(), Some("b"));
+                    assert_eq!(tx.approvals("p")?.len(), 1);
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+        }
+
+        fn step_states_events_and_applied_changes_round_trip(store) {
+            let facts = PlanFacts {
+                goal: "",
+                step_count: 2,
+            };
+            let state = StepStateRow {
+                step_number: 2,
+                status: "in_progress".into(),
+                attempts: 1,
+                notes: "n".into(),
+                files_changed: vec!["a.rs".into()],
+                error: None,
+                started_at: Some(now_rfc3339()),
+                finished_at: None,
+                updated_at: now_rfc3339(),
+            };
+            let change = AppliedChangeRow {
+                batch_id: "batch_1".into(),
+                seq: 0,
+                step_number: 2,
+                operation: "write".into(),
+                path: "a.rs".into(),
+                new_path: None,
+                backup_path: Some(".tollgate/backup/x".into()),
+                before_sha256: None,
+                after_sha256: Some("ab".into()),
+                applied_at: now_rfc3339(),
+                undone_at: None,
+            };
+            store
+                .transact(|tx| {
+                    tx.insert_plan(&new_plan("p", None, &[], facts))?;
+                    tx.put_step_state("p", &state)?;
+                    tx.put_step_state("p", &StepStateRow { status: "completed".into(), attempts: 2, ..state.clone() })?;
+                    for kind in ["one", "two", "three"] {
+                        tx.log_event("p", Some(2), kind, "d", "me")?;
+                    }
+                    tx.log_event("p", None, "four", "", "")?;
+                    tx.insert_applied_change("p", &change)?;
+                    tx.insert_applied_change("p", &AppliedChangeRow { seq: 1, ..change.clone() })?;
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+            store
+                .snapshot(|tx| {
+                    let states = tx.step_states("p")?;
+                    assert_eq!(states.len(), 1);
+                    assert_eq!((states[0].status.as_str(), states[0].attempts), ("completed", 2));
+                    assert_eq!(states[0].files_changed, ["a.rs"]);
+                    let events = tx.events("p", 2)?;
+                    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+                    assert_eq!(kinds, ["three", "four"], "the newest, oldest first");
+                    assert_eq!(events[1].step_number, None);
+                    assert!(events[0].seq < events[1].seq);
+                    assert_eq!(tx.applied_changes("p")?.len(), 2);
+                    assert_eq!(tx.applied_changes_of_batch("batch_1")?[1].seq, 1);
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+            store.transact(|tx| tx.mark_batch_undone("batch_1")).unwrap();
+            let undone = store.snapshot(|tx| tx.applied_changes_of_batch("batch_1")).unwrap();
+            assert!(undone.iter().all(|row| row.undone_at.is_some()));
+        }
+
+        fn a_failed_transaction_leaves_nothing_behind(store) {
+            let facts = PlanFacts {
+                goal: "",
+                step_count: 0,
+            };
+            let result: Result<(), StoreError> = store.transact(|tx| {
+                tx.insert_plan(&new_plan("gone", None, &[], facts))?;
+                Err(StoreError::Corrupt {
+                    what: "test".into(),
+                    reason: "abort".into(),
+                })
+            });
+            assert!(result.is_err());
+            assert!(store.snapshot(|tx| tx.plan_by_id("gone", true)).unwrap().is_none());
+        }
     }
 }

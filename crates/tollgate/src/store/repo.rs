@@ -6,7 +6,8 @@
 //! Opening, committing and rolling back the transaction is the store's business; composing
 //! several operations into one atomic change (read the current state, decide, write) is the
 //! caller's. Each backend implements every trait: SQLite here (the functions of `plans`,
-//! `apply_journal`, `sessions` and `llm_cache` on one connection).
+//! `apply_journal`, `sessions` and `llm_cache` on one connection), PostgreSQL in `pg`. The
+//! contract both keep is one test suite run on each (`store::testing`).
 
 use rusqlite::Connection;
 

@@ -509,7 +509,7 @@ fn step_from_row(row: &Row<'_>) -> rusqlite::Result<Result<StepRecord, StoreErro
 }
 
 /// The parts of a session row stored as text, parsed.
-fn finish_session(
+pub(super) fn finish_session(
     mut record: SessionRecord,
     state: &str,
     changed_files: &str,
@@ -523,7 +523,7 @@ fn finish_session(
     Ok(record)
 }
 
-fn finish_step(
+pub(super) fn finish_step(
     mut record: StepRecord,
     state: &str,
     files: &str,
@@ -587,7 +587,7 @@ fn owns_running(tx: &Connection, id: &str, token: &str) -> Result<bool, StoreErr
     )?)
 }
 
-fn vanished() -> StoreError {
+pub(super) fn vanished() -> StoreError {
     corrupt(
         "session",
         "the row disappeared inside its own transaction".into(),
@@ -601,7 +601,7 @@ fn corrupt(what: &str, reason: String) -> StoreError {
     }
 }
 
-fn to_json(list: &[String]) -> String {
+pub(super) fn to_json(list: &[String]) -> String {
     serde_json::to_string(list).unwrap_or_else(|_| "[]".to_string())
 }
 
@@ -621,7 +621,6 @@ fn to_u64(value: i64) -> u64 {
 mod tests {
     use super::*;
     use crate::session::record::NewStep;
-    use crate::store::Store;
 
     fn new_session(id: &str, now: i64) -> NewSession {
         NewSession {
@@ -670,15 +669,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_session_runs_through_its_steps_and_dedupes_findings() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn a_session_runs_through_its_steps_and_dedupes_findings(store) {
         store
-            .write(|tx| insert(tx, &new_session("s1", 100)))
+            .transact(|tx| tx.session_insert(&new_session("s1", 100)))
             .unwrap();
         let alive = |_: &LeaseRecord| false;
         let Claim::Claimed(session) = store
-            .write(|tx| claim(tx, "s1", &lease("t1"), 110, &alive))
+            .transact(|tx| tx.session_claim("s1", &lease("t1"), 110, &alive))
             .unwrap()
         else {
             panic!("not claimed");
@@ -688,21 +686,19 @@ mod tests {
         // A second process cannot take a live lease.
         assert_eq!(
             store
-                .write(|tx| claim(tx, "s1", &lease("t2"), 111, &alive))
+                .transact(|tx| tx.session_claim("s1", &lease("t2"), 111, &alive))
                 .unwrap(),
             Claim::Owned { pid: 7 }
         );
         assert!(
             store
-                .write(|tx| step_begin(tx, "s1", 0, "t1", 0, 120))
+                .transact(|tx| tx.session_step_begin("s1", 0, "t1", 0, 120))
                 .unwrap()
         );
         let usage = StepUsage::default();
         let n_new = store
-            .write(|tx| {
-                step_complete(
-                    tx,
-                    "s1",
+            .transact(|tx| {
+                tx.session_step_complete("s1",
                     0,
                     "t1",
                     5.0,
@@ -714,17 +710,15 @@ mod tests {
             })
             .unwrap();
         assert_eq!(n_new, Some(2));
-        assert!(!store.write(|tx| complete(tx, "s1", "t1", 131)).unwrap());
+        assert!(!store.transact(|tx| tx.session_complete("s1", "t1", 131)).unwrap());
         assert!(
             store
-                .write(|tx| step_begin(tx, "s1", 1, "t1", 1, 132))
+                .transact(|tx| tx.session_step_begin("s1", 1, "t1", 1, 132))
                 .unwrap()
         );
         let n_new = store
-            .write(|tx| {
-                step_complete(
-                    tx,
-                    "s1",
+            .transact(|tx| {
+                tx.session_step_complete("s1",
                     1,
                     "t1",
                     5.0,
@@ -739,25 +733,23 @@ mod tests {
         // Someone without the lease writes nothing.
         assert_eq!(
             store
-                .write(|tx| step_complete(tx, "s1", 1, "other", 1.0, usage, &[row("f9")], &[], 141))
+                .transact(|tx| tx.session_step_complete("s1", 1, "other", 1.0, usage, &[row("f9")], &[], 141))
                 .unwrap(),
             None
         );
-        assert!(store.write(|tx| complete(tx, "s1", "t1", 150)).unwrap());
-        let findings = store.read(|tx| super::findings(tx, "s1")).unwrap();
+        assert!(store.transact(|tx| tx.session_complete("s1", "t1", 150)).unwrap());
+        let findings = store.snapshot(|tx| tx.session_findings("s1")).unwrap();
         let prints: Vec<&str> = findings.iter().map(|f| f.fingerprint.as_str()).collect();
         assert_eq!(prints, ["f1", "f2", "f3"]);
         assert_eq!(findings[2].step_idx, 1);
-        let session = store.read(|tx| get(tx, "s1")).unwrap().unwrap();
+        let session = store.snapshot(|tx| tx.session("s1")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Completed);
         assert_eq!(session.finished_at, Some(150));
         // Final: no transition out, and release works.
-        assert!(store.write(|tx| release(tx, "s1", "t1", 151, 40)).unwrap());
+        assert!(store.transact(|tx| tx.session_release("s1", "t1", 151, 40)).unwrap());
         assert_eq!(
             store
-                .write(|tx| transition(
-                    tx,
-                    "s1",
+                .transact(|tx| tx.session_transition("s1",
                     &[SessionState::Paused],
                     SessionState::Running,
                     None,
@@ -766,50 +758,46 @@ mod tests {
                 .unwrap(),
             Transition::Refused(SessionState::Completed)
         );
-        assert_eq!(store.write(|tx| expire(tx, 150)).unwrap(), 0);
-        assert_eq!(store.write(|tx| expire(tx, 151)).unwrap(), 1);
-        assert_eq!(store.read(|tx| get(tx, "s1")).unwrap(), None);
+        assert_eq!(store.transact(|tx| tx.session_expire(150)).unwrap(), 0);
+        assert_eq!(store.transact(|tx| tx.session_expire(151)).unwrap(), 1);
+        assert_eq!(store.snapshot(|tx| tx.session("s1")).unwrap(), None);
         assert!(
             store
-                .read(|tx| super::findings(tx, "s1"))
+                .snapshot(|tx| tx.session_findings("s1"))
                 .unwrap()
                 .is_empty()
         );
     }
 
-    #[test]
-    fn a_dead_owner_is_reaped_and_its_running_steps_rerun() {
-        let store = Store::open_in_memory().unwrap();
-        store.write(|tx| insert(tx, &new_session("s2", 0))).unwrap();
+    fn a_dead_owner_is_reaped_and_its_running_steps_rerun(store) {
+        store.transact(|tx| tx.session_insert(&new_session("s2", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
         store
-            .write(|tx| claim(tx, "s2", &lease("t1"), 1, &alive))
+            .transact(|tx| tx.session_claim("s2", &lease("t1"), 1, &alive))
             .unwrap();
         assert!(
             store
-                .write(|tx| step_begin(tx, "s2", 0, "t1", 0, 2))
+                .transact(|tx| tx.session_step_begin("s2", 0, "t1", 0, 2))
                 .unwrap()
         );
         assert!(
             store
-                .write(|tx| reap(tx, 3, 1000, &alive))
+                .transact(|tx| tx.session_reap(3, 1000, &alive))
                 .unwrap()
                 .is_empty()
         );
         let dead = |_: &LeaseRecord| true;
-        assert_eq!(store.write(|tx| reap(tx, 4, 1000, &dead)).unwrap(), ["s2"]);
-        let session = store.read(|tx| get(tx, "s2")).unwrap().unwrap();
+        assert_eq!(store.transact(|tx| tx.session_reap(4, 1000, &dead)).unwrap(), ["s2"]);
+        let session = store.snapshot(|tx| tx.session("s2")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Paused);
         assert!(session.reason.unwrap().contains("pid 7"));
         assert_eq!(session.lease, None);
-        let steps = store.read(|tx| steps(tx, "s2")).unwrap();
+        let steps = store.snapshot(|tx| tx.session_steps("s2")).unwrap();
         assert_eq!(steps[0].state, StepState::Pending);
         // The old owner's late write is refused.
         assert_eq!(
             store
-                .write(|tx| step_complete(
-                    tx,
-                    "s2",
+                .transact(|tx| tx.session_step_complete("s2",
                     0,
                     "t1",
                     1.0,
@@ -822,7 +810,7 @@ mod tests {
             None
         );
         let Claim::Claimed(session) = store
-            .write(|tx| resume(tx, "s2", &lease("t2"), 6, &alive))
+            .transact(|tx| tx.session_resume("s2", &lease("t2"), 6, &alive))
             .unwrap()
         else {
             panic!("resume did not hand over the lease");
@@ -831,31 +819,30 @@ mod tests {
         assert_eq!(session.reason, None);
     }
 
-    #[test]
-    fn the_last_failed_attempt_fails_the_session_with_the_reason() {
-        let store = Store::open_in_memory().unwrap();
-        store.write(|tx| insert(tx, &new_session("s3", 0))).unwrap();
+    fn the_last_failed_attempt_fails_the_session_with_the_reason(store) {
+        store.transact(|tx| tx.session_insert(&new_session("s3", 0))).unwrap();
         let alive = |_: &LeaseRecord| false;
         store
-            .write(|tx| claim(tx, "s3", &lease("t"), 1, &alive))
+            .transact(|tx| tx.session_claim("s3", &lease("t"), 1, &alive))
             .unwrap();
         assert!(
             store
-                .write(|tx| step_fail(tx, "s3", 1, "t", "boom", Some(50), 2))
+                .transact(|tx| tx.session_step_fail("s3", 1, "t", "boom", Some(50), 2))
                 .unwrap()
         );
-        let steps = store.read(|tx| steps(tx, "s3")).unwrap();
+        let steps = store.snapshot(|tx| tx.session_steps("s3")).unwrap();
         assert_eq!(
             (steps[1].state, steps[1].attempts, steps[1].next_attempt_at),
             (StepState::Pending, 1, 50)
         );
         assert!(
             store
-                .write(|tx| step_fail(tx, "s3", 1, "t", "boom again", None, 60))
+                .transact(|tx| tx.session_step_fail("s3", 1, "t", "boom again", None, 60))
                 .unwrap()
         );
-        let session = store.read(|tx| get(tx, "s3")).unwrap().unwrap();
+        let session = store.snapshot(|tx| tx.session("s3")).unwrap().unwrap();
         assert_eq!(session.state, SessionState::Failed);
         assert_eq!(session.reason.as_deref(), Some("boom again"));
+    }
     }
 }

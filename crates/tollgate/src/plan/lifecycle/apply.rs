@@ -932,16 +932,16 @@ mod tests {
 
     struct Fixture {
         dir: tempfile::TempDir,
-        store: Store,
+        store: crate::store::testing::TestStore,
     }
 
     impl Fixture {
-        fn new() -> Fixture {
+        fn on(backend: crate::store::testing::Backend) -> Option<Fixture> {
             let dir = tempfile::tempdir().unwrap();
             std::fs::create_dir_all(dir.path().join("ws/src")).unwrap();
             std::fs::write(dir.path().join("ws/src/a.txt"), "one\ntwo\n").unwrap();
             std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
-            let store = Store::open_in_memory().unwrap();
+            let store = crate::store::testing::store(backend)?;
             store
                 .transact(|tx| {
                     tx.insert_plan(&NewPlan {
@@ -962,7 +962,7 @@ mod tests {
                     })
                 })
                 .unwrap();
-            Fixture { dir, store }
+            Some(Fixture { dir, store })
         }
 
         fn ws(&self) -> PathBuf {
@@ -999,9 +999,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn unsafe_paths_are_refused_and_nothing_is_written() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn unsafe_paths_are_refused_and_nothing_is_written(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(fx.dir.path(), fx.ws().join("escape")).unwrap();
@@ -1044,11 +1046,14 @@ mod tests {
         );
         assert!(!fx.ws().join("src/fine.txt").exists());
     }
+    }
 
-    #[test]
-    fn git_dir_in_any_letter_case_is_refused() {
+    crate::backend_fixture_tests! {
+    fn git_dir_in_any_letter_case_is_refused(backend) {
         // A case-insensitive file system (macOS, Windows) makes `.GIT` the real `.git`.
-        let fx = Fixture::new();
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let before = fx.snapshot();
         for bad in [
             ".GIT/hooks/pre-commit",
@@ -1063,11 +1068,14 @@ mod tests {
             assert_eq!(fx.snapshot(), before, "{bad} wrote something");
         }
     }
+    }
 
     #[cfg(unix)]
-    #[test]
-    fn backups_do_not_follow_a_tollgate_link() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn backups_do_not_follow_a_tollgate_link(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let elsewhere = fx.dir.path().join("elsewhere");
         std::fs::create_dir(&elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, fx.ws().join(".tollgate")).unwrap();
@@ -1079,10 +1087,13 @@ mod tests {
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
+    }
 
-    #[test]
-    fn preconditions_are_checked_before_writing() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn preconditions_are_checked_before_writing(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let before = fx.snapshot();
         for ops in [
             vec![create("src/a.txt")],
@@ -1101,10 +1112,13 @@ mod tests {
             assert_eq!(fx.snapshot(), before);
         }
     }
+    }
 
-    #[test]
-    fn create_modify_delete_rename_apply_and_undo() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn create_modify_delete_rename_apply_and_undo(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         std::fs::write(fx.ws().join("src/gone.txt"), "bye\n").unwrap();
         std::fs::write(fx.ws().join("src/old.txt"), "moved\n").unwrap();
         let before = fx.snapshot();
@@ -1179,10 +1193,13 @@ mod tests {
         let err = undo_batch(&fx.store, &ws, "p", &batch.batch_id).unwrap_err();
         assert!(err.to_string().contains("already undone"), "{err}");
     }
+    }
 
-    #[test]
-    fn undo_refuses_a_file_edited_since() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn undo_refuses_a_file_edited_since(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let batch = fx
             .apply(&[FileOperation::Modify {
                 path: "src/a.txt".into(),
@@ -1197,10 +1214,13 @@ mod tests {
             "human edit\n"
         );
     }
+    }
 
-    #[test]
-    fn a_failure_midway_restores_the_earlier_files() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn a_failure_midway_restores_the_earlier_files(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         std::fs::write(fx.ws().join("src/b.txt"), "b\n").unwrap();
         let before = fx.snapshot();
         FAIL_AT.with(|at| at.set(Some(2)));
@@ -1228,5 +1248,6 @@ mod tests {
         let rows = fx.store.snapshot(|tx| tx.applied_changes("p")).unwrap();
         assert_eq!(rows.len(), 3);
         assert!(rows.iter().all(|row| row.undone_at.is_some()));
+    }
     }
 }

@@ -328,12 +328,11 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_step_an_unapproved_request_covers_cannot_start() {
+    crate::backend_tests! {
+    fn a_step_an_unapproved_request_covers_cannot_start(store) {
         use crate::plan::lifecycle::progress::{
             CompleteStep, StartStep, complete_step, start_step,
         };
-        let store = Store::open_in_memory().unwrap();
         let id = save(&store, sample_plan(), None).plan.id;
         let start = |n| {
             start_step(
@@ -376,10 +375,10 @@ mod tests {
         assert!(held.contains(&group) && held.contains("rejected"), "{held}");
         start(3).unwrap();
     }
+    }
 
-    #[test]
-    fn approvals_for_plan_step_and_group() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn approvals_for_plan_step_and_group(store) {
         let saved = save(&store, sample_plan(), None);
         let id = saved.plan.id;
         let full = ask(&store, &id, vec![]).unwrap();
@@ -447,5 +446,6 @@ mod tests {
                 .code(),
             "INVALID_INPUT"
         );
+    }
     }
 }

@@ -528,9 +528,8 @@ mod tests {
             .version
     }
 
-    #[test]
-    fn compare_rollback_and_history() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn compare_rollback_and_history(store) {
         let v1 = sample_plan();
         let id = save(&store, v1.clone(), None).plan.id;
         let mut v2 = v1.clone();
@@ -735,5 +734,6 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.code(), "PLAN_NOT_FOUND");
+    }
     }
 }

@@ -368,12 +368,16 @@ pub(crate) mod tests {
 
     pub(crate) struct Fixture {
         pub(crate) dir: tempfile::TempDir,
-        pub(crate) store: Store,
+        pub(crate) store: crate::store::testing::TestStore,
         pub(crate) plan_id: String,
     }
 
     impl Fixture {
         pub(crate) fn new() -> Fixture {
+            Fixture::on(crate::store::testing::Backend::Sqlite).expect("SQLite is always there")
+        }
+
+        pub(crate) fn on(backend: crate::store::testing::Backend) -> Option<Fixture> {
             let dir = tempfile::tempdir().unwrap();
             for (path, content) in [
                 ("src/a.txt", "a\n"),
@@ -384,13 +388,13 @@ pub(crate) mod tests {
                 std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
                 std::fs::write(abs, content).unwrap();
             }
-            let store = Store::open_in_memory().unwrap();
+            let store = crate::store::testing::store(backend)?;
             let plan_id = save(&store, sample_plan(), None).plan.id;
-            Fixture {
+            Some(Fixture {
                 dir,
                 store,
                 plan_id,
-            }
+            })
         }
 
         pub(crate) fn ws(&self) -> &Path {
@@ -497,9 +501,11 @@ pub(crate) mod tests {
         found
     }
 
-    #[test]
-    fn a_run_killed_midway_is_rolled_back_once_its_owner_is_gone() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn a_run_killed_midway_is_rolled_back_once_its_owner_is_gone(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let before = fx.files();
         let journal = fx.begin();
         let batch_id = journal.batch_id().to_string();
@@ -555,10 +561,13 @@ pub(crate) mod tests {
         // Done once.
         assert!(recover_interrupted(&fx.store, fx.ws()).unwrap().is_empty());
     }
+    }
 
-    #[test]
-    fn a_file_edited_after_the_crash_is_left_alone_and_the_step_fails() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn a_file_edited_after_the_crash_is_left_alone_and_the_step_fails(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let journal = fx.begin();
         CRASH_AT.with(|at| at.set(Some(2)));
         assert!(apply_journaled(&fx.store, fx.ws(), &journal, &ops()).is_err());
@@ -576,10 +585,13 @@ pub(crate) mod tests {
         assert!(!fx.ws().join("src/new/b.txt").exists());
         assert_eq!(fx.step_status(1), "failed");
     }
+    }
 
-    #[test]
-    fn a_run_killed_before_writing_frees_its_step() {
-        let fx = Fixture::new();
+    crate::backend_fixture_tests! {
+    fn a_run_killed_before_writing_frees_its_step(backend) {
+        let Some(fx) = Fixture::on(backend) else {
+            return;
+        };
         let before = fx.files();
         drop(fx.begin()); // killed while the model was thinking
         let recovered = recover_interrupted(&fx.store, fx.ws()).unwrap();
@@ -587,5 +599,6 @@ pub(crate) mod tests {
         assert!(recovered[0].files_restored.is_empty());
         assert_eq!(fx.step_status(1), "pending");
         assert_eq!(fx.files(), before);
+    }
     }
 }

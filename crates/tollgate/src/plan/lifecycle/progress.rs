@@ -755,9 +755,8 @@ mod tests {
         plan
     }
 
-    #[test]
-    fn completing_keeps_other_ready_steps_and_unblocks_dependents() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn completing_keeps_other_ready_steps_and_unblocks_dependents(store) {
         let id = save(&store, diamond(), None).plan.id;
         let progress = view_progress(
             &store,
@@ -807,6 +806,7 @@ mod tests {
             "CONFLICT"
         );
     }
+    }
 
     /// Issue 28: a plan is no longer completed once one of its steps is reopened (its changes
     /// undone): it is executing again.
@@ -835,9 +835,8 @@ mod tests {
         assert_eq!(status(&store), "executing");
     }
 
-    #[test]
-    fn fail_retry_skip_and_skip_dependents() {
-        let store = Store::open_in_memory().unwrap();
+    crate::backend_tests! {
+    fn fail_retry_skip_and_skip_dependents(store) {
         let id = save(&store, diamond(), None).plan.id;
         // Retry up to the limit, then the step fails for good.
         for attempt in 1..=MAX_STEP_ATTEMPTS {
@@ -898,6 +897,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.code(), "INVALID_INPUT");
     }
+    }
 }
 
 /// Several connections (as several processes have) writing one store file at once.
@@ -906,12 +906,13 @@ mod concurrency_tests {
     use super::*;
     use crate::plan::lifecycle::library::{self, Listing, SaveOptions};
 
-    #[test]
-    fn concurrent_writers_on_one_file_lose_nothing() {
+    /// Eight writers, each on its own handle, save plans and move steps of one plan at once.
+    fn concurrent_writers_lose_nothing(backend: crate::store::testing::Backend) {
         const WRITERS: u32 = 8;
         const PLANS_EACH: usize = 5;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tollgate.db");
+        let Some(db) = crate::store::testing::TestDb::new(backend) else {
+            return;
+        };
         let steps: Vec<serde_json::Value> = (1..=WRITERS)
             .map(|n| serde_json::json!({"step_number": n, "title": format!("step {n}")}))
             .chain([serde_json::json!({
@@ -920,7 +921,7 @@ mod concurrency_tests {
                 "depends_on": (1..=WRITERS).collect::<Vec<_>>()
             })])
             .collect();
-        let shared = Store::open(&path).unwrap();
+        let shared = db.open();
         let plan_id = crate::plan::lifecycle::library::tests::save(
             &shared,
             serde_json::json!({"goal": "g", "steps": steps}),
@@ -930,10 +931,10 @@ mod concurrency_tests {
         .id;
         std::thread::scope(|scope| {
             for writer in 1..=WRITERS {
-                let path = path.clone();
+                let db = &db;
                 let plan_id = plan_id.clone();
                 scope.spawn(move || {
-                    let store = Store::open(&path).unwrap();
+                    let store = db.open();
                     for i in 0..PLANS_EACH {
                         let plan = serde_json::from_value(serde_json::json!({"goal": format!("w{writer} p{i}"), "steps": [{"step_number": 1, "title": "only"}]})).unwrap();
                         let options = SaveOptions { name: Some(format!("w{writer}-p{i}")), tags: vec![format!("w{writer}")], author: Some(format!("w{writer}")), ..SaveOptions::default() };
@@ -944,7 +945,7 @@ mod concurrency_tests {
                 });
             }
         });
-        let store = Store::open(&path).unwrap();
+        let store = db.open();
         let all = library::list(
             &store,
             &Listing {
@@ -964,5 +965,15 @@ mod concurrency_tests {
         for step in progress.steps.iter().take(WRITERS as usize) {
             assert_eq!(step.notes, format!("by w{}", step.step_number));
         }
+    }
+
+    #[test]
+    fn concurrent_writers_on_one_file_lose_nothing() {
+        concurrent_writers_lose_nothing(crate::store::testing::Backend::Sqlite);
+    }
+
+    #[test]
+    fn concurrent_writers_on_one_postgres_database_lose_nothing() {
+        concurrent_writers_lose_nothing(crate::store::testing::Backend::Postgres);
     }
 }

@@ -60,7 +60,7 @@ pub use history::{CommitFilter, CommitHit};
 #[cfg(feature = "engine")]
 pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,
-    search,
+    nearest, search,
 };
 pub use tokenize::tokens;
 #[cfg(feature = "engine")]
@@ -82,6 +82,8 @@ pub struct IndexConfig {
     pub max_commits: usize,
     /// Live vectors from which an HNSW graph is kept (below: exact search).
     pub hnsw_min_points: usize,
+    /// The next update rebuilds the whole index, as if it had none (`--force`-style reindex).
+    pub rebuild: bool,
 }
 
 #[cfg(feature = "engine")]
@@ -103,6 +105,7 @@ impl IndexConfig {
             history: true,
             max_commits: DEFAULT_HISTORY_DEPTH,
             hnsw_min_points: HNSW_MIN_POINTS,
+            rebuild: false,
         }
     }
 }

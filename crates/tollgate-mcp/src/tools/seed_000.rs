@@ -26,13 +26,30 @@ const LEFT_OUT: [(&str, &str, &str); 2] = [
     ),
 ];
 
-fn seed_text() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/seeds");
+pub(super) fn seed_text() -> String {
+    seed("000_")
+}
+
+/// The seed document whose name starts with `prefix`, from the `shared/reference/seeds` beside
+/// the clone: the nearest ancestor of this crate holding one (a worktree sits deeper than a
+/// clone).
+pub(super) fn seed(prefix: &str) -> String {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = manifest
+        .ancestors()
+        .map(|dir| dir.join("shared/reference/seeds"))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| {
+            panic!(
+                "no shared/reference/seeds above {} (the seeds sit beside the clone)",
+                manifest.display()
+            )
+        });
     let entry = std::fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("{}: {err} (the seeds sit beside the clone)", dir.display()))
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
         .filter_map(Result::ok)
-        .find(|entry| entry.file_name().to_string_lossy().starts_with("000_"))
-        .expect("seed 000 exists");
+        .find(|entry| entry.file_name().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no seed {prefix}* in {}", dir.display()));
     std::fs::read_to_string(entry.path()).unwrap()
 }
 
@@ -55,7 +72,7 @@ fn section(text: &str, name: &str) -> Vec<String> {
 }
 
 /// A parameter bullet (`  • name (type, …): …`): its indent, name and parenthesis.
-fn parameter(line: &str) -> Option<(usize, String, String)> {
+pub(super) fn parameter(line: &str) -> Option<(usize, String, String)> {
     let indent = line.len() - line.trim_start().len();
     let rest = line.trim_start().strip_prefix("• ")?;
     let (name, after) = rest.split_once(" (")?;
@@ -67,7 +84,7 @@ fn parameter(line: &str) -> Option<(usize, String, String)> {
 }
 
 /// The first JSON object after `marker` in the section.
-fn json_after(lines: &[String], marker: &str) -> Value {
+pub(super) fn json_after(lines: &[String], marker: &str) -> Value {
     let start = lines
         .iter()
         .position(|line| line.trim() == marker)
@@ -99,7 +116,7 @@ fn definition(name: &str) -> rmcp::model::Tool {
 }
 
 /// Every property name of an object schema, following `$ref`s into `defs`.
-fn properties(schema: &Value, defs: &Value) -> Vec<String> {
+pub(super) fn properties(schema: &Value, defs: &Value) -> Vec<String> {
     if let Some(reference) = schema["$ref"].as_str() {
         let name = reference.rsplit('/').next().unwrap();
         return properties(&defs[name], defs);

@@ -23,6 +23,16 @@ pub(crate) fn scope(
     field: &'static str,
     path: &str,
 ) -> Result<Option<String>, ContextError> {
+    // The workspace itself, named absolute (as ck's agents do) or as `.`.
+    let given = std::path::Path::new(path.trim());
+    let is_root = if given.is_absolute() {
+        given.canonicalize().is_ok_and(|p| p == ws.root())
+    } else {
+        given.components().all(|c| c == std::path::Component::CurDir)
+    };
+    if is_root {
+        return Ok(None);
+    }
     let resolved = resolve(ws, path).map_err(|err| match err {
         ContextError::OutsideWorkspace { .. } => invalid(
             field,

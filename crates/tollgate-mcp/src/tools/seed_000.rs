@@ -54,7 +54,7 @@ pub(super) fn seed(prefix: &str) -> String {
 }
 
 /// The lines of the section `name()` (up to the next `other()` or `… API` heading).
-fn section(text: &str, name: &str) -> Vec<String> {
+pub(super) fn section(text: &str, name: &str) -> Vec<String> {
     let heading = format!("{name}()");
     let is_heading = |line: &str| {
         line.ends_with("()")
@@ -66,7 +66,8 @@ fn section(text: &str, name: &str) -> Vec<String> {
     text.lines()
         .skip_while(|line| *line != heading)
         .skip(1)
-        .take_while(|line| !is_heading(line) && !line.ends_with(" API"))
+        // A server heading ("Indexer Server API"), not a bullet that ends so.
+        .take_while(|line| !is_heading(line) && !(line.ends_with(" API") && !line.starts_with(' ')))
         .map(str::to_string)
         .collect()
 }

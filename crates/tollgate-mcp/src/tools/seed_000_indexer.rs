@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::builtins;
-use super::seed_000::{json_after, parameter, properties, seed_text};
+use super::seed_000::{json_after, parameter, properties, section, seed_text};
 use crate::profile::Profile;
 use crate::tool::Group;
 
@@ -171,5 +171,98 @@ fn repo_search_and_code_search_have_the_seeds_parameters_defaults_and_result_fie
             }
         }
     }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The other indexer tools the profile serves: their `name()` sections' parameters (a
+/// "Parameters: Same as other()" line takes the other's), the stated defaults, and the fields of
+/// the results they show ("Same shape as repo_search()": `repo_search`'s result type).
+#[test]
+fn the_other_indexer_tools_have_the_seeds_parameters_and_result_fields() {
+    use tollgate::api::context::dialects::context_engine as ce;
+    let text = seed_text();
+    let mut problems = Vec::new();
+    let tools = [
+        "search_tests_for",
+        "search_config_for",
+        "search_callers_for",
+        "search_importers_for",
+        "change_history_for_path",
+        "expand_query",
+    ];
+    for tool in tools {
+        let mut lines = section(&text, tool);
+        assert!(!lines.is_empty(), "{tool}: no section in the seed");
+        if let Some(other) = lines.iter().find_map(|line| {
+            line.trim()
+                .strip_prefix("Parameters: Same as ")
+                .and_then(|rest| rest.strip_suffix("().").or(rest.strip_suffix("()")))
+                .map(str::to_string)
+        }) {
+            lines = section(&text, &other);
+        }
+        let input = Value::Object(definition(tool).input_schema.as_ref().clone());
+        let mut expected: Vec<String> = Vec::new();
+        // Bullets before "Parameters:" are other lists (expand_query's runtimes).
+        let parameters = lines
+            .iter()
+            .skip_while(|line| !line.trim().starts_with("Parameters:"))
+            .filter_map(|line| parameter(line));
+        for (indent, name, spec) in parameters {
+            if indent > 2 {
+                continue;
+            }
+            if spec.contains("required")
+                && !input["required"]
+                    .as_array()
+                    .is_some_and(|r| r.contains(&json!(name)))
+            {
+                problems.push(format!("{tool}.{name}: the seed requires it"));
+            }
+            expected.push(name);
+        }
+        expected.sort();
+        let mut actual = properties(&input, &input["$defs"]);
+        actual.sort();
+        if actual != expected {
+            problems.push(format!(
+                "{tool}: parameters {actual:?}, the seed lists {expected:?}"
+            ));
+        }
+        let own = section(&text, tool);
+        let schema = match tool {
+            "change_history_for_path" => schemars::schema_for!(ce::ChangeHistoryResponse),
+            "expand_query" => schemars::schema_for!(ce::ExpandQueryResponse),
+            _ => {
+                assert!(
+                    own.iter()
+                        .any(|l| l.contains("Same shape as repo_search()")),
+                    "{tool}: the seed's result"
+                );
+                schemars::schema_for!(ce::RepoSearchResponse)
+            }
+        };
+        let schema = serde_json::to_value(schema).unwrap();
+        let fields = properties(&schema, &schema["$defs"]);
+        if own.iter().any(|l| l.trim() == "Returns:") {
+            let returns = json_after(&own, "Returns:");
+            for (key, value) in returns.as_object().unwrap() {
+                if !fields.contains(key) {
+                    problems.push(format!("{tool}: the result lacks `{key}`"));
+                }
+                if let Value::Object(nested) = value {
+                    let nested_fields = properties(&schema["properties"][key], &schema["$defs"]);
+                    for name in nested.keys() {
+                        if !nested_fields.contains(name) {
+                            problems.push(format!("{tool}: `{key}` lacks `{name}`"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // expand_query's default, as the seed states it.
+    let parsed: ce::ExpandQueryRequest = serde_json::from_value(json!({"query": "q"})).unwrap();
+    assert_eq!(parsed.max_new, 2);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -28,7 +28,9 @@ pub(crate) fn scope(
     let is_root = if given.is_absolute() {
         given.canonicalize().is_ok_and(|p| p == ws.root())
     } else {
-        given.components().all(|c| c == std::path::Component::CurDir)
+        given
+            .components()
+            .all(|c| c == std::path::Component::CurDir)
     };
     if is_root {
         return Ok(None);

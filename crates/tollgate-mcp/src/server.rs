@@ -1487,7 +1487,7 @@ mod tests {
             assert!(instructions.contains(utility), "{utility}: {instructions}");
         }
         assert!(
-            instructions.contains("With the Tasks extension, execute_plan, index_workspace, reactive_review_pr, reindex return a task"),
+            instructions.contains("With the Tasks extension, execute_plan, index_workspace, qdrant_index, reactive_review_pr, reindex return a task"),
             "{instructions}"
         );
     }

@@ -284,6 +284,105 @@ fn the_context_engine_profile_answers_repo_search_with_the_seeds_fields() {
             .contains("<<connection>>"),
         "{result}"
     );
+    // The other tools, with arguments of the seed's forms.
+    repo.write(
+        "tests/pool_test.rs",
+        "#[test]\nfn create_pool_opens_connections() {\n    let pool = create_pool(\"db://\", 2);\n}\n",
+    )
+    .write("config/database.yaml", "database:\n  pool_size: 10\n  timeout_secs: 30\n")
+    .write("src/app.rs", "use crate::db::pool::create_pool;\n\npub fn start() {\n    let pool = create_pool(\"db://main\", 4);\n}\n");
+    repo.commit("Tests, config and the app");
+    repo.write(
+        "src/db/pool.rs",
+        "/// A database connection pool.\npub struct ConnectionPool;\n",
+    );
+    repo.commit("Shrink the pool");
+    // Searches never re-index behind the caller's back: the seed's indexing tool does.
+    let (indexed, _) = call(&mut client, 10, "qdrant_index", json!({"recreate": false}));
+    assert_eq!(indexed["stats"]["files_processed"], 4, "{indexed}");
+    let (tests, _) = call(
+        &mut client,
+        4,
+        "search_tests_for",
+        json!({"query": "create pool", "limit": 5}),
+    );
+    assert!(
+        tests["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["path"] == "tests/pool_test.rs")
+            && tests["total"].as_u64() > Some(0),
+        "{tests}"
+    );
+    let (config, _) = call(
+        &mut client,
+        5,
+        "search_config_for",
+        json!({"query": ["pool size"]}),
+    );
+    assert_eq!(
+        config["results"][0]["path"], "config/database.yaml",
+        "{config}"
+    );
+    let (callers, _) = call(
+        &mut client,
+        6,
+        "search_callers_for",
+        json!({"query": "create_pool"}),
+    );
+    let caller_paths: Vec<&str> = callers["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(caller_paths.contains(&"src/app.rs"), "{callers}");
+    assert!(caller_paths.contains(&"tests/pool_test.rs"), "{callers}");
+    let (importers, _) = call(
+        &mut client,
+        7,
+        "search_importers_for",
+        json!({"query": "pool"}),
+    );
+    assert_eq!(importers["results"][0]["path"], "src/app.rs", "{importers}");
+    assert_eq!(importers["results"][0]["start_line"], 1, "{importers}");
+    let (history, _) = call(
+        &mut client,
+        8,
+        "change_history_for_path",
+        json!({"path": "src/db/pool.rs"}),
+    );
+    let summaries: Vec<&str> = history["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["summary"].as_str().unwrap())
+        .collect();
+    // Newest first, and only the commits that changed the file.
+    assert_eq!(
+        summaries,
+        ["Shrink the pool", "Initial import"],
+        "{history}"
+    );
+    assert_eq!(history["summary"]["path"], "src/db/pool.rs");
+    assert_eq!(
+        history["summary"]["last_modified"],
+        history["commits"][0]["date"]
+    );
+    let (expanded, _) = call(
+        &mut client,
+        9,
+        "expand_query",
+        json!({"query": "python asyncio subprocess", "max_new": 2}),
+    );
+    assert_eq!(expanded["original_query"], "python asyncio subprocess");
+    assert_eq!(expanded["decoder_used"], "fallback");
+    assert_eq!(
+        expanded["alternates"],
+        json!(["python_asyncio_subprocess pythonAsyncioSubprocess"])
+    );
+
     // A repository this server does not index.
     let (refused, is_error) = call(
         &mut client,

@@ -163,6 +163,7 @@ pub(crate) fn builtins() -> Result<Vec<Entry>, String> {
         Entry::of::<context_engine::search_importers_for::SearchImportersFor>()?,
         Entry::of::<context_engine::change_history_for_path::ChangeHistoryForPath>()?,
         Entry::of::<context_engine::expand_query::ExpandQuery>()?,
+        Entry::of::<context_engine::qdrant_index::QdrantIndex>()?,
     ])
 }
 

@@ -189,6 +189,7 @@ fn the_other_indexer_tools_have_the_seeds_parameters_and_result_fields() {
         "search_importers_for",
         "change_history_for_path",
         "expand_query",
+        "qdrant_index",
     ];
     for tool in tools {
         let mut lines = section(&text, tool);
@@ -233,6 +234,7 @@ fn the_other_indexer_tools_have_the_seeds_parameters_and_result_fields() {
         let schema = match tool {
             "change_history_for_path" => schemars::schema_for!(ce::ChangeHistoryResponse),
             "expand_query" => schemars::schema_for!(ce::ExpandQueryResponse),
+            "qdrant_index" => schemars::schema_for!(ce::IndexResponse),
             _ => {
                 assert!(
                     own.iter()

@@ -19,8 +19,9 @@ use super::super::ContextError;
 use super::super::ops::{
     in_range, invalid, parse_language, read_lines, require_text, round, searched, symbol_graph,
 };
-use super::super::request::{SymbolGraphRequest, SymbolQueryType};
+use super::super::request::{IndexWorkspaceRequest, SymbolGraphRequest, SymbolQueryType};
 use super::super::{PathCommit, path_commits};
+use super::super::{index_workspace, rebuild_index};
 use super::scope;
 use crate::workspace::IndexedWorkspace;
 
@@ -180,6 +181,14 @@ pub struct RepoSearchResponse {
     pub warnings: Vec<String>,
 }
 
+/// The name this server's repository goes by: its directory's.
+fn repo_name(ws: &IndexedWorkspace) -> String {
+    ws.root()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Refuses a `repo` naming a repository this server does not serve (one server, one
 /// repository: its directory's name, or `*`).
 fn check_repo(ws: &IndexedWorkspace, repo: Option<&OneOrMany>) -> Result<(), ContextError> {
@@ -192,11 +201,7 @@ fn check_served(
     field: &'static str,
     repo: Option<&OneOrMany>,
 ) -> Result<(), ContextError> {
-    let name = ws
-        .root()
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = repo_name(ws);
     for wanted in repo.map(OneOrMany::to_vec).unwrap_or_default() {
         if wanted != "*" && wanted != name {
             return Err(invalid(
@@ -662,6 +667,98 @@ fn spellings(query: &str) -> Vec<String> {
         .into_iter()
         .filter(|alternate| alternate != query)
         .collect()
+}
+
+/// Input of `qdrant_index`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexRequest {
+    /// Only (re)index this subdirectory (default: the whole workspace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
+    /// Rebuild the whole index from scratch. Default false.
+    #[serde(default)]
+    pub recreate: bool,
+    /// This server's repository (its directory name) or `*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
+}
+
+/// What an index run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IndexStats {
+    /// Files read and indexed.
+    pub files_processed: usize,
+    pub chunks_created: usize,
+    /// One per chunk.
+    pub vectors_generated: usize,
+    pub processing_time_seconds: f64,
+    /// Files skipped (too large, binary, unreadable).
+    pub errors: usize,
+}
+
+/// Result of `qdrant_index`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IndexResponse {
+    pub ok: bool,
+    /// `index`.
+    pub operation: String,
+    pub subdir: String,
+    /// This server's repository.
+    pub collection: String,
+    pub recreate: bool,
+    pub stats: IndexStats,
+    pub message: String,
+}
+
+/// `qdrant_index`: brings the index up to date (`subdir` only), or rebuilds it (`recreate`).
+pub fn qdrant_index(
+    ws: &IndexedWorkspace,
+    request: &IndexRequest,
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> std::ops::ControlFlow<()>,
+) -> Result<IndexResponse, ContextError> {
+    check_served(
+        ws,
+        "collection",
+        request.collection.clone().map(OneOrMany::One).as_ref(),
+    )?;
+    let subdir = match request.subdir.as_deref().map(str::trim) {
+        Some(subdir) if !subdir.is_empty() && subdir != "." => scope(ws, "subdir", subdir)?,
+        _ => None,
+    };
+    let report = if request.recreate {
+        rebuild_index(ws, progress)?
+    } else {
+        index_workspace(
+            ws,
+            &IndexWorkspaceRequest {
+                path: subdir.clone(),
+            },
+            progress,
+        )?
+    };
+    Ok(IndexResponse {
+        ok: true,
+        operation: "index".to_string(),
+        subdir: if request.recreate {
+            String::new()
+        } else {
+            subdir.unwrap_or_default()
+        },
+        collection: repo_name(ws),
+        recreate: request.recreate,
+        stats: IndexStats {
+            files_processed: report.files_changed,
+            chunks_created: report.chunks_added,
+            vectors_generated: report.chunks_added,
+            processing_time_seconds: report.elapsed_ms as f64 / 1000.0,
+            errors: report.files_skipped,
+        },
+        message: match &report.rebuilt {
+            Some(why) => format!("Indexing completed successfully (rebuilt: {why})"),
+            None => "Indexing completed successfully".to_string(),
+        },
+    })
 }
 
 fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {

@@ -67,7 +67,10 @@ pub(super) fn section(text: &str, name: &str) -> Vec<String> {
         .skip_while(|line| *line != heading)
         .skip(1)
         // A server heading ("Indexer Server API"), not a bullet that ends so.
-        .take_while(|line| !is_heading(line) && !(line.ends_with(" API") && !line.starts_with(' ')))
+        .take_while(|line| {
+            let server_heading = line.ends_with(" API") && !line.starts_with(' ');
+            !is_heading(line) && !server_heading
+        })
         .map(str::to_string)
         .collect()
 }

@@ -486,10 +486,7 @@ fn uses(
 
 /// The first line of `path` holding `name`'s last part (1 when none does).
 fn first_line_naming(ws: &IndexedWorkspace, path: &str, name: &str) -> usize {
-    let last = name
-        .rsplit(|c| c == ':' || c == '.' || c == '/')
-        .next()
-        .unwrap_or(name);
+    let last = name.rsplit([':', '.', '/']).next().unwrap_or(name);
     read_lines(ws, path, 1, usize::MAX / 2)
         .iter()
         .position(|line| line.contains(last))

@@ -383,6 +383,49 @@ fn the_context_engine_profile_answers_repo_search_with_the_seeds_fields() {
         json!(["python_asyncio_subprocess pythonAsyncioSubprocess"])
     );
 
+    let (info, _) = call(
+        &mut client,
+        11,
+        "info_request",
+        json!({"info_request": "database connection pool", "include_explanation": true,
+               "include_relationships": true, "language": "rust", "limit": 5}),
+    );
+    assert_eq!(info["search_strategy"], "hybrid+lang:rust", "{info}");
+    assert_eq!(info["results"][0]["path"], "src/db/pool.rs", "{info}");
+    assert!(
+        info["results"][0]["information"]
+            .as_str()
+            .unwrap()
+            .starts_with("Found 'ConnectionPool' in pool.rs (lines 1-"),
+        "{info}"
+    );
+    // src/app.rs imports the pool module: its results say so.
+    let app = info["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "src/app.rs")
+        .unwrap_or_else(|| panic!("{info}"));
+    assert_eq!(
+        app["relationships"]["imports_from"],
+        json!(["crate::db::pool::create_pool"]),
+        "{info}"
+    );
+    assert_eq!(
+        app["relationships"]["related_paths"],
+        json!(["src/db/pool.rs"]),
+        "{info}"
+    );
+    assert_eq!(info["primary_locations"][0], "src/db/pool.rs", "{info}");
+    assert_eq!(
+        info["query_understanding"]["detected_language"], "rust",
+        "{info}"
+    );
+    assert!(
+        info["confidence"]["top_score"].as_f64().unwrap() > 0.5,
+        "{info}"
+    );
+
     // A repository this server does not index.
     let (refused, is_error) = call(
         &mut client,

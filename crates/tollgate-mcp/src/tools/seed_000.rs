@@ -106,7 +106,9 @@ pub(super) fn json_after(lines: &[String], marker: &str) -> Value {
             break;
         }
     }
-    serde_json::from_str(&block).unwrap_or_else(|err| panic!("{marker}: {err}\n{block}"))
+    // The seed elides some arrays as `[...]`.
+    serde_json::from_str(&block.replace("[...]", "[]"))
+        .unwrap_or_else(|err| panic!("{marker}: {err}\n{block}"))
 }
 
 fn definition(name: &str) -> rmcp::model::Tool {

@@ -268,3 +268,115 @@ fn the_other_indexer_tools_have_the_seeds_parameters_and_result_fields() {
     assert_eq!(parsed.max_new, 2);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// `info_request`: every parameter of its section (`information_request` is accepted as an
+/// alias of `info_request`, not a second property), the stated defaults, and every field of its
+/// three result examples, into `results[]`, `relationships`, `confidence` and
+/// `query_understanding`.
+#[test]
+fn info_request_has_the_seeds_parameters_defaults_and_result_fields() {
+    use tollgate::api::context::dialects::info_request::{InfoRequest, InfoResponse};
+    /// What is not given, and why.
+    const LEFT_OUT: [(&str, &str); 2] = [
+        (
+            "information_request",
+            "an alias of info_request (accepted, not listed)",
+        ),
+        (
+            "relationships.calls",
+            "no call graph is extracted; imports and related files are",
+        ),
+    ];
+    let text = seed_text();
+    let lines = section(&text, "info_request");
+    let input = Value::Object(definition("info_request").input_schema.as_ref().clone());
+    let defaults = serde_json::to_value(
+        serde_json::from_value::<InfoRequest>(json!({"info_request": "q"})).unwrap(),
+    )
+    .unwrap();
+    let aliased: InfoRequest = serde_json::from_value(json!({"information_request": "q"})).unwrap();
+    assert_eq!(aliased.info_request, "q");
+    let mut problems = Vec::new();
+    let mut expected = Vec::new();
+    for (_, name, spec) in lines.iter().filter_map(|line| parameter(line)) {
+        if LEFT_OUT.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        if spec.contains("required")
+            && !input["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!(name)))
+        {
+            problems.push(format!("info_request.{name}: the seed requires it"));
+        }
+        if let Some(default) = spec.split("default ").nth(1) {
+            let expected: Value = serde_json::from_str(default.trim()).unwrap();
+            if defaults.get(&name) != Some(&expected) {
+                problems.push(format!(
+                    "info_request.{name}: default {:?}, the seed says {expected}",
+                    defaults.get(&name)
+                ));
+            }
+        }
+        expected.push(name);
+    }
+    expected.sort();
+    let mut actual = properties(&input, &input["$defs"]);
+    actual.sort();
+    if actual != expected {
+        problems.push(format!(
+            "info_request: parameters {actual:?}, the seed lists {expected:?}"
+        ));
+    }
+    let schema = serde_json::to_value(schemars::schema_for!(InfoResponse)).unwrap();
+    let defs = schema["$defs"].clone();
+    let fields = properties(&schema, &defs);
+    let hit_fields = properties(&schema["properties"]["results"]["items"], &defs);
+    for marker in [
+        "Returns (basic mode):",
+        "Returns (with include_explanation: true):",
+        "Returns (with include_relationships: true):",
+    ] {
+        let returns = json_after(&lines, marker);
+        for (key, value) in returns.as_object().unwrap() {
+            if !fields.contains(key) {
+                problems.push(format!("{marker} the result lacks `{key}`"));
+                continue;
+            }
+            if let Value::Object(nested) = value
+                && key != "grouped_results"
+            {
+                let nested_fields = properties(&schema["properties"][key], &defs);
+                for name in nested.keys() {
+                    if !nested_fields.contains(name) {
+                        problems.push(format!("{marker} `{key}` lacks `{name}`"));
+                    }
+                }
+            }
+        }
+        for hit in returns["results"].as_array().into_iter().flatten() {
+            for (key, value) in hit.as_object().unwrap() {
+                if !hit_fields.contains(key) {
+                    problems.push(format!("{marker} `results[]` lacks `{key}`"));
+                }
+                if let Value::Object(nested) = value {
+                    let item = &defs[schema["properties"]["results"]["items"]["$ref"]
+                        .as_str()
+                        .unwrap()
+                        .rsplit('/')
+                        .next()
+                        .unwrap()];
+                    let nested_fields = properties(&item["properties"][key], &defs);
+                    for name in nested.keys() {
+                        let at = format!("{key}.{name}");
+                        if !nested_fields.contains(name) && !LEFT_OUT.iter().any(|(n, _)| *n == at)
+                        {
+                            problems.push(format!("{marker} `results[].{at}` is missing"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

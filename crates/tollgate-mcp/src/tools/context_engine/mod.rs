@@ -7,6 +7,7 @@
 pub(super) mod change_history_for_path;
 pub(super) mod code_search;
 pub(super) mod expand_query;
+pub(super) mod info_request;
 pub(super) mod qdrant_index;
 pub(super) mod repo_search;
 pub(super) mod search_callers_for;

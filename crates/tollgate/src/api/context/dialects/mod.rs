@@ -5,6 +5,7 @@
 
 pub mod ck;
 pub mod context_engine;
+pub mod info_request;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -300,6 +300,17 @@ fn the_context_engine_profile_answers_repo_search_with_the_seeds_fields() {
     // Searches never re-index behind the caller's back: the seed's indexing tool does.
     let (indexed, _) = call(&mut client, 10, "qdrant_index", json!({"recreate": false}));
     assert_eq!(indexed["stats"]["files_processed"], 4, "{indexed}");
+    let (status, _) = call(&mut client, 12, "qdrant_status", json!({}));
+    assert_eq!(
+        (status["exists"].clone(), status["status"].clone()),
+        (json!(true), json!("healthy")),
+        "{status}"
+    );
+    assert!(status["count"].as_u64().unwrap() >= 7, "{status}");
+    assert!(
+        status["last_ingested_at"]["unix"].as_i64().unwrap() > 0,
+        "{status}"
+    );
     let (tests, _) = call(
         &mut client,
         4,

@@ -165,6 +165,7 @@ pub(crate) fn builtins() -> Result<Vec<Entry>, String> {
         Entry::of::<context_engine::expand_query::ExpandQuery>()?,
         Entry::of::<context_engine::qdrant_index::QdrantIndex>()?,
         Entry::of::<context_engine::info_request::InfoRequestTool>()?,
+        Entry::of::<context_engine::qdrant_status::QdrantStatus>()?,
     ])
 }
 

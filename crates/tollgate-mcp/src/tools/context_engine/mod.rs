@@ -9,6 +9,7 @@ pub(super) mod code_search;
 pub(super) mod expand_query;
 pub(super) mod info_request;
 pub(super) mod qdrant_index;
+pub(super) mod qdrant_status;
 pub(super) mod repo_search;
 pub(super) mod search_callers_for;
 pub(super) mod search_config_for;

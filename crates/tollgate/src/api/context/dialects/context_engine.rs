@@ -21,7 +21,7 @@ use super::super::ops::{
 };
 use super::super::request::{IndexWorkspaceRequest, SymbolGraphRequest, SymbolQueryType};
 use super::super::{PathCommit, path_commits};
-use super::super::{index_workspace, rebuild_index};
+use super::super::{index_status, index_workspace, rebuild_index};
 use super::scope;
 use crate::workspace::IndexedWorkspace;
 
@@ -755,6 +755,107 @@ pub fn qdrant_index(
             Some(why) => format!("Indexing completed successfully (rebuilt: {why})"),
             None => "Indexing completed successfully".to_string(),
         },
+    })
+}
+
+fn default_status_max_points() -> usize {
+    5000
+}
+fn default_status_batch() -> usize {
+    1000
+}
+
+/// Input of `qdrant_status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRequest {
+    /// This server's repository (its directory name) or `*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
+    /// Accepted; the counts are exact, nothing is scanned. Default 5000.
+    #[serde(default = "default_status_max_points")]
+    pub max_points: usize,
+    /// Accepted; nothing is scanned. Default 1000.
+    #[serde(default = "default_status_batch")]
+    pub batch: usize,
+}
+
+/// A moment, as the seed writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Timestamp {
+    pub unix: i64,
+    /// RFC 3339.
+    pub iso: String,
+}
+
+/// Result of `qdrant_status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusResponse {
+    pub ok: bool,
+    /// This server's repository.
+    pub collection: String,
+    pub exists: bool,
+    /// Chunks indexed (each one vector).
+    pub count: usize,
+    /// When the index was last updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_ingested_at: Option<Timestamp>,
+    /// The embedder's id and dimension.
+    pub vectors_config: std::collections::BTreeMap<String, usize>,
+    pub storage_size_mb: f64,
+    /// `healthy`, `unhealthy` (see `problems`) or `missing`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+/// `qdrant_status`: the workspace index's state, in the seed's shape.
+pub fn qdrant_status(
+    ws: &IndexedWorkspace,
+    request: &StatusRequest,
+) -> Result<StatusResponse, ContextError> {
+    check_served(
+        ws,
+        "collection",
+        request.collection.clone().map(OneOrMany::One).as_ref(),
+    )?;
+    let status = index_status(ws)?;
+    let last_ingested_at = status.last_indexed.as_ref().and_then(|iso| {
+        time::OffsetDateTime::parse(iso, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(|t| Timestamp {
+                unix: t.unix_timestamp(),
+                iso: iso.clone(),
+            })
+    });
+    let embedder = ws.embedder();
+    let vectors_config = status
+        .embedder
+        .iter()
+        .map(|id| {
+            let dim = if *id == embedder.id() {
+                embedder.dim()
+            } else {
+                0
+            };
+            (id.clone(), dim)
+        })
+        .collect();
+    Ok(StatusResponse {
+        ok: true,
+        collection: repo_name(ws),
+        exists: status.exists,
+        count: status.chunks,
+        last_ingested_at,
+        vectors_config,
+        storage_size_mb: (status.index_size as f64 / 1_048_576.0 * 10.0).round() / 10.0,
+        status: match (status.exists, status.healthy) {
+            (false, _) => "missing",
+            (true, true) => "healthy",
+            (true, false) => "unhealthy",
+        }
+        .to_string(),
+        problems: status.problems,
     })
 }
 

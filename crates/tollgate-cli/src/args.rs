@@ -824,7 +824,8 @@ pub struct McpArgs {
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
     /// Tool profiles to serve, comma-separated: review, plan, context, session, memory, user, or
-    /// all. The utilities (tool_manifest, get_workspace_info, scrub_secrets, validate_content) are
+    /// all; or the seed dialects ck and context-engine (not with context: some tool names are
+    /// both's). The utilities (tool_manifest, get_workspace_info, scrub_secrets, validate_content) are
     /// always served.
     #[arg(long = "tools", value_name = "LIST", default_value = "review,user")]
     pub tools: tollgate_mcp::Profiles,

@@ -64,7 +64,7 @@ pub use model2vec::Model2VecEmbedder;
 #[cfg(feature = "engine")]
 pub use search::{
     ArmEvidence, Channel, Explain, Filter, Hit, MAX_TOP_K, Mode, SearchOutcome, SearchQuery, Tests,
-    search,
+    nearest, search,
 };
 pub use tokenize::tokens;
 #[cfg(feature = "engine")]
@@ -86,6 +86,8 @@ pub struct IndexConfig {
     pub max_commits: usize,
     /// Live vectors from which an HNSW graph is kept (below: exact search).
     pub hnsw_min_points: usize,
+    /// The next update rebuilds the whole index, as if it had none (`--force`-style reindex).
+    pub rebuild: bool,
 }
 
 #[cfg(feature = "engine")]
@@ -107,6 +109,7 @@ impl IndexConfig {
             history: true,
             max_commits: DEFAULT_HISTORY_DEPTH,
             hnsw_min_points: HNSW_MIN_POINTS,
+            rebuild: false,
         }
     }
 }
@@ -866,6 +869,63 @@ mod tests {
         )
         .unwrap();
         assert_eq!(paths(&hits), ["a.rs"]);
+    }
+
+    /// `nearest` ranks by cosine similarity alone, its scores the similarities, the filter
+    /// applied; a rebuild asked for reads every file again and keeps what is outside `under`.
+    #[test]
+    fn nearest_ranks_by_similarity_and_a_forced_rebuild_reads_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "src/pool.rs",
+            "/// A database connection pool.\npub fn connection_pool() {}\n",
+        );
+        write(
+            root,
+            "src/net.rs",
+            "/// Request timeout.\npub fn request_timeout() {}\n",
+        );
+        write(
+            root,
+            "docs/pool.md",
+            "# Connection pool\n\nThe database connection pool.\n",
+        );
+        let mut config = IndexConfig::new(root);
+        let embedder = HashedEmbedder;
+        update(&config, None, &embedder, &mut |_| ControlFlow::Continue(())).unwrap();
+        let mut query = SearchQuery::new("database connection pool", 10);
+        let outcome = nearest(&config, &embedder, &query).unwrap();
+        assert_eq!(outcome.channels, [Channel::Vector]);
+        let scores: Vec<f32> = outcome.hits.iter().map(|h| h.score).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        assert!(
+            outcome.hits[0].path.contains("pool"),
+            "{:?}",
+            paths(&outcome)
+        );
+        assert!(
+            scores.iter().all(|s| (-1.0..=1.0).contains(s)),
+            "{scores:?}"
+        );
+        query.filter.under = Some("src".to_string());
+        let filtered = nearest(&config, &embedder, &query).unwrap();
+        assert!(
+            filtered.hits.iter().all(|h| h.path.starts_with("src/")),
+            "{:?}",
+            paths(&filtered)
+        );
+
+        config.rebuild = true;
+        let report = update(&config, Some("src"), &embedder, &mut |_| {
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(report.rebuilt.as_deref(), Some("a rebuild was asked for"));
+        assert_eq!(report.files_changed, 3, "{report:?}");
+        config.rebuild = false;
+        assert_eq!(status(&config).unwrap().files, 3);
     }
 
     #[test]

@@ -389,6 +389,68 @@ pub fn search(
     Ok(outcome)
 }
 
+/// The vector channel alone: the chunks nearest the query's embedding, most similar first, each
+/// hit's `score` its cosine similarity (no fusion, boosts or per-file grouping; `chunks_per_file`
+/// and `channels` are not read). For callers that mean pure vector ranking (ck's
+/// `semantic_search`); the filter applies before the cut, as in [`search`]. An index without
+/// vectors from `embedder` answers nothing, with a warning.
+pub fn nearest(
+    config: &IndexConfig,
+    embedder: &dyn Embedder,
+    query: &SearchQuery,
+) -> Result<SearchOutcome, IndexError> {
+    let (meta, lexical) = open_index(&config.dir)?;
+    let searcher = lexical.reader()?;
+    let top_k = query.top_k.clamp(1, MAX_TOP_K);
+    let allowed = allowed_keys(&config.dir, &query.filter)?;
+    let mut outcome = SearchOutcome::default();
+    let chunks = match vector_arm(
+        config,
+        embedder,
+        &searcher,
+        &query.text,
+        top_k,
+        allowed.as_ref(),
+    )? {
+        Some(chunks) => {
+            outcome.channels.push(Channel::Vector);
+            chunks
+        }
+        None => {
+            outcome.warnings.push(format!(
+                "no vector search: the index holds no vectors from embedder {}",
+                embedder.id()
+            ));
+            Vec::new()
+        }
+    };
+    let mut words = tokens(&query.text);
+    words.sort();
+    words.dedup();
+    let shown: Vec<&StoredChunk> = chunks.iter().map(|(_, chunk)| chunk).collect();
+    let relevance = searcher.coverage(&words, &shown)?;
+    for (rank, ((similarity, chunk), relevance)) in chunks.iter().zip(relevance).enumerate() {
+        let chunk = chunk.clone();
+        outcome.hits.push(Hit {
+            path: chunk.path,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            symbol: chunk.symbol,
+            kind: chunk.kind,
+            language: chunk.language,
+            score: *similarity,
+            relevance,
+            file_rank: rank + 1,
+            channels: vec![Channel::Vector],
+            explain: None,
+        });
+    }
+    if let Some(meta) = &meta {
+        outcome.stale = stale_files(config, &outcome.hits, meta.indexed_at)?;
+    }
+    Ok(outcome)
+}
+
 /// What one ranking pass over the channels needs.
 struct Pass<'a> {
     config: &'a IndexConfig,

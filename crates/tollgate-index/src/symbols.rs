@@ -198,6 +198,20 @@ fn segments(module: &str) -> Vec<String> {
         .collect()
 }
 
+/// The imports each of `paths` makes, as written (none for a file the index does not know).
+pub fn imports_of(config: &IndexConfig, paths: &[&str]) -> Result<Vec<Vec<String>>, IndexError> {
+    let files = files(config)?;
+    Ok(paths
+        .iter()
+        .map(|path| {
+            files
+                .get(*path)
+                .map(|entry| entry.outline.imports.clone())
+                .unwrap_or_default()
+        })
+        .collect())
+}
+
 /// Files `path` imports (resolved by matching module paths to file paths) and files that
 /// import it, nearest first; `path` itself excluded.
 pub fn related(config: &IndexConfig, path: &str, limit: usize) -> Result<Vec<String>, IndexError> {

@@ -91,17 +91,20 @@ struct Prepared {
 /// Updates the index of `config.root` (only `under` when given: files outside it are left
 /// as they are). `progress` hears how far it is; answering [`ControlFlow::Break`] stops the
 /// update before it commits anything ([`IndexError::Cancelled`]), the previous index intact.
+/// `config.rebuild` rebuilds the whole index (`under` is then not read: a rebuild of part would
+/// drop the rest).
 pub fn update(
     config: &IndexConfig,
     under: Option<&str>,
     embedder: &dyn Embedder,
     progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<UpdateReport, IndexError> {
+    let under = under.filter(|_| !config.rebuild);
     let dir = &config.dir;
     let _lock = WriteLock::acquire(dir)?;
     let mut report = UpdateReport::default();
     let started = Instant::now();
-    let previous = Previous::open(dir, embedder, &mut report)?;
+    let previous = Previous::open(dir, embedder, config.rebuild, &mut report)?;
     let mut files = previous.files;
 
     let walked = walk::walk(&config.root, under);
@@ -231,6 +234,7 @@ impl Previous {
     fn open(
         dir: &Path,
         embedder: &dyn Embedder,
+        forced: bool,
         report: &mut UpdateReport,
     ) -> Result<Previous, IndexError> {
         let meta: Option<Meta> = store::read_json(&dir.join("meta.json"))?;
@@ -254,6 +258,7 @@ impl Previous {
             None if dir.join(store::FILES_TABLE).exists() => {
                 Some("the index header was missing".to_string())
             }
+            _ if forced => Some("a rebuild was asked for".to_string()),
             _ => None,
         };
         let lexical_dir = dir.join("lexical");

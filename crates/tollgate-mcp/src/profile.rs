@@ -21,9 +21,16 @@ pub enum Profile {
     Memory,
     /// The team's own tools: Lua scripts under `.tollgate/tools/` and `[tools] dirs`.
     User,
+    /// ck's search tools (seed 003) with ck's names and parameters; `all` leaves it out, as
+    /// three of its names are the `context` profile's with other inputs.
+    Ck,
+    /// Context-Engine's indexer tools (seed 000): `repo_search` and its kin; `all` leaves it
+    /// out, as some of its names are the `context` profile's with other inputs.
+    ContextEngine,
 }
 
 impl Profile {
+    /// What `all` serves: Tollgate's own profiles.
     pub const ALL: [Profile; 6] = [
         Profile::Review,
         Profile::Plan,
@@ -32,6 +39,14 @@ impl Profile {
         Profile::Memory,
         Profile::User,
     ];
+
+    /// Other seeds' dialects, named one by one (`--tools ck`), never by `all`.
+    pub const DIALECTS: [Profile; 2] = [Profile::Ck, Profile::ContextEngine];
+
+    /// Every profile: Tollgate's own, then the dialects.
+    pub fn every() -> impl Iterator<Item = Profile> {
+        Profile::ALL.into_iter().chain(Profile::DIALECTS)
+    }
 
     /// When an agent should connect with this profile; the server's instructions say it.
     pub fn purpose(self) -> &'static str {
@@ -54,6 +69,12 @@ impl Profile {
             Profile::User => {
                 "the team's own tools, Lua scripts in .tollgate/tools/ (none until someone writes one)"
             }
+            Profile::Ck => {
+                "ck's search tools with ck's parameters, for agents configured for ck (not with `context` or `all`: three names are theirs)"
+            }
+            Profile::ContextEngine => {
+                "Context-Engine's indexer tools with its parameters, for agents configured for it (not with `context` or `all`: some names are theirs)"
+            }
         }
     }
 
@@ -65,6 +86,8 @@ impl Profile {
             Profile::Session => "session",
             Profile::Memory => "memory",
             Profile::User => "user",
+            Profile::Ck => "ck",
+            Profile::ContextEngine => "context-engine",
         }
     }
 }
@@ -117,7 +140,7 @@ impl fmt::Display for Profiles {
 /// A `--tools` value named no profile, or one that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, memory, user, or all"
+    "unknown tool profile `{given}`: expected a comma-separated list of review, plan, context, session, memory, user, ck, context-engine, or all"
 )]
 pub struct UnknownProfile {
     pub given: String,
@@ -135,7 +158,7 @@ impl FromStr for Profiles {
                 set.extend(Profile::ALL);
                 continue;
             }
-            match Profile::ALL.into_iter().find(|p| p.as_str() == name) {
+            match Profile::every().find(|p| p.as_str() == name) {
                 Some(profile) => {
                     set.insert(profile);
                 }
@@ -171,8 +194,19 @@ mod tests {
         assert_eq!(err.given, "reviews");
         assert!(
             err.to_string()
-                .contains("review, plan, context, session, memory, user")
+                .contains("review, plan, context, session, memory, user, ck, context-engine")
         );
+        // The dialects are named one by one; `all` is Tollgate's own profiles.
+        assert_eq!(
+            "ck,review".parse::<Profiles>().unwrap().to_string(),
+            "review,ck"
+        );
+        assert_eq!(
+            "Context-Engine".parse::<Profiles>().unwrap().to_string(),
+            "context-engine"
+        );
+        assert!(!Profiles::all().contains(Profile::Ck));
+        assert!(!Profiles::all().contains(Profile::ContextEngine));
         let err = "".parse::<Profiles>().unwrap_err();
         assert_eq!(err.given, "");
         assert!("review,".parse::<Profiles>().is_err());

@@ -712,6 +712,9 @@ mod tests {
             ("session", 20_000),
             ("memory", 20_000),
             ("all", 20_000),
+            // The seed dialects, each beside the utilities.
+            ("ck", 6_000),
+            ("context-engine", 12_000),
         ] {
             let (tools, manifest) = listed(profiles).await;
             let bytes = serde_json::to_vec(&tools).unwrap().len();

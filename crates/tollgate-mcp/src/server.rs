@@ -74,6 +74,16 @@ pub enum ServerError {
     /// A tool's input type does not make a valid MCP input schema (a bug in Tollgate).
     #[error("invalid tool definition: {0}")]
     Definition(String),
+    /// Two of the profiles asked for have a tool of one name (a seed dialect's and Tollgate's
+    /// own): one server serves one meaning of a name.
+    #[error(
+        "the tool profiles `{first}` and `{second}` cannot be served together: both have a tool named `{name}`, with other inputs. Start one server per profile (e.g. `--tools all` and `--tools {second}`)"
+    )]
+    NameClash {
+        name: String,
+        first: &'static str,
+        second: &'static str,
+    },
     #[error("the MCP stdio transport failed: {0}")]
     Stdio(String),
 }
@@ -164,6 +174,9 @@ impl Server {
             .into_iter()
             .filter(|entry| entry.group.served_by(&options.profiles))
             .collect();
+        if let Some(clash) = name_clash(&served) {
+            return Err(clash);
+        }
         let catalog = Catalog {
             profiles: options.profiles,
             registry: Registry::new(served, user),
@@ -657,6 +670,21 @@ impl ServerHandler for Server {
     }
 }
 
+/// The first name two served entries share (seed 001's `semantic_search` and ck's, say).
+fn name_clash(served: &[Entry]) -> Option<ServerError> {
+    let mut seen: std::collections::HashMap<&str, Group> = std::collections::HashMap::new();
+    for entry in served {
+        if let Some(first) = seen.insert(&entry.name, entry.group) {
+            return Some(ServerError::NameClash {
+                name: entry.name.to_string(),
+                first: first.as_str(),
+                second: entry.group.as_str(),
+            });
+        }
+    }
+    None
+}
+
 /// The server's instructions: what Tollgate is, every profile with when to pick it and its
 /// tools (so an agent knows what another `--tools` would give it), the utilities, and the
 /// conventions every tool follows.
@@ -675,7 +703,7 @@ fn instructions(registry: &[Entry], served: &Profiles) -> String {
 this server serves `{served}` (start it with `--tools` and a comma-separated list, or `all`, for \
 more).\n"
     );
-    for profile in Profile::ALL {
+    for profile in Profile::every() {
         let mark = if served.contains(profile) {
             " (served)"
         } else {
@@ -1434,7 +1462,7 @@ mod tests {
             .peer_info()
             .and_then(|info| info.instructions.clone())
             .expect("instructions");
-        for profile in Profile::ALL {
+        for profile in Profile::every() {
             let line = instructions
                 .lines()
                 .find(|line| line.starts_with(&format!("- `{profile}`")))
@@ -1466,7 +1494,7 @@ mod tests {
             assert!(instructions.contains(utility), "{utility}: {instructions}");
         }
         assert!(
-            instructions.contains("With the Tasks extension, execute_plan, index_workspace, reactive_review_pr return a task"),
+            instructions.contains("With the Tasks extension, execute_plan, index_workspace, qdrant_index, reactive_review_pr, reindex return a task"),
             "{instructions}"
         );
     }
@@ -1491,6 +1519,53 @@ mod tests {
             Server::new(options(dir.path().join("missing"))),
             Err(ServerError::Workspace { .. })
         ));
+    }
+
+    /// ck's `semantic_search` and seed 001's share a name: one server serves one of them. The
+    /// dialects alone, or beside profiles without those names, start.
+    #[test]
+    fn profiles_sharing_a_tool_name_are_not_served_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = |profiles: &str| {
+            Server::new(ServerOptions {
+                workspace: dir.path().to_path_buf(),
+                workspace_named: true,
+                profiles: profiles.parse().unwrap(),
+                env: Vec::new(),
+                call_timeout: ServerOptions::DEFAULT_CALL_TIMEOUT,
+            })
+        };
+        for (profiles, first, second) in [
+            ("all,ck", "context", "ck"),
+            ("context,ck", "context", "ck"),
+            ("context,context-engine", "context", "context-engine"),
+        ] {
+            let err = start(profiles).unwrap_err();
+            assert!(
+                matches!(&err, ServerError::NameClash { first: f, second: s, .. }
+                    if *f == first && *s == second),
+                "{profiles}: {err}"
+            );
+            assert!(
+                err.to_string().contains("Start one server per profile"),
+                "{err}"
+            );
+        }
+        for profiles in [
+            "ck",
+            "context-engine",
+            "ck,context-engine",
+            "review,memory,ck",
+            "all",
+        ] {
+            let server = start(profiles).unwrap_or_else(|err| panic!("{profiles}: {err}"));
+            let names = server.tool_names();
+            assert_eq!(
+                names.contains(&"hybrid_search".to_string()),
+                profiles.contains("ck"),
+                "{profiles}: {names:?}"
+            );
+        }
     }
 
     #[test]

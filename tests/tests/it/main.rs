@@ -29,6 +29,7 @@ mod replay;
 mod review_cli;
 mod review_model;
 mod sarif_validation;
+mod seeds;
 mod session;
 mod store_url;
 mod user_tools;

@@ -3,10 +3,12 @@
 
 mod cancel_review;
 mod check_invariants;
+mod ck;
 mod codebase_retrieval;
 mod compare_plan_versions;
 mod complete_step;
 mod context_answer;
+mod context_engine;
 mod create_plan;
 mod delete_context;
 mod delete_context_batch;
@@ -147,6 +149,23 @@ pub(crate) fn builtins() -> Result<Vec<Entry>, String> {
         Entry::of::<search::Search>()?,
         Entry::of::<get::Get>()?,
         Entry::of::<sources::Sources>()?,
+        Entry::of::<ck::semantic_search::SemanticSearch>()?,
+        Entry::of::<ck::regex_search::RegexSearch>()?,
+        Entry::of::<ck::hybrid_search::HybridSearch>()?,
+        Entry::of::<ck::index_status::IndexStatus>()?,
+        Entry::of::<ck::reindex::Reindex>()?,
+        Entry::of::<ck::health_check::HealthCheck>()?,
+        Entry::of::<context_engine::repo_search::RepoSearch>()?,
+        Entry::of::<context_engine::code_search::CodeSearch>()?,
+        Entry::of::<context_engine::search_tests_for::SearchTestsFor>()?,
+        Entry::of::<context_engine::search_config_for::SearchConfigFor>()?,
+        Entry::of::<context_engine::search_callers_for::SearchCallersFor>()?,
+        Entry::of::<context_engine::search_importers_for::SearchImportersFor>()?,
+        Entry::of::<context_engine::change_history_for_path::ChangeHistoryForPath>()?,
+        Entry::of::<context_engine::expand_query::ExpandQuery>()?,
+        Entry::of::<context_engine::qdrant_index::QdrantIndex>()?,
+        Entry::of::<context_engine::info_request::InfoRequestTool>()?,
+        Entry::of::<context_engine::qdrant_status::QdrantStatus>()?,
     ])
 }
 
@@ -272,7 +291,11 @@ fn plan_store(ctx: &ToolContext) -> Result<Store, ToolError> {
 #[cfg(test)]
 mod seed_000;
 #[cfg(test)]
+mod seed_000_indexer;
+#[cfg(test)]
 mod seed_002;
+#[cfg(test)]
+mod seed_003;
 
 #[cfg(test)]
 mod tests {
@@ -431,7 +454,12 @@ mod tests {
     #[test]
     fn tool_names_are_unique_and_valid_and_their_schemas_build() {
         let all = builtins().unwrap();
-        let mut names: Vec<&str> = all.iter().map(|entry| &*entry.name).collect();
+        // A name is registered once per profile; two profiles may share one (a seed dialect's
+        // and Tollgate's own), never two served together (the server refuses that).
+        let mut names: Vec<(&str, &str)> = all
+            .iter()
+            .map(|entry| (&*entry.name, entry.group.as_str()))
+            .collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len(), "a tool name is registered twice");

@@ -26,18 +26,35 @@ const LEFT_OUT: [(&str, &str, &str); 2] = [
     ),
 ];
 
-fn seed_text() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/seeds");
+pub(super) fn seed_text() -> String {
+    seed("000_")
+}
+
+/// The seed document whose name starts with `prefix`, from the `shared/reference/seeds` beside
+/// the clone: the nearest ancestor of this crate holding one (a worktree sits deeper than a
+/// clone).
+pub(super) fn seed(prefix: &str) -> String {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = manifest
+        .ancestors()
+        .map(|dir| dir.join("shared/reference/seeds"))
+        .find(|dir| dir.is_dir())
+        .unwrap_or_else(|| {
+            panic!(
+                "no shared/reference/seeds above {} (the seeds sit beside the clone)",
+                manifest.display()
+            )
+        });
     let entry = std::fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("{}: {err} (the seeds sit beside the clone)", dir.display()))
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
         .filter_map(Result::ok)
-        .find(|entry| entry.file_name().to_string_lossy().starts_with("000_"))
-        .expect("seed 000 exists");
+        .find(|entry| entry.file_name().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no seed {prefix}* in {}", dir.display()));
     std::fs::read_to_string(entry.path()).unwrap()
 }
 
 /// The lines of the section `name()` (up to the next `other()` or `… API` heading).
-fn section(text: &str, name: &str) -> Vec<String> {
+pub(super) fn section(text: &str, name: &str) -> Vec<String> {
     let heading = format!("{name}()");
     let is_heading = |line: &str| {
         line.ends_with("()")
@@ -49,13 +66,17 @@ fn section(text: &str, name: &str) -> Vec<String> {
     text.lines()
         .skip_while(|line| *line != heading)
         .skip(1)
-        .take_while(|line| !is_heading(line) && !line.ends_with(" API"))
+        // A server heading ("Indexer Server API"), not a bullet that ends so.
+        .take_while(|line| {
+            let server_heading = line.ends_with(" API") && !line.starts_with(' ');
+            !is_heading(line) && !server_heading
+        })
         .map(str::to_string)
         .collect()
 }
 
 /// A parameter bullet (`  • name (type, …): …`): its indent, name and parenthesis.
-fn parameter(line: &str) -> Option<(usize, String, String)> {
+pub(super) fn parameter(line: &str) -> Option<(usize, String, String)> {
     let indent = line.len() - line.trim_start().len();
     let rest = line.trim_start().strip_prefix("• ")?;
     let (name, after) = rest.split_once(" (")?;
@@ -67,7 +88,7 @@ fn parameter(line: &str) -> Option<(usize, String, String)> {
 }
 
 /// The first JSON object after `marker` in the section.
-fn json_after(lines: &[String], marker: &str) -> Value {
+pub(super) fn json_after(lines: &[String], marker: &str) -> Value {
     let start = lines
         .iter()
         .position(|line| line.trim() == marker)
@@ -85,7 +106,9 @@ fn json_after(lines: &[String], marker: &str) -> Value {
             break;
         }
     }
-    serde_json::from_str(&block).unwrap_or_else(|err| panic!("{marker}: {err}\n{block}"))
+    // The seed elides some arrays as `[...]`.
+    serde_json::from_str(&block.replace("[...]", "[]"))
+        .unwrap_or_else(|err| panic!("{marker}: {err}\n{block}"))
 }
 
 fn definition(name: &str) -> rmcp::model::Tool {
@@ -99,7 +122,7 @@ fn definition(name: &str) -> rmcp::model::Tool {
 }
 
 /// Every property name of an object schema, following `$ref`s into `defs`.
-fn properties(schema: &Value, defs: &Value) -> Vec<String> {
+pub(super) fn properties(schema: &Value, defs: &Value) -> Vec<String> {
     if let Some(reference) = schema["$ref"].as_str() {
         let name = reference.rsplit('/').next().unwrap();
         return properties(&defs[name], defs);

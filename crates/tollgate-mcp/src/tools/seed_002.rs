@@ -2,20 +2,12 @@
 //! beside the clone): every parameter the seed lists, nested batch fields, the defaults it
 //! states and the result fields its tables promise.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use super::builtins;
 
 fn seed_text() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/seeds");
-    let entry = std::fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("{}: {err} (the seeds sit beside the clone)", dir.display()))
-        .filter_map(Result::ok)
-        .find(|entry| entry.file_name().to_string_lossy().starts_with("002_"))
-        .expect("seed 002 exists");
-    std::fs::read_to_string(entry.path()).unwrap()
+    super::seed_000::seed("002_")
 }
 
 /// `### name` sections of the seed's tool reference: name → its lines.

@@ -32,7 +32,8 @@ pub(crate) struct ToolDescription {
     name: String,
     title: String,
     description: String,
-    /// The profile that serves it: review, plan, context, session, memory, or utility (always served).
+    /// The profile that serves it: review, plan, context, session, memory, user, ck,
+    /// context-engine, or utility (always served).
     profile: String,
     /// The version of its input/output contract.
     version: String,

@@ -9,16 +9,19 @@
 //! Searches build the index on first use when the workspace has none; they never re-index an
 //! existing index behind the caller's back (`index_workspace` does that).
 
+pub mod dialects;
 mod files;
+mod history;
 mod ops;
 pub mod request;
 
 use crate::ErrorCode;
 use crate::workspace::{IndexError, PathError};
 pub use files::get_file;
+pub use history::{PathCommit, path_commits};
 pub use ops::{
     build_index_if_missing, codebase_retrieval, get_context_for_prompt, git_commit_retrieval,
-    index_progress, index_status, index_workspace, regex_search, search_callers_for,
+    index_progress, index_status, index_workspace, rebuild_index, regex_search, search_callers_for,
     search_channels, search_tests_for, semantic_search, symbol_graph,
 };
 

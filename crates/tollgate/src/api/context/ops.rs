@@ -19,14 +19,14 @@ use crate::workspace::IndexedWorkspace;
 
 const SNIPPET_LINES: usize = 40;
 
-fn invalid(field: &'static str, message: impl Into<String>) -> ContextError {
+pub(crate) fn invalid(field: &'static str, message: impl Into<String>) -> ContextError {
     ContextError::InvalidInput {
         field,
         message: message.into(),
     }
 }
 
-fn require_text(field: &'static str, text: &str) -> Result<(), ContextError> {
+pub(crate) fn require_text(field: &'static str, text: &str) -> Result<(), ContextError> {
     if text.trim().is_empty() {
         return Err(invalid(field, "must not be empty"));
     }
@@ -36,7 +36,12 @@ fn require_text(field: &'static str, text: &str) -> Result<(), ContextError> {
     Ok(())
 }
 
-fn in_range(field: &'static str, value: usize, min: usize, max: usize) -> Result<(), ContextError> {
+pub(crate) fn in_range(
+    field: &'static str,
+    value: usize,
+    min: usize,
+    max: usize,
+) -> Result<(), ContextError> {
     if value < min || value > max {
         return Err(invalid(field, format!("{value} is outside {min}–{max}")));
     }
@@ -72,7 +77,12 @@ pub fn build_index_if_missing(
 }
 
 /// Lines `[start, end]` of a workspace file, secrets masked; empty when it is gone.
-fn read_lines(ws: &IndexedWorkspace, path: &str, start: usize, end: usize) -> Vec<String> {
+pub(crate) fn read_lines(
+    ws: &IndexedWorkspace,
+    path: &str,
+    start: usize,
+    end: usize,
+) -> Vec<String> {
     let Ok(resolved) = resolve(ws, path) else {
         return Vec::new();
     };
@@ -150,7 +160,7 @@ fn explanation(explain: tollgate_index::Explain) -> RankExplanation {
     }
 }
 
-fn round(x: f64) -> f64 {
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
@@ -196,9 +206,18 @@ fn results_markdown(query: &str, results: &[SearchResult]) -> String {
 /// only get a warning (re-indexing them could take longer than the search).
 const MAX_REINDEXED_ON_SEARCH: usize = 5;
 
-fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchResponse, ContextError> {
+/// A search over the index, built first when there is none: `search` (the hybrid search, or
+/// [`tollgate_index::nearest`]) answers; files found that changed since the index was built are
+/// re-indexed and the search asked again (a few), or named in a warning (more). Returns the
+/// outcome and whether the index was built by this call. Every search operation goes through
+/// here, the seed dialects' too.
+pub(crate) fn searched(
+    ws: &IndexedWorkspace,
+    query: &SearchQuery,
+    search: SearchFn,
+) -> Result<(tollgate_index::SearchOutcome, bool), ContextError> {
     let index_built = ensure_index(ws)?;
-    let mut outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
+    let mut outcome = search(ws.index_config(), ws.embedder(), query)?;
     if !outcome.stale.is_empty() && outcome.stale.len() <= MAX_REINDEXED_ON_SEARCH {
         for path in &outcome.stale {
             tollgate_index::update(
@@ -208,7 +227,7 @@ fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchRespons
                 &mut index_progress(ws.control()),
             )?;
         }
-        outcome = tollgate_index::search(ws.index_config(), ws.embedder(), &query)?;
+        outcome = search(ws.index_config(), ws.embedder(), query)?;
     }
     if !outcome.stale.is_empty() {
         outcome.warnings.push(format!(
@@ -217,6 +236,18 @@ fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchRespons
             outcome.stale.join(", ")
         ));
     }
+    Ok((outcome, index_built))
+}
+
+/// The index's search functions ([`tollgate_index::search`], [`tollgate_index::nearest`]).
+pub(crate) type SearchFn = fn(
+    &tollgate_index::IndexConfig,
+    &dyn tollgate_index::Embedder,
+    &SearchQuery,
+) -> Result<tollgate_index::SearchOutcome, tollgate_index::IndexError>;
+
+fn run_search(ws: &IndexedWorkspace, query: SearchQuery) -> Result<SearchResponse, ContextError> {
+    let (outcome, index_built) = searched(ws, &query, tollgate_index::search)?;
     let results = to_results(ws, outcome.hits);
     Ok(SearchResponse {
         markdown: results_markdown(&query.text, &results),
@@ -248,7 +279,7 @@ pub fn semantic_search(
     run_search(ws, query)
 }
 
-fn parse_language(
+pub(crate) fn parse_language(
     field: &'static str,
     language: Option<&str>,
 ) -> Result<Vec<Language>, ContextError> {
@@ -822,6 +853,16 @@ pub fn index_progress(
     }
 }
 
+/// Rebuilds the whole index from the files, as if there were none (ck's `reindex` with `force`).
+pub fn rebuild_index(
+    ws: &IndexedWorkspace,
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
+) -> Result<IndexReport, ContextError> {
+    let mut config = ws.index_config().clone();
+    config.rebuild = true;
+    update_index(ws, &config, None, progress)
+}
+
 /// `index_workspace`: brings the index up to date (only `path` when given).
 pub fn index_workspace(
     ws: &IndexedWorkspace,
@@ -847,10 +888,18 @@ pub fn index_workspace(
         }
         None => None,
     };
+    update_index(ws, ws.index_config(), under.as_deref(), progress)
+}
+
+fn update_index(
+    ws: &IndexedWorkspace,
+    config: &tollgate_index::IndexConfig,
+    under: Option<&str>,
+    progress: &mut dyn FnMut(tollgate_index::Progress) -> ControlFlow<()>,
+) -> Result<IndexReport, ContextError> {
     let started = Instant::now();
     ws.prepare_index_dir().map_err(ContextError::unreadable)?;
-    let report =
-        tollgate_index::update(ws.index_config(), under.as_deref(), ws.embedder(), progress)?;
+    let report = tollgate_index::update(config, under, ws.embedder(), progress)?;
     Ok(IndexReport {
         files_total: report.files_total,
         files_changed: report.files_changed,

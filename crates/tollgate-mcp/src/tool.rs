@@ -179,9 +179,12 @@ impl ToolContext {
     pub(crate) fn open_workspace(
         &self,
     ) -> Result<tollgate::workspace::IndexedWorkspace, ToolError> {
+        let settings = crate::tools::workspace_settings(self)?;
         Ok(
             tollgate::workspace::IndexedWorkspace::open(self.workspace())
                 .map_err(tollgate::api::context::ContextError::unreadable)?
+                .with_configured_embedder(&settings.index)
+                .map_err(tollgate::api::context::ContextError::from)?
                 .with_control(self.control.clone()),
         )
     }

@@ -505,3 +505,89 @@ fn an_http_embedder_builds_the_vectors_and_a_change_of_embedder_rebuilds() {
     assert_eq!(status["embedder"], "hashed-v1/512");
     assert_eq!(status["vectors"], status["chunks"]);
 }
+
+/// Writes a static embedding model of the model2vec format into `dir`: a word-level
+/// `tokenizer.json` over `words` (and `[UNK]`, the zero row) and a `model.safetensors` whose
+/// `embeddings` matrix gives each word its row, laid out by hand as the format specifies (an
+/// 8-byte little-endian header length, a JSON header, the data).
+fn write_model2vec(dir: &std::path::Path, words: &[(&str, [f32; 4])]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("[UNK]".into(), 0.into());
+    for (i, (word, _)) in words.iter().enumerate() {
+        vocab.insert((*word).into(), (i + 1).into());
+    }
+    let tokenizer = json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+    });
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    let mut data: Vec<u8> = [0f32; 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    for (_, row) in words {
+        data.extend(row.iter().flat_map(|v| v.to_le_bytes()));
+    }
+    let mut header = json!({"embeddings": {"dtype": "F32", "shape": [words.len() + 1, 4],
+                                           "data_offsets": [0, data.len()]}})
+    .to_string();
+    while header.len() % 8 != 0 {
+        header.push(' ');
+    }
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend(header.as_bytes());
+    file.extend(&data);
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
+}
+
+/// Issue 31: `[index] embedder = "model2vec:DIR"` builds the vectors with a static embedding
+/// model, named in the index; a broken model is an error naming its file.
+#[test]
+fn a_model2vec_model_named_in_the_config_builds_the_vectors() {
+    let repo = sample_repo();
+    let root = path_of(&repo).to_string();
+    write_model2vec(
+        &repo.path().join("models/tiny"),
+        &[
+            ("password", [1.0, 0.0, 0.0, 0.0]),
+            ("hash", [0.0, 1.0, 0.0, 0.0]),
+            ("report", [0.0, 0.0, 1.0, 0.0]),
+        ],
+    );
+    repo.write(
+        "tollgate.toml",
+        "[index]\nembedder = \"model2vec:models/tiny\"\n",
+    );
+    tollgate(&["index", "--repo", &root]).run().assert_code(0);
+    let status = tollgate(&["index", "--repo", &root, "--status", "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    let embedder = status["embedder"].as_str().unwrap();
+    assert!(embedder.starts_with("model2vec/tiny/4@"), "{status}");
+    assert_eq!(status["vectors"], status["chunks"], "{status}");
+    let found = tollgate(&["search", "password hash", "--repo", &root, "--json"])
+        .run()
+        .assert_code(0)
+        .json();
+    assert!(
+        found["channels"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("vector")),
+        "{found}"
+    );
+
+    repo.write(
+        "tollgate.toml",
+        "[index]\nembedder = \"model2vec:models/missing\"\n",
+    );
+    let broken = tollgate(&["index", "--repo", &root]).run();
+    broken.assert_code(2);
+    assert!(
+        broken.stderr.contains("tokenizer.json"),
+        "{}",
+        broken.stderr
+    );
+}

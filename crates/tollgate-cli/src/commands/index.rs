@@ -15,8 +15,14 @@ use crate::args::{IndexArgs, IndexLocationArgs};
 
 /// The workspace with the index location and embedder the flags ask for.
 pub(super) fn workspace(location: &IndexLocationArgs) -> anyhow::Result<IndexedWorkspace> {
+    let settings = tollgate::config::load(
+        tollgate::config::ConfigFile::Discover(&location.repo),
+        super::store::env(),
+        tollgate::config::RawConfig::default(),
+    )?;
     let mut ws = IndexedWorkspace::open(&location.repo)
-        .with_context(|| format!("cannot open the workspace {}", location.repo.display()))?;
+        .with_context(|| format!("cannot open the workspace {}", location.repo.display()))?
+        .with_configured_embedder(&settings.index)?;
     if let Some(dir) = &location.index_dir {
         ws = ws.with_index_dir(dir.clone());
     }

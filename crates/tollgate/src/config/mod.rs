@@ -29,7 +29,7 @@ pub use llm::{
 };
 pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
-    ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawPathOverride, RawPreflight,
+    ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawIndex, RawPathOverride, RawPreflight,
     RawReview, RawRuleOverride, RawServer, RawSessions, RawStore,
 };
 pub use tools::{

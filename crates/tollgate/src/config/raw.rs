@@ -76,6 +76,19 @@ pub struct RawConfig {
     /// The HTTP server of `tollgate mcp --http` (`[server]`, seed 004's `ctx serve --config`).
     #[serde(default)]
     pub server: RawServer,
+    /// The code index (`[index]`).
+    #[serde(default)]
+    pub index: RawIndex,
+}
+
+/// The `[index]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawIndex {
+    /// `hashed` (the default, no model) or `model2vec:DIR`: a static embedding model in the
+    /// model2vec format (`model.safetensors`, `tokenizer.json`), DIR relative to the workspace
+    /// or absolute.
+    pub embedder: Option<String>,
 }
 
 /// The `[server]` table: where `tollgate mcp --http` listens and whom it answers. Flags win.
@@ -433,6 +446,9 @@ impl RawConfig {
             sessions,
             tools: self.tools.overlay(higher.tools),
             server,
+            index: RawIndex {
+                embedder: higher.index.embedder.or(self.index.embedder),
+            },
         }
     }
 

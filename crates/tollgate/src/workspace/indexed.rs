@@ -67,6 +67,28 @@ impl IndexedWorkspace {
         self
     }
 
+    /// Uses the embedder `[index] embedder` names (the hashed one when none is set); a model
+    /// is loaded once per process and shared by every workspace that names it.
+    pub fn with_configured_embedder(
+        self,
+        settings: &crate::config::RawIndex,
+    ) -> Result<IndexedWorkspace, IndexError> {
+        let Some(spec) = settings.embedder.as_deref().map(str::trim) else {
+            return Ok(self);
+        };
+        if spec.is_empty() || spec == "hashed" {
+            return Ok(self.with_embedder(Box::new(HashedEmbedder)));
+        }
+        let Some(dir) = spec.strip_prefix("model2vec:") else {
+            return Err(IndexError::InvalidInput(format!(
+                "[index] embedder `{spec}` is neither `hashed` nor `model2vec:DIR`"
+            )));
+        };
+        let dir = self.root().join(dir);
+        let model = shared_model(&dir)?;
+        Ok(self.with_embedder(Box::new(Shared(model))))
+    }
+
     pub fn root(&self) -> &Path {
         self.paths.root()
     }
@@ -95,5 +117,42 @@ impl IndexedWorkspace {
             self.paths.create_state_dir("index")?;
         }
         Ok(())
+    }
+}
+
+/// Models loaded by this process, by directory: an MCP server opens the workspace per call and
+/// must not read a model of a hundred megabytes each time.
+fn shared_model(dir: &Path) -> Result<std::sync::Arc<dyn Embedder>, IndexError> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<dyn Embedder>>>> = OnceLock::new();
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut loaded = LOADED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(model) = loaded.get(&key) {
+        return Ok(Arc::clone(model));
+    }
+    let model: Arc<dyn Embedder> = Arc::new(tollgate_index::Model2VecEmbedder::load(&key)?);
+    loaded.insert(key, Arc::clone(&model));
+    Ok(model)
+}
+
+/// An embedder shared between workspaces.
+#[derive(Debug)]
+struct Shared(std::sync::Arc<dyn Embedder>);
+
+impl Embedder for Shared {
+    fn id(&self) -> String {
+        self.0.id()
+    }
+
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, IndexError> {
+        self.0.embed(texts)
     }
 }

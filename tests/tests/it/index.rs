@@ -531,7 +531,7 @@ fn write_model2vec(dir: &std::path::Path, words: &[(&str, [f32; 4])]) {
     let mut header = json!({"embeddings": {"dtype": "F32", "shape": [words.len() + 1, 4],
                                            "data_offsets": [0, data.len()]}})
     .to_string();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(' ');
     }
     let mut file = (header.len() as u64).to_le_bytes().to_vec();

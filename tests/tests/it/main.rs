@@ -31,6 +31,7 @@ mod review_model;
 mod sarif_validation;
 mod session;
 mod store_url;
+mod synced_sources;
 mod user_tools;
 mod util;
 

@@ -42,6 +42,7 @@ mod review;
 mod review_model;
 mod search;
 mod session;
+mod sources;
 pub(crate) mod store;
 mod tool;
 
@@ -136,5 +137,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Learn { command } => learn::run(command),
         Command::Memory(args) => memory::run(args),
         Command::Tool(args) => tool::run(args),
+        Command::Sources(args) => sources::run(args),
     }
 }

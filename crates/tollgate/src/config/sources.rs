@@ -297,4 +297,17 @@ mod tests {
         let name = resolve("[sources.Docs]\nkind = \"dir\"\npath = \"d\"\n").unwrap_err();
         assert!(name.contains("sources.Docs"), "{name}");
     }
+
+    #[test]
+    fn the_readmes_sources_example_resolves() {
+        let readme = include_str!("../../../../README.md");
+        let start = readme
+            .find("```toml\n[sources.handbook]")
+            .expect("README.md shows [sources.handbook]")
+            + "```toml\n".len();
+        let end = start + readme[start..].find("```").unwrap();
+        let config = resolve(&readme[start..end]).unwrap();
+        let threads: Vec<String> = config.sources.iter().map(SourceConfig::thread).collect();
+        assert_eq!(threads, ["git:adr", "dir:handbook", "script:tickets"]);
+    }
 }

@@ -1258,7 +1258,7 @@ mod tests {
                 .filter_map(|line| {
                     let line = line.trim_start();
                     line.starts_with('-').then(|| {
-                        line.split(|c: char| c == ' ' || c == ',' || c == '=')
+                        line.split([' ', ',', '='])
                             .find(|word| word.starts_with("--"))
                             .unwrap_or(line)
                             .trim_end_matches("...")

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::PathPatterns;
 use super::raw::{ConfigError, value_error};
+use super::tools::{RawCredential, RawToolAccess, ToolAccess, resolve_access};
 use crate::workspace::RepoPath;
 
 /// Documents one source may hold when `max_documents` is not set.
@@ -38,6 +39,12 @@ pub struct RawSource {
     pub exclude: Vec<String>,
     pub max_documents: Option<usize>,
     pub max_bytes: Option<u64>,
+    /// `script`: the `host:port` pairs its `tollgate.http.request` may reach.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// `script`: headers the host adds to its requests, each from an environment variable.
+    #[serde(default)]
+    pub credentials: Vec<RawCredential>,
 }
 
 /// What a source reads.
@@ -79,6 +86,8 @@ pub struct SourceConfig {
     pub exclude: PathPatterns,
     pub max_documents: usize,
     pub max_bytes: u64,
+    /// What a script source's HTTP requests may reach (nothing for the other kinds).
+    pub access: ToolAccess,
 }
 
 impl SourceConfig {
@@ -147,6 +156,11 @@ fn resolve_one(name: &str, raw: &RawSource) -> Result<SourceConfig, ConfigError>
             Ok(())
         }
     };
+    if raw.kind.as_deref() != Some("script") {
+        let kind = raw.kind.as_deref().unwrap_or("dir");
+        not_for("allowed_hosts", !raw.allowed_hosts.is_empty(), kind)?;
+        not_for("credentials", !raw.credentials.is_empty(), kind)?;
+    }
     let kind = match raw.kind.as_deref() {
         Some("dir") => {
             not_for("repo", raw.repo.is_some(), "dir")?;
@@ -238,6 +252,13 @@ fn resolve_one(name: &str, raw: &RawSource) -> Result<SourceConfig, ConfigError>
         exclude: globs("exclude", &raw.exclude)?,
         max_documents,
         max_bytes,
+        access: resolve_access(
+            &format!("sources.{name}"),
+            RawToolAccess {
+                allowed_hosts: raw.allowed_hosts.clone(),
+                credentials: raw.credentials.clone(),
+            },
+        )?,
     })
 }
 

@@ -24,6 +24,7 @@ pub(super) fn fetch(
         context.env.to_vec(),
         &source.name,
         script,
+        source.access.clone(),
         since,
     )
     .map_err(|err| SourceError::Script {

@@ -415,3 +415,114 @@ end
     let err = sync(root, &odd, &memory).unwrap_err().to_string();
     assert!(err.contains("documents[1].colour"), "{err}");
 }
+
+/// A one-request-at-a-time HTTP server on loopback answering `body`; returns its address and
+/// the requests it got (head and body).
+#[cfg(feature = "usertools")]
+fn loopback(body: &'static str) -> (std::net::SocketAddr, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let _ = sender.send(String::from_utf8_lossy(&request).into_owned());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, receiver)
+}
+
+#[cfg(feature = "usertools")]
+#[test]
+fn a_script_source_reaches_its_allowed_host_with_a_credential_it_never_sees() {
+    let (addr, requests) = loopback(
+        r#"[{"key":"W-1","title":"Runbook","body":"Restart the worker","url":"https://wiki.example/W-1"}]"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git2::Repository::init(root).unwrap();
+    write(
+        root,
+        "sources/wiki.lua",
+        &format!(
+            r#"
+source = {{}}
+function source.fetch(since)
+  local response = tollgate.http.request({{ url = "http://{addr}/pages" }})
+  local out = {{}}
+  for _, page in ipairs(tollgate.json.decode(response.body)) do
+    out[#out + 1] = {{ id = page.key, title = page.title, body = page.body, url = page.url }}
+  end
+  return out
+end
+"#
+        ),
+    );
+    let config = format!(
+        "[sources.wiki]\nkind = \"script\"\nscript = \"sources/wiki.lua\"\nallowed_hosts = [\"{addr}\"]\ncredentials = [{{ header = \"X-Wiki-Token\", env = \"WIKI_TOKEN\" }}]\n"
+    );
+    let wiki = source(&config);
+    let db = Store::open_in_memory().unwrap();
+    let memory = Memory::new(&db, &HashedEmbedder);
+    let env = vec![("WIKI_TOKEN".to_string(), "wk-secret-value".to_string())];
+    let canonical = root.canonicalize().unwrap();
+    let context = SyncContext {
+        root: &canonical,
+        env: &env,
+    };
+    let synced = sync_source(context, &wiki, &memory).unwrap();
+    assert_eq!(counts(&synced), (1, 0, 0, 0, 1));
+    let request = requests
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    assert!(
+        request
+            .to_ascii_lowercase()
+            .contains("x-wiki-token: wk-secret-value"),
+        "{request}"
+    );
+    let filter = Filter {
+        thread_id: Some("script:wiki".to_string()),
+        ..Filter::default()
+    };
+    let entry = memory
+        .list(
+            &filter,
+            Page {
+                limit: 10,
+                offset: 0,
+            },
+            false,
+        )
+        .unwrap()
+        .remove(0);
+    assert_eq!(entry.metadata[URL_KEY], "https://wiki.example/W-1");
+
+    // Without the host in its allowed_hosts, the request is refused: a script error.
+    let closed = source("[sources.wiki]\nkind = \"script\"\nscript = \"sources/wiki.lua\"\n");
+    let err = sync_source(context, &closed, &memory).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ScriptError, "{err}");
+    assert!(err.to_string().contains("is not allowed"), "{err}");
+    // Only a script source has hosts.
+    let raw = RawConfig::from_toml(
+        "[sources.d]\nkind = \"dir\"\npath = \"d\"\nallowed_hosts = [\"a:1\"]\n",
+        "t",
+    )
+    .unwrap();
+    let err = resolve_sources(&raw.sources).unwrap_err().to_string();
+    assert!(err.contains("sources.d.allowed_hosts"), "{err}");
+}

@@ -362,7 +362,8 @@ fn on_thread<T: Send + 'static>(
 }
 
 /// Runs a script source's `source.fetch(since)` in the user tools' sandbox, under `[tools]`
-/// limits and with their host API (no HTTP host allowed), and returns what it returned.
+/// limits and with their host API (its HTTP requests reaching what `access` allows, the
+/// source's `allowed_hosts` and `credentials`), and returns what it returned.
 /// `script` is the file relative to the workspace at `root`; errors name the source as
 /// `source:<name>`.
 pub(crate) fn fetch_source(
@@ -370,6 +371,7 @@ pub(crate) fn fetch_source(
     env: Vec<(String, String)>,
     name: &str,
     script: &RepoPath,
+    access: config::ToolAccess,
     since: Option<String>,
 ) -> Result<serde_json::Value, UserToolError> {
     let pseudo = UserTool {
@@ -414,7 +416,7 @@ pub(crate) fn fetch_source(
         root: root.to_path_buf(),
         env,
         tool: tool.name.clone(),
-        access: config::ToolAccess::default(),
+        access,
         deadline: Instant::now() + config.timeout,
     };
     let running = tool.clone();

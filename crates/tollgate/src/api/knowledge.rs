@@ -478,4 +478,70 @@ mod tests {
         assert_eq!(search("semantic", query).len(), 1);
         assert_eq!(search("hybrid", query).len(), 1);
     }
+
+    #[test]
+    fn synced_sources_are_listed_once_and_searched_by_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(
+            dir.path().join("docs/auth.md"),
+            "# Authentication\n\nTokens rotate hourly.\n",
+        )
+        .unwrap();
+        let workspace = IndexedWorkspace::open(dir.path()).unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let raw = crate::config::RawConfig::from_toml(
+            "[sources.docs]\nkind = \"dir\"\npath = \"docs\"\n[sources.wiki]\nkind = \"dir\"\npath = \"wiki\"\n",
+            "tollgate.toml",
+        )
+        .unwrap();
+        let configured = crate::config::resolve_sources(&raw.sources).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        crate::sources::sync_source(
+            crate::sources::SyncContext {
+                root: &root,
+                env: &[],
+            },
+            &configured.sources[0],
+            &memory,
+        )
+        .unwrap();
+        let listed: Vec<(String, u64)> = tools_sources(&workspace, &memory, &configured)
+            .unwrap()
+            .sources
+            .into_iter()
+            .map(|source| (source.source, source.document_count))
+            .collect();
+        // The synced thread is listed by its source name, not again as memory:dir:docs; a
+        // source not synced yet has no documents.
+        assert_eq!(
+            listed[1..],
+            [("dir:docs".to_string(), 1), ("dir:wiki".to_string(), 0)]
+        );
+        let search = |source: &str| {
+            let request = ToolsSearchRequest {
+                query: "tokens rotate".to_string(),
+                mode: None,
+                limit: None,
+                source: Some(source.to_string()),
+            };
+            tools_search(&workspace, &memory, &request)
+        };
+        let hits = search("dir:docs").unwrap().results;
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (
+                hits[0].source.as_str(),
+                hits[0].source_id.as_str(),
+                hits[0].title.as_str()
+            ),
+            ("dir:docs", "docs/auth.md", "Authentication")
+        );
+        assert!(search("dir:wiki").unwrap().results.is_empty());
+        assert_eq!(search("memory").unwrap().results.len(), 1);
+        let err = search("web:docs").unwrap_err();
+        assert!(err.message.contains("dir:<name>"), "{}", err.message);
+    }
 }

@@ -178,13 +178,19 @@ pub fn sync_source(
             fetch_script(context, source, script, since)?
         }
     };
+    // Stored ids are masked like everything stored: a document is known again by its id as
+    // stored, or an id holding a secret would be deleted and added on every sync.
+    let keys: Vec<String> = documents
+        .iter()
+        .map(|document| crate::secrets::scrub(&document.id, 0, 0).text)
+        .collect();
     let mut seen = BTreeSet::new();
     let mut bytes = 0u64;
-    for document in &documents {
-        if !seen.insert(document.id.as_str()) {
+    for (document, key) in documents.iter().zip(&keys) {
+        if !seen.insert(key.as_str()) {
             return Err(SourceError::invalid(
                 source,
-                format!("two documents have the id `{}`", document.id),
+                format!("two documents have the id `{key}`"),
             ));
         }
         bytes += document.body.as_ref().map_or(0, |body| body.len() as u64);
@@ -194,8 +200,8 @@ pub fn sync_source(
     let mut new_entries = Vec::new();
     let mut updates = Vec::new();
     let mut unchanged = 0;
-    for document in &documents {
-        let known = stored.get(&document.id);
+    for (document, key) in documents.iter().zip(&keys) {
+        let known = stored.get(key);
         let Some(body) = &document.body else {
             match known {
                 Some(doc) if doc.updated_at.is_some() && doc.updated_at == document.updated_at => {
@@ -206,8 +212,7 @@ pub fn sync_source(
                     return Err(SourceError::invalid(
                         source,
                         format!(
-                            "document `{}` has no body, and its updated_at is not the stored one",
-                            document.id
+                            "document `{key}` has no body, and its updated_at is not the stored one"
                         ),
                     ));
                 }
@@ -223,8 +228,7 @@ pub fn sync_source(
             return Err(SourceError::TooLarge {
                 name: source.name.clone(),
                 message: format!(
-                    "document `{}` is {} bytes, over the {MAX_TEXT_BYTES} an entry holds",
-                    document.id,
+                    "document `{key}` is {} bytes, over the {MAX_TEXT_BYTES} an entry holds",
                     text.len()
                 ),
             });
@@ -284,7 +288,14 @@ pub fn sync_source(
         deleted: gone.len(),
         bytes,
         secrets_masked,
-        skipped,
+        // What is reported is masked as what is stored.
+        skipped: skipped
+            .into_iter()
+            .map(|skip| Skipped {
+                id: crate::secrets::scrub(&skip.id, 0, 0).text,
+                reason: skip.reason,
+            })
+            .collect(),
     })
 }
 

@@ -356,6 +356,29 @@ fn a_git_source_reads_the_files_at_its_ref_not_the_work_tree() {
     assert!(err.contains("not a git repository"), "{err}");
 }
 
+#[test]
+fn a_git_source_without_repo_reads_the_workspaces_own_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let repo = git2::Repository::init(root).unwrap();
+    commit(
+        &repo,
+        &[
+            ("docs/adr-1.md", Some("# Use SQLite\n")),
+            ("src/lib.rs", Some("pub fn f() {}\n")),
+        ],
+        "first",
+    );
+    // A file only in the work tree is not at HEAD.
+    write(root, "docs/adr-2.md", "# Not committed\n");
+    let own = source("[sources.own]\nkind = \"git\"\ninclude = [\"*.md\"]\n");
+    let db = Store::open_in_memory().unwrap();
+    let memory = Memory::new(&db, &HashedEmbedder);
+    let synced = sync(root, &own, &memory).unwrap();
+    assert_eq!(counts(&synced), (1, 0, 0, 0, 1));
+    assert_eq!(entries(&memory, "git:own")[0].0, "docs/adr-1.md");
+}
+
 #[cfg(feature = "usertools")]
 #[test]
 fn a_script_source_syncs_what_its_fetch_returns_in_the_sandbox() {

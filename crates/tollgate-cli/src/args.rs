@@ -78,6 +78,9 @@ pub enum Command {
         #[command(subcommand)]
         command: StoreCommand,
     },
+    /// Documents from [sources.<name>] in tollgate.toml (a directory, a git repository at a
+    /// ref, a Lua script): sync them into the knowledge store, or list them with their counts.
+    Sources(SourcesArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,6 +105,36 @@ pub struct StoreMigrateArgs {
     /// The workspace relative SQLite paths are relative to.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SourcesArgs {
+    /// Workspace root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".",
+        global = true,
+        display_order = 701
+    )]
+    pub repo: PathBuf,
+    /// Print JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: SourcesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SourcesCommand {
+    /// Sync source NAME, or every configured source, into its thread (dir:NAME, git:NAME,
+    /// script:NAME): new documents stored, changed ones updated, gone ones deleted.
+    Sync {
+        /// The source's name ([sources.NAME]); default every source.
+        name: Option<String>,
+    },
+    /// List the configured sources with the documents their threads hold.
+    List,
 }
 
 #[derive(Debug, Args)]

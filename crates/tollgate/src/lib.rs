@@ -36,6 +36,8 @@ pub mod review;
 pub mod schemas;
 pub mod secrets;
 pub mod session;
+#[cfg(feature = "index")]
+pub mod sources;
 pub mod store;
 pub mod workspace;
 

@@ -32,6 +32,7 @@ mod sarif_validation;
 mod seeds;
 mod session;
 mod store_url;
+mod synced_sources;
 mod user_tools;
 mod util;
 

@@ -42,6 +42,7 @@ mod review;
 mod review_model;
 mod search;
 mod session;
+mod sources;
 pub(crate) mod store;
 mod tool;
 
@@ -137,5 +138,6 @@ pub fn run(command: Command) -> anyhow::Result<ExitStatus> {
         Command::Memory(args) => memory::run(args),
         Command::Tool(args) => tool::run(args),
         Command::Store { command } => store::run(command),
+        Command::Sources(args) => sources::run(args),
     }
 }

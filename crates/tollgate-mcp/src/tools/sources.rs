@@ -1,5 +1,6 @@
 //! `sources` (seed 004's HTTP API): the searchable sources with their document and chunk
-//! counts. Offered on `GET /tools/sources` (and `POST`) only.
+//! counts (the code index, each configured `[sources.<name>]`, each other memory thread).
+//! Offered on `GET /tools/sources` (and `POST`) only.
 
 use tollgate::api::knowledge::{ToolsSourcesResponse, tools_sources};
 
@@ -22,6 +23,7 @@ impl Tool for Sources {
 
     fn call(ctx: &ToolContext, _input: NoInput) -> Result<ToolsSourcesResponse, ToolError> {
         let workspace = ctx.open_workspace()?;
-        super::with_memory(ctx, |memory| tools_sources(&workspace, memory))
+        let configured = tollgate::api::sources::configured(&super::workspace_settings(ctx)?)?;
+        super::with_memory(ctx, |memory| tools_sources(&workspace, memory, &configured))
     }
 }

@@ -2,8 +2,9 @@
 //! across the code index and the knowledge store, `get` of either kind of id, and `sources`
 //! (the code index, and each memory thread, with counts).
 //!
-//! Sources are named `code` and `memory:<thread>`; the `source` filter takes either, or
-//! `memory` for every thread. Ids say their kind: `code:<path>:<start>-<end>` and
+//! Sources are named `code`, `memory:<thread>`, and `dir:<name>`, `git:<name>` or
+//! `script:<name>` for a synced `[sources.<name>]` (its thread in the store); the `source`
+//! filter takes any of them, or `memory` for every thread. Ids say their kind: `code:<path>:<start>-<end>` and
 //! `memory:<id>`. With both sources, their lists are merged by reciprocal rank fusion (their
 //! scores are on different scales), and `score` is the fused score. The `mode` applies to both
 //! sources: the store's full-text and semantic arms, the index's lexical and vector channels.
@@ -16,7 +17,11 @@ use tollgate_index::Channel;
 use super::ApiError;
 use crate::api::context::request::GetFileRequest;
 use crate::api::context::{self, ContextError};
-use crate::memory::{Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf};
+use crate::config::SourcesConfig;
+use crate::memory::{
+    Entry, Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf,
+};
+use crate::sources;
 use crate::workspace::IndexedWorkspace;
 
 /// Results when the caller gives no limit.
@@ -48,7 +53,8 @@ pub struct ToolsSearchRequest {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// code, memory, or memory:<thread>; default all.
+    /// code, memory, memory:<thread>, or a synced source (dir:<name>, git:<name>,
+    /// script:<name>); default all.
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -61,6 +67,9 @@ pub struct ToolsSearchHit {
     pub title: String,
     pub score: f64,
     pub snippet: String,
+    /// A synced document's url.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -82,6 +91,8 @@ pub struct ToolsDocument {
     pub source_id: String,
     pub title: String,
     pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
 }
@@ -138,13 +149,16 @@ pub fn tools_search(
         None => Scope::All,
         Some(CODE_SOURCE) => Scope::Code,
         Some(MEMORY_PREFIX) => Scope::Memory(None),
+        Some(synced) if sources::is_source_thread(synced) => {
+            Scope::Memory(Some(synced.to_string()))
+        }
         Some(other) => match other.strip_prefix("memory:") {
             Some(thread) if !thread.is_empty() => Scope::Memory(Some(thread.to_string())),
             _ => {
                 return Err(ApiError::invalid(
                     "source",
                     format!(
-                        "`{other}` is not a source: code, memory or memory:<thread> (GET /tools/sources lists them)"
+                        "`{other}` is not a source: code, memory, memory:<thread>, dir:<name>, git:<name> or script:<name> (GET /tools/sources lists them)"
                     ),
                 ));
             }
@@ -210,13 +224,19 @@ pub fn tools_get(
             .into_iter()
             .next()
             .ok_or_else(|| ApiError::invalid("id", "no such entry"))?;
+        let origin = origin_of(&entry);
         return Ok(ToolsDocument {
             id: request.id.clone(),
-            source: format!("{MEMORY_PREFIX}:{}", entry.thread_id),
-            source_id: entry.id.to_string(),
-            title: title_of(&entry.text),
+            source: origin.source,
+            source_id: origin.source_id,
+            title: origin.title,
+            source_url: origin.url,
+            updated_at: Some(
+                origin
+                    .updated_at
+                    .unwrap_or_else(|| format_ms(entry.updated_ms)),
+            ),
             body: entry.text,
-            updated_at: Some(format_ms(entry.updated_ms)),
         });
     }
     let bad = || {
@@ -257,14 +277,17 @@ pub fn tools_get(
         source_id: path.to_string(),
         title: format!("{path}:{start}-{end}"),
         body: crate::secrets::scrub(&body.join("\n"), 0, 0).text,
+        source_url: None,
         updated_at: None,
     })
 }
 
-/// `GET /tools/sources`.
+/// `GET /tools/sources`: the code index, each configured `[sources.<name>]` (0 documents
+/// before its first sync), then each other memory thread.
 pub fn tools_sources(
     workspace: &IndexedWorkspace,
     memory: &Memory<'_>,
+    configured: &SourcesConfig,
 ) -> Result<ToolsSourcesResponse, ApiError> {
     let status = context::index_status(workspace)?;
     let mut sources = vec![SourceCount {
@@ -272,7 +295,23 @@ pub fn tools_sources(
         document_count: status.files as u64,
         chunk_count: status.chunks as u64,
     }];
-    for thread in memory.threads()? {
+    let threads = memory.threads()?;
+    let synced: Vec<String> = configured.sources.iter().map(|s| s.thread()).collect();
+    for thread in &synced {
+        let count = threads
+            .iter()
+            .find(|summary| &summary.thread_id == thread)
+            .map_or(0, |summary| summary.entry_count);
+        sources.push(SourceCount {
+            source: thread.clone(),
+            document_count: count,
+            chunk_count: count,
+        });
+    }
+    for thread in threads {
+        if synced.contains(&thread.thread_id) {
+            continue;
+        }
         sources.push(SourceCount {
             source: format!("{MEMORY_PREFIX}:{}", thread.thread_id),
             document_count: thread.entry_count,
@@ -309,6 +348,7 @@ fn code_search(
             source_id: hit.path,
             score: hit.relevance,
             snippet: hit.snippet.lines().take(8).collect::<Vec<_>>().join("\n"),
+            source_url: None,
         })
         .collect())
 }
@@ -320,13 +360,52 @@ fn memory_hit(hit: Scored, mode: &str) -> ToolsSearchHit {
         _ => hit.scores.rrf,
     };
     let entry = hit.entry;
+    let origin = origin_of(&entry);
     ToolsSearchHit {
         id: format!("{MEMORY_PREFIX}:{}", entry.id),
-        source: format!("{MEMORY_PREFIX}:{}", entry.thread_id),
-        source_id: entry.id.to_string(),
-        title: title_of(&entry.text),
+        source: origin.source,
+        source_id: origin.source_id,
+        title: origin.title,
         score: score.unwrap_or_default(),
         snippet: entry.text.chars().take(240).collect(),
+        source_url: origin.url,
+    }
+}
+
+/// Where an entry came from, as `/tools/search` and `/tools/get` name it.
+struct Origin {
+    source: String,
+    source_id: String,
+    title: String,
+    url: Option<String>,
+    updated_at: Option<String>,
+}
+
+/// A synced document is named by its source (`dir:docs`) and its own id, title and url; any
+/// other entry by its thread (`memory:<thread>`) and entry id.
+fn origin_of(entry: &Entry) -> Origin {
+    let text = |key: &str| {
+        entry
+            .metadata
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    match text(sources::DOC_ID_KEY) {
+        Some(doc_id) if sources::is_source_thread(&entry.thread_id) => Origin {
+            source: entry.thread_id.clone(),
+            source_id: doc_id,
+            title: text(sources::TITLE_KEY).unwrap_or_else(|| title_of(&entry.text)),
+            url: text(sources::URL_KEY),
+            updated_at: text(sources::UPDATED_AT_KEY),
+        },
+        _ => Origin {
+            source: format!("{MEMORY_PREFIX}:{}", entry.thread_id),
+            source_id: entry.id.to_string(),
+            title: title_of(&entry.text),
+            url: None,
+            updated_at: None,
+        },
     }
 }
 
@@ -398,5 +477,71 @@ mod tests {
         assert!(search("keyword", query).is_empty());
         assert_eq!(search("semantic", query).len(), 1);
         assert_eq!(search("hybrid", query).len(), 1);
+    }
+
+    #[test]
+    fn synced_sources_are_listed_once_and_searched_by_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::write(
+            dir.path().join("docs/auth.md"),
+            "# Authentication\n\nTokens rotate hourly.\n",
+        )
+        .unwrap();
+        let workspace = IndexedWorkspace::open(dir.path()).unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let raw = crate::config::RawConfig::from_toml(
+            "[sources.docs]\nkind = \"dir\"\npath = \"docs\"\n[sources.wiki]\nkind = \"dir\"\npath = \"wiki\"\n",
+            "tollgate.toml",
+        )
+        .unwrap();
+        let configured = crate::config::resolve_sources(&raw.sources).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        crate::sources::sync_source(
+            crate::sources::SyncContext {
+                root: &root,
+                env: &[],
+            },
+            &configured.sources[0],
+            &memory,
+        )
+        .unwrap();
+        let listed: Vec<(String, u64)> = tools_sources(&workspace, &memory, &configured)
+            .unwrap()
+            .sources
+            .into_iter()
+            .map(|source| (source.source, source.document_count))
+            .collect();
+        // The synced thread is listed by its source name, not again as memory:dir:docs; a
+        // source not synced yet has no documents.
+        assert_eq!(
+            listed[1..],
+            [("dir:docs".to_string(), 1), ("dir:wiki".to_string(), 0)]
+        );
+        let search = |source: &str| {
+            let request = ToolsSearchRequest {
+                query: "tokens rotate".to_string(),
+                mode: None,
+                limit: None,
+                source: Some(source.to_string()),
+            };
+            tools_search(&workspace, &memory, &request)
+        };
+        let hits = search("dir:docs").unwrap().results;
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (
+                hits[0].source.as_str(),
+                hits[0].source_id.as_str(),
+                hits[0].title.as_str()
+            ),
+            ("dir:docs", "docs/auth.md", "Authentication")
+        );
+        assert!(search("dir:wiki").unwrap().results.is_empty());
+        assert_eq!(search("memory").unwrap().results.len(), 1);
+        let err = search("web:docs").unwrap_err();
+        assert!(err.message.contains("dir:<name>"), "{}", err.message);
     }
 }

@@ -26,6 +26,9 @@ pub mod plan;
 pub mod review;
 pub mod secrets;
 pub mod session;
+/// Documents synced into the knowledge store from `[sources.<name>]`.
+#[cfg(feature = "index")]
+pub mod sources;
 pub mod store;
 /// Tools a team writes in sandboxed Lua: loading, validation, the sandbox and its host API
 /// (which calls the operations of this layer, as the built-in tools do).

@@ -14,6 +14,7 @@ mod analyzers;
 mod llm;
 mod nested;
 mod raw;
+mod sources;
 mod tools;
 
 pub(crate) use analyzers::check_semgrep_args;
@@ -31,6 +32,10 @@ pub use nested::{NestedConfig, nested_config_paths};
 pub use raw::{
     ConfigError, ENV_VARS, OTHER_TOLLGATE_VARS, RawConfig, RawIndex, RawPathOverride, RawPreflight,
     RawReview, RawRuleOverride, RawServer, RawSessions, RawStore,
+};
+pub use sources::{
+    DEFAULT_SOURCE_MAX_BYTES, DEFAULT_SOURCE_MAX_DOCUMENTS, RawSource, RawSources, SourceConfig,
+    SourceKind, SourcesConfig, resolve_sources,
 };
 pub use tools::{
     DEFAULT_TOOL_MAX_INSTRUCTIONS, DEFAULT_TOOL_MEMORY_MB, DEFAULT_TOOL_TIMEOUT_MS, RawCredential,

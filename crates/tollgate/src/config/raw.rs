@@ -67,6 +67,9 @@ pub struct RawConfig {
     /// The team's Lua tools (`[tools]`).
     #[serde(default)]
     pub tools: super::tools::RawTools,
+    /// Documents synced into the knowledge store (`[sources.<name>]`).
+    #[serde(default)]
+    pub sources: super::sources::RawSources,
     /// Where plans, sessions, the model cache and the knowledge store live (`[store]`).
     #[serde(default)]
     pub store: RawStore,
@@ -448,6 +451,12 @@ impl RawConfig {
             server,
             index: RawIndex {
                 embedder: higher.index.embedder.or(self.index.embedder),
+            },
+            // A layer's source replaces the lower layer's of the same name.
+            sources: {
+                let mut sources = self.sources;
+                sources.extend(higher.sources);
+                sources
             },
         }
     }

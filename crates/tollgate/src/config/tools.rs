@@ -109,34 +109,8 @@ impl RawTools {
         }
         let mut access = BTreeMap::new();
         for (name, raw) in self.tool {
-            let mut allowed_hosts = Vec::new();
-            for host in raw.allowed_hosts {
-                let valid = host
-                    .rsplit_once(':')
-                    .is_some_and(|(name, port)| !name.is_empty() && port.parse::<u16>().is_ok());
-                if !valid {
-                    return Err(value_error(
-                        &format!("tools.{name}.allowed_hosts"),
-                        format!("`{host}` is not host:port (e.g. \"api.example.com:443\")"),
-                    ));
-                }
-                allowed_hosts.push(host.to_ascii_lowercase());
-            }
-            for credential in &raw.credentials {
-                if credential.header.trim().is_empty() || credential.env.trim().is_empty() {
-                    return Err(value_error(
-                        &format!("tools.{name}.credentials"),
-                        "each credential needs a header and an env variable name".to_string(),
-                    ));
-                }
-            }
-            access.insert(
-                name,
-                ToolAccess {
-                    allowed_hosts,
-                    credentials: raw.credentials,
-                },
-            );
+            let resolved = resolve_access(&format!("tools.{name}"), raw)?;
+            access.insert(name, resolved);
         }
         Ok(ToolsConfig {
             dirs: self.dirs.unwrap_or_default(),
@@ -146,6 +120,36 @@ impl RawTools {
             access,
         })
     }
+}
+
+/// Validates what one tool (or script source) may reach; `origin` names its table in errors
+/// (`tools.jira`, `sources.tickets`).
+pub(super) fn resolve_access(origin: &str, raw: RawToolAccess) -> Result<ToolAccess, ConfigError> {
+    let mut allowed_hosts = Vec::new();
+    for host in raw.allowed_hosts {
+        let valid = host
+            .rsplit_once(':')
+            .is_some_and(|(name, port)| !name.is_empty() && port.parse::<u16>().is_ok());
+        if !valid {
+            return Err(value_error(
+                &format!("{origin}.allowed_hosts"),
+                format!("`{host}` is not host:port (e.g. \"api.example.com:443\")"),
+            ));
+        }
+        allowed_hosts.push(host.to_ascii_lowercase());
+    }
+    for credential in &raw.credentials {
+        if credential.header.trim().is_empty() || credential.env.trim().is_empty() {
+            return Err(value_error(
+                &format!("{origin}.credentials"),
+                "each credential needs a header and an env variable name".to_string(),
+            ));
+        }
+    }
+    Ok(ToolAccess {
+        allowed_hosts,
+        credentials: raw.credentials,
+    })
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(crate) fn request(
     }
     if !allowed(access, &url) {
         return Err(format!(
-            "host `{}` is not allowed for this tool; add it to [tools.<name>] allowed_hosts in tollgate.toml",
+            "host `{}` is not allowed for this tool; add it to allowed_hosts of its [tools.<name>] (of [sources.<name>] for a script source) in tollgate.toml",
             host_key(&url).unwrap_or_default()
         ));
     }

@@ -160,33 +160,10 @@ impl UserTools {
             access: config.access.get(&tool.name).cloned().unwrap_or_default(),
             deadline: Instant::now() + config.timeout,
         };
-        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let running = tool.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("tool {}", tool.name))
-            .spawn(move || {
-                let _ = sender.send(run(&running, arguments, limits, host));
-            });
-        if let Err(err) = spawned {
-            return Err(script_error(
-                &tool,
-                None,
-                format!("cannot start its thread: {err}"),
-            ));
-        }
-        match receiver.recv_timeout(config.timeout + GRACE) {
-            Ok(outcome) => outcome,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(UserToolError::Limit {
-                tool: tool.name.clone(),
-                script: tool.script.clone(),
-                limit: sandbox::LimitHit::Time(config.timeout).to_string(),
-            }),
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(script_error(
-                &tool,
-                None,
-                "its run ended without an answer (a bug in Tollgate)".to_string(),
-            )),
-        }
+        on_thread(&tool, config.timeout, move || {
+            run(&running, arguments, limits, host)
+        })
     }
 
     fn refresh(&self, force: bool) -> Arc<Loaded> {
@@ -348,6 +325,114 @@ fn stamp_of(root: &Path, dirs: &[String]) -> Vec<(PathBuf, Option<SystemTime>, u
     stamp
 }
 
+/// Runs `work` on a thread of its own and waits for it at most `timeout` and a grace period:
+/// a script stuck where the hook cannot stop it is answered as past its limit, and its thread
+/// finishes on its own.
+fn on_thread<T: Send + 'static>(
+    tool: &UserTool,
+    timeout: Duration,
+    work: impl FnOnce() -> Result<T, UserToolError> + Send + 'static,
+) -> Result<T, UserToolError> {
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name(format!("tool {}", tool.name))
+        .spawn(move || {
+            let _ = sender.send(work());
+        });
+    if let Err(err) = spawned {
+        return Err(script_error(
+            tool,
+            None,
+            format!("cannot start its thread: {err}"),
+        ));
+    }
+    match receiver.recv_timeout(timeout + GRACE) {
+        Ok(outcome) => outcome,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(UserToolError::Limit {
+            tool: tool.name.clone(),
+            script: tool.script.clone(),
+            limit: sandbox::LimitHit::Time(timeout).to_string(),
+        }),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(script_error(
+            tool,
+            None,
+            "its run ended without an answer (a bug in Tollgate)".to_string(),
+        )),
+    }
+}
+
+/// Runs a script source's `source.fetch(since)` in the user tools' sandbox, under `[tools]`
+/// limits and with their host API (its HTTP requests reaching what `access` allows, the
+/// source's `allowed_hosts` and `credentials`), and returns what it returned.
+/// `script` is the file relative to the workspace at `root`; errors name the source as
+/// `source:<name>`.
+pub(crate) fn fetch_source(
+    root: &Path,
+    env: Vec<(String, String)>,
+    name: &str,
+    script: &RepoPath,
+    access: config::ToolAccess,
+    since: Option<String>,
+) -> Result<serde_json::Value, UserToolError> {
+    let pseudo = UserTool {
+        name: format!("source:{name}"),
+        description: String::new(),
+        parameters: serde_json::Value::Null,
+        script: script.as_str().to_string(),
+        source: Arc::from(""),
+    };
+    let failed = |message: String| script_error(&pseudo, None, message);
+    let env = Arc::new(env);
+    let config = config::load(
+        ConfigFile::Discover(root),
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        RawConfig::default(),
+    )
+    .and_then(|raw| raw.tools.resolve())
+    .map_err(|err| failed(err.to_string()))?;
+    let workspace = Workspace::new(root).map_err(|err| failed(err.to_string()))?;
+    let path = workspace
+        .resolve(script)
+        .map_err(|err| failed(format!("the script {script}: {}", err.reason())))?;
+    let bytes = crate::input::read_file(
+        &path,
+        "source script",
+        crate::input::Limit::fixed(MAX_SCRIPT_BYTES),
+    )
+    .map_err(|err| failed(err.to_string()))?;
+    let text: Arc<str> = String::from_utf8(bytes)
+        .map_err(|_| failed("the file is not valid UTF-8".to_string()))?
+        .into();
+    let tool = UserTool {
+        source: text,
+        ..pseudo
+    };
+    let limits = sandbox::Limits {
+        timeout: config.timeout,
+        max_instructions: config.max_instructions,
+        memory_bytes: config.memory_bytes,
+    };
+    let host = host::Host {
+        root: root.to_path_buf(),
+        env,
+        tool: tool.name.clone(),
+        access,
+        deadline: Instant::now() + config.timeout,
+    };
+    let running = tool.clone();
+    on_thread(&tool, config.timeout, move || {
+        let outcome = (|| -> mlua::Result<serde_json::Value> {
+            let lua = sandbox::new_state(limits)?;
+            host::install(&lua, host)?;
+            let table = declared_as(&lua, &running.script, &running.source, "source", "fetch")?;
+            let fetch: Function = table.get("fetch")?;
+            let result: Value = fetch.call(since)?;
+            lua.from_value(result)
+        })();
+        outcome.map_err(|err| describe_run(&running, &err, limits))
+    })
+}
+
 fn load_script(path: &Path, script: &str, config: &ToolsConfig) -> Result<UserTool, String> {
     let bytes = crate::input::read_file(
         path,
@@ -412,21 +497,40 @@ fn load_script(path: &Path, script: &str, config: &ToolsConfig) -> Result<UserTo
 /// Runs a script's chunk (text only, never bytecode) and returns its tool table: the chunk's
 /// return value, or the global `tool`.
 fn declared(lua: &Lua, script: &str, source: &str) -> mlua::Result<Table> {
+    declared_as(lua, script, source, "tool", "execute")
+}
+
+/// The chunk's returned table or its global `global` (`tool`, `source`), which must hold the
+/// function `function`.
+fn declared_as(
+    lua: &Lua,
+    script: &str,
+    source: &str,
+    global: &str,
+    function: &str,
+) -> mlua::Result<Table> {
     let returned: Value = lua
         .load(source)
         .set_name(format!("@{script}"))
         .set_mode(ChunkMode::Text)
         .eval()?;
-    match returned {
-        Value::Table(table) => Ok(table),
-        _ => match lua.globals().get::<Value>("tool")? {
-            Value::Table(table) => Ok(table),
-            _ => Err(mlua::Error::RuntimeError(
-                "the script declares no `tool` table (a global `tool = {…}` or `return tool`)"
-                    .to_string(),
-            )),
+    let table = match returned {
+        Value::Table(table) => table,
+        _ => match lua.globals().get::<Value>(global)? {
+            Value::Table(table) => table,
+            _ => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "the script declares no `{global}` table (a global `{global} = {{…}}` or `return {global}`)"
+                )));
+            }
         },
+    };
+    if global != "tool" && !matches!(table.get::<Value>(function)?, Value::Function(_)) {
+        return Err(mlua::Error::RuntimeError(format!(
+            "`{global}.{function}` must be a function: function {global}.{function}(…) … end"
+        )));
     }
+    Ok(table)
 }
 
 fn describe_load(err: &mlua::Error) -> String {
@@ -453,7 +557,12 @@ fn run(
         let result: Value = execute.call(arguments)?;
         lua.from_value(result)
     })();
-    outcome.map_err(|err| match sandbox::stop_of(&err) {
+    outcome.map_err(|err| describe_run(tool, &err, limits))
+}
+
+/// A run's failure as the contract says it: a limit, or a script error with its line.
+fn describe_run(tool: &UserTool, err: &mlua::Error, limits: sandbox::Limits) -> UserToolError {
+    match sandbox::stop_of(err) {
         Some(sandbox::Stop::Limit(hit)) => UserToolError::Limit {
             tool: tool.name.clone(),
             script: tool.script.clone(),
@@ -461,20 +570,20 @@ fn run(
         },
         Some(sandbox::Stop::Memory) => script_error(
             tool,
-            line_of(&err, &tool.script),
+            line_of(err, &tool.script),
             format!(
                 "it reached its memory limit of {} MiB ([tools] memory_mb)",
                 limits.memory_bytes / (1024 * 1024)
             ),
         ),
         None => {
-            let line = line_of(&err, &tool.script);
-            let message = sandbox::message_of(&err);
+            let line = line_of(err, &tool.script);
+            let message = sandbox::message_of(err);
             // Lua's own prefix (`script:line: `) is said by the error already.
             let message = strip_position(&message, &tool.script).to_string();
             script_error(tool, line, message)
         }
-    })
+    }
 }
 
 fn script_error(tool: &UserTool, line: Option<u32>, message: String) -> UserToolError {

@@ -503,6 +503,7 @@ mod tests {
             crate::sources::SyncContext {
                 root: &root,
                 env: &[],
+                run_script: None,
             },
             &configured.sources[0],
             &memory,

@@ -81,7 +81,14 @@ pub fn sync(
             }
         },
     };
-    let context = SyncContext { root: &root, env };
+    let runner = script_runner(&root, env);
+    let context = SyncContext {
+        root: &root,
+        env,
+        run_script: runner
+            .as_deref()
+            .map(|run| run as sources::ScriptRunner<'_>),
+    };
     let mut report = Vec::with_capacity(chosen.len());
     for source in chosen {
         report.push(sources::sync_source(context, source, memory)?);
@@ -110,4 +117,41 @@ pub fn list(config: &SourcesConfig, memory: &Memory<'_>) -> Result<SourcesList, 
             })
             .collect(),
     })
+}
+
+/// The runner of script sources: the user tools' sandbox, with the workspace's environment.
+#[allow(clippy::type_complexity)]
+pub(crate) fn script_runner<'a>(
+    root: &'a std::path::Path,
+    env: &'a [(String, String)],
+) -> Option<
+    Box<
+        dyn Fn(
+                &crate::config::SourceConfig,
+                &crate::workspace::RepoPath,
+                Option<String>,
+            ) -> Result<serde_json::Value, (crate::ErrorCode, String)>
+            + Sync
+            + 'a,
+    >,
+> {
+    #[cfg(feature = "usertools")]
+    {
+        Some(Box::new(move |source, script, since| {
+            super::usertools::fetch_source(
+                root,
+                env.to_vec(),
+                &source.name,
+                script,
+                source.access.clone(),
+                since,
+            )
+            .map_err(|err| (err.code(), err.to_string()))
+        }))
+    }
+    #[cfg(not(feature = "usertools"))]
+    {
+        let _ = (root, env);
+        None
+    }
 }

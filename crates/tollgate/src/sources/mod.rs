@@ -127,13 +127,36 @@ impl SourceError {
     }
 }
 
+/// Runs a script source's `source.fetch(since)` and returns what it returned, or the error's
+/// code and message. The runner (the user tools' sandbox) lives in the `api` layer, which hands
+/// it in: this module does not reach up to it.
+pub type ScriptRunner<'a> = &'a (
+        dyn Fn(
+    &SourceConfig,
+    &crate::workspace::RepoPath,
+    Option<String>,
+) -> Result<serde_json::Value, (crate::ErrorCode, String)>
+            + Sync
+    );
+
 /// What a sync may reach besides the source's files: the front end's environment (for a
-/// script's configuration layers and host API).
-#[derive(Debug, Clone, Copy)]
+/// script's configuration layers and host API) and the script runner.
+#[derive(Clone, Copy)]
 pub struct SyncContext<'a> {
     /// The workspace root (canonical).
     pub root: &'a Path,
     pub env: &'a [(String, String)],
+    /// `None` in a build without the user tools: script sources are then refused.
+    pub run_script: Option<ScriptRunner<'a>>,
+}
+
+impl std::fmt::Debug for SyncContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncContext")
+            .field("root", &self.root)
+            .field("scripts", &self.run_script.is_some())
+            .finish()
+    }
 }
 
 /// A stored entry of a source, by document id.
@@ -333,27 +356,19 @@ pub(crate) fn check_bounds(
     Ok(())
 }
 
-#[cfg(feature = "usertools")]
 fn fetch_script(
     context: SyncContext<'_>,
     source: &SourceConfig,
     script: &crate::workspace::RepoPath,
     since: Option<String>,
 ) -> Result<Vec<Document>, SourceError> {
-    script::fetch(context, source, script, since)
-}
-
-#[cfg(not(feature = "usertools"))]
-fn fetch_script(
-    _context: SyncContext<'_>,
-    source: &SourceConfig,
-    _script: &crate::workspace::RepoPath,
-    _since: Option<String>,
-) -> Result<Vec<Document>, SourceError> {
-    Err(SourceError::invalid(
-        source,
-        "script sources need Tollgate built with the `usertools` feature",
-    ))
+    let Some(run) = context.run_script else {
+        return Err(SourceError::invalid(
+            source,
+            "script sources need Tollgate built with the `usertools` feature",
+        ));
+    };
+    script::fetch(run, source, script, since)
 }
 
 /// The thread's entries by document id. An entry without a document id (written there by

@@ -7,30 +7,22 @@
 
 use serde_json::Value;
 
-use super::{Document, SourceError, SyncContext, check_bounds};
+use super::{Document, ScriptRunner, SourceError, check_bounds};
 use crate::config::SourceConfig;
 use crate::workspace::RepoPath;
 
 const FIELDS: [&str; 5] = ["id", "title", "body", "url", "updated_at"];
 
 pub(super) fn fetch(
-    context: SyncContext<'_>,
+    run: ScriptRunner<'_>,
     source: &SourceConfig,
     script: &RepoPath,
     since: Option<String>,
 ) -> Result<Vec<Document>, SourceError> {
-    let returned = crate::api::usertools::fetch_source(
-        context.root,
-        context.env.to_vec(),
-        &source.name,
-        script,
-        source.access.clone(),
-        since,
-    )
-    .map_err(|err| SourceError::Script {
+    let returned = run(source, script, since).map_err(|(code, message)| SourceError::Script {
         name: source.name.clone(),
-        code: err.code(),
-        message: err.to_string(),
+        code,
+        message,
     })?;
     let list = match returned {
         Value::Array(list) => list,

@@ -28,10 +28,12 @@ fn sync(
     memory: &Memory<'_>,
 ) -> Result<SourceSync, SourceError> {
     let root = root.canonicalize().unwrap();
+    let runner = crate::api::sources::script_runner(&root, &[]);
     sync_source(
         SyncContext {
             root: &root,
             env: &[],
+            run_script: runner.as_deref().map(|run| run as ScriptRunner<'_>),
         },
         source,
         memory,
@@ -523,9 +525,11 @@ end
     let memory = Memory::new(&db, &HashedEmbedder);
     let env = vec![("WIKI_TOKEN".to_string(), "wk-secret-value".to_string())];
     let canonical = root.canonicalize().unwrap();
+    let runner = crate::api::sources::script_runner(&canonical, &env);
     let context = SyncContext {
         root: &canonical,
         env: &env,
+        run_script: runner.as_deref().map(|run| run as ScriptRunner<'_>),
     };
     let synced = sync_source(context, &wiki, &memory).unwrap();
     assert_eq!(counts(&synced), (1, 0, 0, 0, 1));

@@ -187,3 +187,54 @@ fn two_workspaces_on_one_postgres_database_share_plans_and_sessions() {
         "the workspace's SQLite store was used"
     );
 }
+
+/// Issue 33: two `tollgate mcp --http` servers (two machines' checkouts) on one PostgreSQL
+/// database serve the same plans: one saved through the first is listed and loaded through the
+/// second. Skipped where PostgreSQL is not installed (required under CI).
+#[test]
+fn two_http_servers_on_one_postgres_database_serve_the_same_plans() {
+    use crate::mcp::{post, serve_http};
+    let Some(db) = tollgate_testkit::postgres::database() else {
+        return;
+    };
+    let url = db.url();
+    let (one, two) = (repo(), repo());
+    let store = ["--tools", "plan", "--store", url.as_str()];
+    let (_first, first) = serve_http(&one, &store);
+    let (_second, second) = serve_http(&two, &store);
+    let json = [("Content-Type", "application/json")];
+    let (status, created) = post(
+        first,
+        "/tools/create_plan",
+        &json,
+        r#"{"task": "retry backoff for the uploader", "auto_save": true}"#,
+    );
+    assert_eq!(status, 200, "{created}");
+    let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+    let id = plan_id_in(&created).unwrap_or_else(|| panic!("no saved plan id in {created}"));
+
+    let (status, listed) = post(second, "/tools/list_plans", &json, "{}");
+    assert_eq!(status, 200, "{listed}");
+    assert!(listed.contains(&id), "{listed}");
+    let (status, loaded) = post(
+        second,
+        "/tools/load_plan",
+        &json,
+        &serde_json::json!({ "plan_id": id }).to_string(),
+    );
+    assert_eq!(status, 200, "{loaded}");
+    assert!(
+        loaded.contains("retry backoff for the uploader"),
+        "{loaded}"
+    );
+}
+
+/// The first `plan_…` id in a tool's answer.
+fn plan_id_in(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(text) if text.starts_with("plan_") => Some(text.clone()),
+        serde_json::Value::Array(items) => items.iter().find_map(plan_id_in),
+        serde_json::Value::Object(map) => map.values().find_map(plan_id_in),
+        _ => None,
+    }
+}

@@ -125,6 +125,22 @@ impl StdioClient {
     }
 }
 
+/// A stdio client of `process` past the MCP handshake (protocol 2025-11-25).
+pub(crate) fn initialized_client(process: &mut McpProcess) -> StdioClient {
+    let mut client = StdioClient {
+        stdin: process.child.stdin.take().unwrap(),
+        stdout: lines_of(process.child.stdout.take().unwrap()),
+    };
+    client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    client
+}
+
 fn check_review(result: &Value) {
     assert_eq!(result["isError"], false, "{result}");
     let review = &result["structuredContent"];
@@ -205,17 +221,7 @@ fn stdio_initialize_list_and_review_a_real_diff() {
 fn a_stdio_request_over_the_limit_is_answered_with_the_limit_and_the_session_goes_on() {
     let (repo, _) = repo_with_change();
     let mut process = spawn_mcp(&repo, &[]);
-    let mut client = StdioClient {
-        stdin: process.child.stdin.take().unwrap(),
-        stdout: lines_of(process.child.stdout.take().unwrap()),
-    };
-    client.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "e2e", "version": "1"}}),
-    );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = initialized_client(&mut process);
 
     // 17 MiB of diff in one line: over the 16 MiB stdio limit.
     let huge = "+x\n".repeat(17 * 1024 * 1024 / 3);
@@ -310,17 +316,22 @@ pub(crate) fn serve_http(repo: &TestRepo, extra: &[&str]) -> (McpProcess, Socket
     let mut args = vec!["--http", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     let mut process = spawn_mcp(repo, &args);
+    let addr = announced_address(&mut process);
+    (process, addr)
+}
+
+/// The address an HTTP server announces on stderr once it listens.
+fn announced_address(process: &mut McpProcess) -> SocketAddr {
     let stderr = lines_of(process.child.stderr.take().unwrap());
     let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
         .find(|line| line.contains("listening on"))
         .expect("the server announces its address");
-    let addr: SocketAddr = announced
+    announced
         .split("http://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .and_then(|addr| addr.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {announced:?}"));
-    (process, addr)
+        .unwrap_or_else(|| panic!("no address in {announced:?}"))
 }
 
 /// One raw HTTP/1.1 exchange: the status and the head (lower-cased) and body of the answer.
@@ -423,16 +434,7 @@ fn server_settings_come_from_the_files_the_rule_allows() {
     )
     .unwrap();
     let mut process = spawn_mcp(&repo, &["--http", "--config", operator.to_str().unwrap()]);
-    let stderr = lines_of(process.child.stderr.take().unwrap());
-    let announced = std::iter::from_fn(|| stderr.recv_timeout(ANSWER_TIMEOUT).ok())
-        .find(|line| line.contains("listening on"))
-        .expect("the server announces its address");
-    let addr: SocketAddr = announced
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|addr| addr.parse().ok())
-        .unwrap();
+    let addr = announced_address(&mut process);
     assert_ne!(addr.port(), 7331, "the workspace's bind was used");
     let (status, head, _) = exchange(
         addr,
@@ -715,17 +717,7 @@ fn the_mcp_server_and_the_cli_share_one_plan_store_and_lose_nothing() {
     let plan_id = saved.json()["plan"]["id"].as_str().unwrap().to_string();
 
     let mut process = spawn_mcp(&repo, &["--tools", "plan"]);
-    let mut client = StdioClient {
-        stdin: process.child.stdin.take().unwrap(),
-        stdout: lines_of(process.child.stdout.take().unwrap()),
-    };
-    client.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "e2e", "version": "1"}}),
-    );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = initialized_client(&mut process);
 
     // The CLI takes the odd steps on a thread while the server takes the even ones.
     let cli = {
@@ -792,17 +784,7 @@ fn review_diff_and_check_invariants_never_return_a_secret() {
     assert!(diff.contains(&token));
 
     let mut process = spawn_mcp(&repo, &[]);
-    let mut client = StdioClient {
-        stdin: process.child.stdin.take().unwrap(),
-        stdout: lines_of(process.child.stdout.take().unwrap()),
-    };
-    client.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "e2e", "version": "1"}}),
-    );
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = initialized_client(&mut process);
     for (id, tool) in [(2, "review_diff"), (3, "check_invariants")] {
         let call = client.request(
             id,

@@ -5,8 +5,9 @@
 //! Sources are named `code`, `memory:<thread>`, and `dir:<name>`, `git:<name>` or
 //! `script:<name>` for a synced `[sources.<name>]` (its thread in the store); the `source`
 //! filter takes any of them, or `memory` for every thread. Ids say their kind: `code:<path>:<start>-<end>` and
-//! `memory:<id>`. With both sources, their lists are merged by reciprocal rank fusion (their
-//! scores are on different scales), and `score` is the fused score. The `mode` applies to both
+//! `memory:<id>`. With both sources, their lists are blended by one calibrated score, the share of
+//! the query's words a result holds (each source's own scores are on different scales), and
+//! `score` is that share. The `mode` applies to both
 //! sources: the store's full-text and semantic arms, the index's lexical and vector channels.
 
 use schemars::JsonSchema;
@@ -18,9 +19,7 @@ use super::ApiError;
 use crate::api::context::request::GetFileRequest;
 use crate::api::context::{self, ContextError};
 use crate::config::SourcesConfig;
-use crate::memory::{
-    Entry, Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms, rrf,
-};
+use crate::memory::{Entry, Filter, FtsMode, FtsQuery, Memory, Page, Scored, SearchArm, format_ms};
 use crate::sources;
 use crate::workspace::IndexedWorkspace;
 
@@ -191,7 +190,10 @@ pub fn tools_search(
                 )?
                 .hits
                 .into_iter()
-                .map(|hit| memory_hit(hit, mode))
+                .map(|hit| {
+                    let share = word_share(query, &hit.entry.text);
+                    (memory_hit(hit, mode), share)
+                })
                 .collect()
         }
     };
@@ -202,7 +204,7 @@ pub fn tools_search(
     let results = if memory_hits.is_empty() {
         code_hits
     } else if code_hits.is_empty() {
-        memory_hits
+        memory_hits.into_iter().map(|(hit, _)| hit).collect()
     } else {
         merge(code_hits, memory_hits, limit as usize)
     };
@@ -420,25 +422,47 @@ fn title_of(text: &str) -> String {
         .collect()
 }
 
-/// Both lists fused by rank; `score` becomes the fused score.
+/// Both lists blended by one calibrated score, the share of the query's words a result holds
+/// (the code index's `relevance`; for an entry, [`word_share`]), which becomes `score`. Ranks
+/// alone would give each source's first hit the same place however weak it is; a source's own
+/// score (BM25, a cosine) has no meaning in the other. Equal scores keep the sources' own orders,
+/// interleaved.
 fn merge(
     code: Vec<ToolsSearchHit>,
-    memory: Vec<ToolsSearchHit>,
+    memory: Vec<(ToolsSearchHit, f64)>,
     limit: usize,
 ) -> Vec<ToolsSearchHit> {
-    // Positions stand in for ids: code first, then memory, so both fit one id space.
-    let code_ids: Vec<i64> = (0..code.len() as i64).collect();
-    let memory_ids: Vec<i64> = (code.len() as i64..(code.len() + memory.len()) as i64).collect();
-    let mut all: Vec<Option<ToolsSearchHit>> = code.into_iter().chain(memory).map(Some).collect();
-    rrf(&[&code_ids, &memory_ids], super::memory::DEFAULT_RRF_K)
-        .into_iter()
-        .take(limit)
-        .filter_map(|(idx, score)| {
-            let mut hit = all.get_mut(usize::try_from(idx).ok()?)?.take()?;
-            hit.score = score;
-            Some(hit)
-        })
-        .collect()
+    let mut code = code.into_iter();
+    let mut memory = memory.into_iter().map(|(mut hit, share)| {
+        hit.score = share;
+        hit
+    });
+    let mut blended = Vec::new();
+    loop {
+        let (a, b) = (code.next(), memory.next());
+        if a.is_none() && b.is_none() {
+            break;
+        }
+        blended.extend(a.into_iter().chain(b));
+    }
+    // A stable sort: ties stay interleaved by rank.
+    blended.sort_by(|a, b| b.score.total_cmp(&a.score));
+    blended.truncate(limit);
+    blended
+}
+
+/// The share of the query's distinct words (the index's tokens: identifiers split, stop words
+/// dropped) that `text` holds, in [0, 1]: an entry's score on the code index's `relevance` scale.
+fn word_share(query: &str, text: &str) -> f64 {
+    let mut wanted = tollgate_index::tokens(query);
+    wanted.sort();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    let held: std::collections::HashSet<String> =
+        tollgate_index::tokens(text).into_iter().collect();
+    wanted.iter().filter(|word| held.contains(*word)).count() as f64 / wanted.len() as f64
 }
 
 #[cfg(test)]
@@ -477,6 +501,72 @@ mod tests {
         assert!(search("keyword", query).is_empty());
         assert_eq!(search("semantic", query).len(), 1);
         assert_eq!(search("hybrid", query).len(), 1);
+    }
+
+    /// Issue 30: both sources blend by one calibrated score (the share of the query's words a
+    /// result holds), not by rank, so a source's first hit is not placed high for being first.
+    #[test]
+    fn code_and_memory_blend_by_calibrated_scores_not_by_rank() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join("README.md"),
+            "# Webapp\n\nA small web application. Each session starts at login.\n",
+        )
+        .unwrap();
+        let workspace = IndexedWorkspace::open(dir.path()).unwrap();
+        let db = Store::open_in_memory().unwrap();
+        let memory = Memory::new(&db, &HashedEmbedder);
+        let entry = |text: &str| {
+            crate::memory::NewEntry::new(
+                "notes",
+                crate::memory::Source::User,
+                text,
+                serde_json::Map::new(),
+                &[],
+                Vec::new(),
+            )
+            .unwrap()
+        };
+        for outcome in memory
+            .store_entries(
+                &[
+                    entry("Screenshot of the login failure"),
+                    entry("The session cookie is signed and expires after one hour"),
+                ],
+                true,
+            )
+            .unwrap()
+        {
+            outcome.unwrap();
+        }
+        for mode in ["semantic", "hybrid", "keyword"] {
+            let request = ToolsSearchRequest {
+                query: "session cookie".to_string(),
+                mode: Some(mode.to_string()),
+                limit: None,
+                source: None,
+            };
+            let results = tools_search(&workspace, &memory, &request).unwrap().results;
+            let titles: Vec<&str> = results.iter().map(|hit| hit.title.as_str()).collect();
+            assert!(
+                titles[0].starts_with("The session cookie"),
+                "{mode}: the entry about the query comes first: {titles:?}"
+            );
+            if let Some(unrelated) = titles.iter().position(|t| t.starts_with("Screenshot")) {
+                let readme = titles.iter().position(|t| t.starts_with("README.md"));
+                assert!(
+                    readme.is_some_and(|readme| readme < unrelated),
+                    "{mode}: a result holding a query word outranks one holding none: {titles:?}"
+                );
+            }
+            for pair in results.windows(2) {
+                assert!(
+                    pair[0].score >= pair[1].score,
+                    "{mode}: scores follow the rank"
+                );
+            }
+        }
     }
 
     #[test]
